@@ -1,0 +1,34 @@
+# The two commands that matter: `make demo` and `make test`. See README.md.
+SWIFT ?= swift
+STRICT = -Xswiftc -warnings-as-errors
+SYSTEM_SQLITE = --disable-default-traits --traits SystemSQLite --scratch-path .build/system-sqlite
+
+.PHONY: deps build test test-sdk test-sdk-system test-server demo bench clean
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build $(STRICT)
+	cd Server && $(SWIFT) build $(STRICT)
+
+## Every test: the SDK packages on both SQLite flavours, then chatd (unit, live-server, interop, schemathesis).
+test: deps test-sdk test-sdk-system test-server
+
+test-sdk:
+	$(SWIFT) test $(STRICT)
+
+test-sdk-system:
+	$(SWIFT) test $(STRICT) $(SYSTEM_SQLITE)
+
+test-server:
+	cd Server && $(SWIFT) build $(STRICT) && $(SWIFT) test $(STRICT)
+
+demo: deps
+	@scripts/demo.sh
+
+bench: deps
+	@scripts/bench.sh
+
+clean:
+	rm -rf .build Server/.build

@@ -1,0 +1,39 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// One settings list for every target: Swift 6 language mode (strict concurrency).
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+let package = Package(
+    name: "OfflineChat",
+    products: [
+        .library(name: "ChatProtocol", targets: ["ChatProtocol"]),
+        .library(name: "SQLiteKit", targets: ["SQLiteKit"]),
+        .library(name: "WebSocket", targets: ["WebSocket"]),
+    ],
+    traits: [
+        .default(enabledTraits: ["SQLCipher"]),
+        .trait(name: "SQLCipher", description: "Link Debian's SQLCipher (encryption at rest)."),
+        .trait(name: "SystemSQLite", description: "Link the system's plain SQLite; no encryption."),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLCipher", path: "Sources/CSQLCipher", pkgConfig: "sqlcipher",
+                       providers: [.apt(["libsqlcipher-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .target(
+            name: "SQLiteKit",
+            dependencies: [
+                .target(name: "CSQLCipher", condition: .when(traits: ["SQLCipher"])),
+                .target(name: "CSQLite", condition: .when(traits: ["SystemSQLite"])),
+            ],
+            swiftSettings: swiftSettings),
+        .target(name: "ChatProtocol", swiftSettings: swiftSettings),
+        .target(name: "WebSocket", swiftSettings: swiftSettings),
+        .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"], swiftSettings: swiftSettings),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], exclude: ["Interop"], swiftSettings: swiftSettings),
+        .testTarget(name: "ChatProtocolTests", dependencies: ["ChatProtocol"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,53 @@
+/// What a changelog entry records.
+public enum ChangeKind: String, Codable, Sendable {
+    case messageCreated = "message.created"
+    /// An edit or a deletion (then `message.deletedAt` is set).
+    case messageUpdated = "message.updated"
+    case receiptDelivered = "receipt.delivered"
+    case receiptRead = "receipt.read"
+}
+
+/// One change, numbered by the server's change sequence (strictly increasing, never reused).
+public struct ChangePayload: Codable, Sendable, Equatable {
+    public var seq: Int64
+    public var kind: ChangeKind
+    public var conversationId: String
+    /// The message after the change, for message kinds.
+    public var message: MessagePayload?
+    /// The receipt, for receipt kinds.
+    public var receipt: ReceiptPayload?
+    /// Epoch milliseconds of the change.
+    public var at: Int64
+
+    public init(seq: Int64, kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
+                receipt: ReceiptPayload? = nil, at: Int64) {
+        self.seq = seq
+        self.kind = kind
+        self.conversationId = conversationId
+        self.message = message
+        self.receipt = receipt
+        self.at = at
+    }
+}
+
+/// `GET /v1/changes?cursor=…&limit=…`. An empty cursor returns no changes and the head cursor.
+public struct ChangelogPage: Codable, Sendable {
+    /// In change-sequence order, at most `limit` (≤ 1000).
+    public var changes: [ChangePayload]
+    /// More changes follow: ask again with `cursor`.
+    public var hasMore: Bool
+    /// Opaque; pass it back to continue after the last change of this page.
+    public var cursor: String
+    /// The server's clock, epoch seconds.
+    public var serverTime: Int64
+
+    public init(changes: [ChangePayload], hasMore: Bool, cursor: String, serverTime: Int64) {
+        self.changes = changes
+        self.hasMore = hasMore
+        self.cursor = cursor
+        self.serverTime = serverTime
+    }
+
+    /// The most a page may hold.
+    public static let maxLimit = 1000
+}

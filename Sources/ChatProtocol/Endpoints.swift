@@ -1,0 +1,15 @@
+/// chatd's paths and headers, shared by server and SDK.
+public enum Endpoints {
+    public static let version = "0.1.0"
+    public static let health = "/v1/health"
+    public static let me = "/v1/me"
+    public static let users = "/v1/users"
+    public static let messages = "/v1/messages"
+    public static let conversations = "/v1/conversations"
+    public static let changes = "/v1/changes"
+    public static let realtime = "/v1/realtime"
+    public static let adminUsers = "/v1/admin/users"
+    public static let adminTokens = "/v1/admin/tokens"
+    /// The admin API key travels in this header.
+    public static let adminKeyHeader = "X-Admin-Key"
+}

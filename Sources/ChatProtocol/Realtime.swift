@@ -1,0 +1,44 @@
+/// One text frame on the realtime WebSocket (`GET /v1/realtime`), in either direction.
+///
+/// Server → client: `hello` once (with the head cursor), then `change` events in change-sequence
+/// order, and `typing` from peers. Client → server: `typing`.
+public struct RealtimeEnvelope: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable {
+        case hello
+        case change
+        case typing
+    }
+
+    public var type: Kind
+    /// `hello`: the caller's uid.
+    public var uid: String?
+    /// `hello`: the changelog cursor at connect time; changes after it arrive on this socket.
+    public var cursor: String?
+    /// `change`.
+    public var change: ChangePayload?
+    /// `typing`.
+    public var typing: TypingPayload?
+
+    public init(type: Kind, uid: String? = nil, cursor: String? = nil, change: ChangePayload? = nil,
+                typing: TypingPayload? = nil) {
+        self.type = type
+        self.uid = uid
+        self.cursor = cursor
+        self.change = change
+        self.typing = typing
+    }
+}
+
+/// A typing indicator. Client → server: `receiver` and `isTyping`; the server fills `sender`.
+public struct TypingPayload: Codable, Sendable, Equatable {
+    public var sender: String?
+    public var receiver: String
+    public var receiverType: ReceiverType
+    public var isTyping: Bool
+    public init(sender: String? = nil, receiver: String, receiverType: ReceiverType = .user, isTyping: Bool) {
+        self.sender = sender
+        self.receiver = receiver
+        self.receiverType = receiverType
+        self.isTyping = isTyping
+    }
+}

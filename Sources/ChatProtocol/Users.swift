@@ -1,0 +1,82 @@
+/// A user as chatd returns it.
+public struct UserPayload: Codable, Sendable, Equatable {
+    public var uid: String
+    public var name: String
+    public var avatar: String?
+    public var metadata: [String: JSONValue]?
+    public var tags: [String]
+    public var role: String?
+    /// Epoch seconds of the user's last authenticated request, nil if never.
+    public var lastActiveAt: Int64?
+
+    public init(uid: String, name: String, avatar: String? = nil, metadata: [String: JSONValue]? = nil,
+                tags: [String] = [], role: String? = nil, lastActiveAt: Int64? = nil) {
+        self.uid = uid
+        self.name = name
+        self.avatar = avatar
+        self.metadata = metadata
+        self.tags = tags
+        self.role = role
+        self.lastActiveAt = lastActiveAt
+    }
+}
+
+/// `POST /v1/admin/users` body. `name` defaults to the uid.
+public struct CreateUserRequest: Codable, Sendable {
+    public var uid: String
+    public var name: String?
+    public var avatar: String?
+    public var metadata: [String: JSONValue]?
+    public var tags: [String]?
+    public var role: String?
+
+    public init(uid: String, name: String? = nil, avatar: String? = nil,
+                metadata: [String: JSONValue]? = nil, tags: [String]? = nil, role: String? = nil) {
+        self.uid = uid
+        self.name = name
+        self.avatar = avatar
+        self.metadata = metadata
+        self.tags = tags
+        self.role = role
+    }
+}
+
+/// `POST /v1/admin/users/{uid}/tokens` body.
+public struct CreateTokenRequest: Codable, Sendable {
+    /// Lifetime in seconds (default 30 days).
+    public var ttlSeconds: Int64?
+    public init(ttlSeconds: Int64? = nil) { self.ttlSeconds = ttlSeconds }
+}
+
+/// A freshly issued auth token.
+public struct TokenResponse: Codable, Sendable {
+    public var uid: String
+    public var authToken: String
+    /// Epoch seconds after which the token answers 401 `token_expired`.
+    public var expiresAt: Int64
+    public init(uid: String, authToken: String, expiresAt: Int64) {
+        self.uid = uid
+        self.authToken = authToken
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A page of a list endpoint: the items and the opaque cursor of the next page (nil at the end).
+public struct Page<Item: Codable & Sendable>: Codable, Sendable {
+    public var items: [Item]
+    public var next: String?
+    public init(items: [Item], next: String?) {
+        self.items = items
+        self.next = next
+    }
+}
+
+/// `GET /v1/health`.
+public struct HealthResponse: Codable, Sendable {
+    public var status: String
+    public var version: String
+    public init(status: String, version: String) {
+        self.status = status
+        self.version = version
+    }
+}

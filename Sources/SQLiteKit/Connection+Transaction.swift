@@ -1,0 +1,30 @@
+extension Connection {
+    /// How a transaction takes its lock.
+    public enum TransactionKind: String, Sendable {
+        case deferred = "DEFERRED"
+        /// Takes the write lock at BEGIN: the right choice for read-modify-write.
+        case immediate = "IMMEDIATE"
+        case exclusive = "EXCLUSIVE"
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    ///
+    /// ```swift
+    /// try db.transaction { db in
+    ///     try db.run("INSERT INTO messages(id) VALUES (?)", [42])
+    ///     try db.run("UPDATE cursor SET seq = ?", [7])
+    /// }
+    /// ```
+    @discardableResult
+    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
+        try execute("BEGIN \(kind.rawValue)")
+        do {
+            let result = try body(self)
+            try execute("COMMIT")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+}

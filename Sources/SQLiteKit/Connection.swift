@@ -1,0 +1,117 @@
+import Foundation
+
+/// One SQLite connection. Not thread-safe: confine it to one thread, actor or lock.
+///
+/// ```swift
+/// let db = try Connection(path: dir.appendingPathComponent("cache.sqlite").path)
+/// try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)")
+/// try db.run("INSERT INTO t(name) VALUES (?)", ["alice"])
+/// let names: [String] = try db.query("SELECT name FROM t").map { try $0.get(0) }
+/// ```
+public final class Connection {
+    /// How to open the file.
+    public struct Options: Sendable {
+        public var readOnly: Bool = false
+        public var create: Bool = true
+        /// Journal mode WAL (one writer, concurrent readers).
+        public var walMode: Bool = true
+        /// How long a statement waits on a lock held by another connection, in milliseconds.
+        public var busyTimeoutMilliseconds: Int32 = 5_000
+        public init() {}
+    }
+
+    let handle: OpaquePointer
+    /// The path given at open (":memory:" for an in-memory database).
+    public let path: String
+
+    /// Opens (and by default creates) the database at `path`. With a `key`, the file is
+    /// SQLCipher-encrypted; a wrong key or a plaintext file throws `.notADatabase` here, not later.
+    public init(path: String, key: EncryptionKey? = nil, options: Options = Options()) throws {
+        var flags = options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if options.create && !options.readOnly { flags |= SQLITE_OPEN_CREATE }
+        flags |= SQLITE_OPEN_NOMUTEX
+        var db: OpaquePointer?
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard let db, code == SQLITE_OK else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: ResultCode(rawValue: code), message: message)
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, options.busyTimeoutMilliseconds)
+        if let key { try applyKey(key) }
+        if options.walMode && path != ":memory:" && !options.readOnly {
+            try execute("PRAGMA journal_mode=WAL")
+        }
+    }
+
+    /// An in-memory database, gone when the connection closes.
+    public static func inMemory() throws -> Connection {
+        try Connection(path: ":memory:")
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Runs one or more `;`-separated statements without parameters.
+    public func execute(_ sql: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &error)
+        if code != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? lastErrorMessage
+            sqlite3_free(error)
+            throw SQLiteError(code: ResultCode(rawValue: sqlite3_extended_errcode(handle)),
+                              message: message, sql: sql)
+        }
+    }
+
+    /// Compiles one statement for repeated use.
+    public func prepare(_ sql: String) throws -> Statement {
+        try Statement(connection: self, sql: sql)
+    }
+
+    /// Runs one statement with `arguments` bound to its `?` parameters, discarding rows.
+    public func run(_ sql: String, _ arguments: [any SQLValueConvertible] = []) throws {
+        try prepare(sql).run(arguments)
+    }
+
+    /// Runs one statement and returns every row.
+    public func query(_ sql: String, _ arguments: [any SQLValueConvertible] = []) throws -> [Row] {
+        try prepare(sql).query(arguments)
+    }
+
+    /// The first row, or nil when there is none.
+    public func queryFirst(_ sql: String, _ arguments: [any SQLValueConvertible] = []) throws -> Row? {
+        try prepare(sql).query(arguments, limit: 1).first
+    }
+
+    /// The first column of the first row as `T`, or nil when there is no row.
+    public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: [any SQLValueConvertible] = [],
+                                               as type: T.Type = T.self) throws -> T? {
+        try queryFirst(sql, arguments)?.get(0, as: type)
+    }
+
+    /// The rowid of the last successful insert on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// `PRAGMA user_version`, used by `Migrator`.
+    public var userVersion: Int {
+        get throws { try scalar("PRAGMA user_version") ?? 0 }
+    }
+
+    /// The linked library's version, for example "3.40.1" (SQLCipher 3.4.1 reports "3.15.2").
+    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+
+    var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    func check(_ code: Int32, sql: String? = nil) throws {
+        guard code == SQLITE_OK else {
+            throw SQLiteError(code: ResultCode(rawValue: sqlite3_extended_errcode(handle)),
+                              message: lastErrorMessage, sql: sql)
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/// One result row: values by index or by column name.
+public struct Row: Sendable {
+    public let columns: [String]
+    public let values: [SQLValue]
+
+    /// Reads column `index` as `T`; throws `.mismatch` when the stored value does not fit.
+    public func get<T: SQLValueConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T {
+        guard values.indices.contains(index) else {
+            throw SQLiteError(code: .range, message: "no column at index \(index)")
+        }
+        guard let value = T(sqlValue: values[index]) else {
+            throw SQLiteError(code: .mismatch,
+                              message: "column \(columns[index]) holds \(values[index]), not \(T.self)")
+        }
+        return value
+    }
+
+    /// Reads the column named `name` as `T`.
+    public func get<T: SQLValueConvertible>(_ name: String, as type: T.Type = T.self) throws -> T {
+        guard let index = columns.firstIndex(of: name) else {
+            throw SQLiteError(code: .range, message: "no column named \(name)")
+        }
+        return try get(index, as: type)
+    }
+}

@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+private let streamType = Int32(SOCK_STREAM.rawValue)
+private let noSignal = Int32(MSG_NOSIGNAL)
+#elseif canImport(Darwin)
+import Darwin
+private let streamType = SOCK_STREAM
+private let noSignal: Int32 = 0
+#endif
+
+/// A failure of the socket layer or the opening handshake.
+public struct ConnectionError: Error, Sendable, CustomStringConvertible {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+/// Thin POSIX socket calls used by the WebSocket client and server.
+public enum Socket {
+    /// Connects a blocking TCP socket to `host:port` (names resolved with getaddrinfo).
+    public static func connect(host: String, port: Int) throws(ConnectionError) -> Int32 {
+        var hints = addrinfo()
+        hints.ai_socktype = streamType
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let list else {
+            throw ConnectionError("cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(list) }
+        var lastError: Int32 = 0
+        var entry: UnsafeMutablePointer<addrinfo>? = list
+        while let info = entry {
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            if fd >= 0 {
+                if posix_connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
+                    var one: Int32 = 1
+                    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                    return fd
+                }
+                lastError = errno
+                close(fd)
+            }
+            entry = info.pointee.ai_next
+        }
+        throw ConnectionError("cannot connect to \(host):\(port): \(String(cString: strerror(lastError)))")
+    }
+
+    /// Writes every byte, retrying on short writes and EINTR. Never raises SIGPIPE.
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(ConnectionError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, noSignal) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ConnectionError("write failed: \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+    }
+
+    /// Reads what is available (blocking until something is); an empty array means end of stream.
+    public static func readSome(_ fd: Int32, max: Int = 64 << 10) throws(ConnectionError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: max)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
+            if count >= 0 { return Array(buffer.prefix(count)) }
+            if errno == EINTR { continue }
+            throw ConnectionError("read failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Stops both directions (wakes a blocked reader) without releasing the descriptor.
+    public static func shutdown(_ fd: Int32) {
+        _ = posix_shutdown(fd)
+    }
+
+    /// Releases the descriptor.
+    public static func close(_ fd: Int32) {
+        _ = posix_close(fd)
+    }
+}
+
+#if canImport(Glibc)
+private func posix_connect(_ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>!, _ len: socklen_t) -> Int32 { Glibc.connect(fd, addr, len) }
+private func posix_shutdown(_ fd: Int32) -> Int32 { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+private func posix_close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
+#elseif canImport(Darwin)
+private func posix_connect(_ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>!, _ len: socklen_t) -> Int32 { Darwin.connect(fd, addr, len) }
+private func posix_shutdown(_ fd: Int32) -> Int32 { Darwin.shutdown(fd, SHUT_RDWR) }
+private func posix_close(_ fd: Int32) -> Int32 { Darwin.close(fd) }
+#endif

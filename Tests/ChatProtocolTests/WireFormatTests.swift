@@ -1,0 +1,33 @@
+import ChatProtocol
+import Foundation
+import Testing
+
+@Suite struct WireFormatTests {
+    @Test func directConversationIDsAreTheSameFromEitherSide() {
+        #expect(ConversationPayload.directID("bob", "alice") == "alice_user_bob")
+        #expect(ConversationPayload.directID("alice", "bob") == "alice_user_bob")
+    }
+
+    @Test func freeFormJSONRoundTripsEveryShape() throws {
+        let value: JSONValue = .object(["a": .array([.null, .bool(true), .number(1.5), .string("x")]),
+                                        "b": .object(["c": .number(-2)])])
+        let data = try JSONEncoder().encode(value)
+        #expect(try JSONDecoder().decode(JSONValue.self, from: data) == value)
+    }
+
+    @Test func errorCodesEncodeAsPlainStrings() throws {
+        let data = try JSONEncoder().encode(APIError(code: .cursorExpired, message: "reset"))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
+        #expect(object == ["code": "cursor_expired", "message": "reset"])
+        #expect(try JSONDecoder().decode(APIError.self, from: data).code == .cursorExpired)
+    }
+
+    @Test func changeKindsUseDottedNamesOnTheWire() throws {
+        let change = ChangePayload(seq: 7, kind: .receiptRead, conversationId: "a_user_b",
+                                   receipt: ReceiptPayload(kind: .read, conversationId: "a_user_b", uid: "b", messageId: 3, at: 9),
+                                   at: 9)
+        let json = String(decoding: try JSONEncoder().encode(change), as: UTF8.self)
+        #expect(json.contains("\"receipt.read\""))
+        #expect(try JSONDecoder().decode(ChangePayload.self, from: Data(json.utf8)) == change)
+    }
+}

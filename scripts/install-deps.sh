@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need and this machine lacks: Debian -dev packages
+# for the C libraries, tmux for terminal tests, and Python test tools from PyPI.
+set -euo pipefail
+
+debs=(libsqlcipher-dev libsqlite3-dev libmicrohttpd-dev pkg-config tmux)
+missing=()
+for deb in "${debs[@]}"; do
+    dpkg -s "$deb" >/dev/null 2>&1 || missing+=("$deb")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing Debian packages: ${missing[*]}"
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c 'import websockets, schemathesis' >/dev/null 2>&1; then
+    echo "installing Python test tools: websockets schemathesis"
+    python3 -m pip install -q --disable-pip-version-check websockets schemathesis
+fi
