@@ -41,4 +41,13 @@ public struct TypingPayload: Codable, Sendable, Equatable {
         self.receiverType = receiverType
         self.isTyping = isTyping
     }
+
+    /// `receiverType` may be left out; it defaults to `user`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        sender = try container.decodeIfPresent(String.self, forKey: .sender)
+        receiver = try container.decode(String.self, forKey: .receiver)
+        receiverType = try container.decodeIfPresent(ReceiverType.self, forKey: .receiverType) ?? .user
+        isTyping = try container.decode(Bool.self, forKey: .isTyping)
+    }
 }

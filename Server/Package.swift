@@ -1,0 +1,42 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// One settings list for every target: Swift 6 language mode (strict concurrency).
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+/// The root package (the SDK repository), with modern system SQLite instead of SQLCipher.
+let root = "OfflineChat"
+
+let package = Package(
+    name: "chatd",
+    products: [
+        .executable(name: "chatd", targets: ["chatd"]),
+    ],
+    dependencies: [
+        .package(name: root, path: "..", traits: ["SystemSQLite"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .target(
+            name: "ChatServer",
+            dependencies: [
+                "CMicroHTTPD",
+                .product(name: "ChatProtocol", package: root),
+                .product(name: "SQLiteKit", package: root),
+                .product(name: "WebSocket", package: root),
+            ],
+            swiftSettings: swiftSettings),
+        .executableTarget(name: "chatd", dependencies: ["ChatServer"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ChatServerTests",
+            dependencies: [
+                "ChatServer",
+                .product(name: "ChatProtocol", package: root),
+                .product(name: "WebSocket", package: root),
+            ],
+            exclude: ["Python"],
+            swiftSettings: swiftSettings),
+    ]
+)

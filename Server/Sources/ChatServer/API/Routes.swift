@@ -1,0 +1,166 @@
+import ChatProtocol
+import Foundation
+
+/// chatd's HTTP API under /v1. Each route authenticates, validates, calls the store.
+struct Routes {
+    let store: Store
+    let adminKey: String
+    let clock: AdjustableClock?
+    let realtime: RealtimeHub
+
+    func router() -> Router {
+        var router = Router()
+        router.add("GET", Endpoints.health) { _ in .json(HealthResponse(status: "ok", version: Endpoints.version)) }
+        addAdmin(to: &router)
+        addUsers(to: &router)
+        addMessages(to: &router)
+        addConversations(to: &router)
+        router.add("GET", Endpoints.changes) { context in
+            let uid = try authenticate(context)
+            let limit = try context.intQuery("limit", in: 1...Int64(ChangelogPage.maxLimit)) ?? Int64(ChangelogPage.maxLimit)
+            return .json(try store.changes(for: uid, cursor: context.request.query["cursor"], limit: Int(limit)))
+        }
+        router.add("GET", Endpoints.realtime) { context in
+            let uid = try authenticate(context, allowQueryToken: true)
+            return try realtime.upgrade(context.request, uid: uid)
+        }
+        return router
+    }
+
+    /// The caller's uid from a bearer token (or `?token=` for WebSocket clients that cannot set headers).
+    func authenticate(_ context: RouteContext, allowQueryToken: Bool = false) throws -> String {
+        let token = context.request.bearerToken ?? (allowQueryToken ? context.request.query["token"] : nil)
+        let uid = try store.authenticate(token: token)
+        try store.touch(uid)
+        return uid
+    }
+
+    func requireAdmin(_ context: RouteContext) throws {
+        guard let key = context.request.header(Endpoints.adminKeyHeader), constantTimeEqual(key, adminKey) else {
+            throw HTTPError(401, .unauthorized, "admin endpoints need the \(Endpoints.adminKeyHeader) header")
+        }
+    }
+
+    func limit(_ context: RouteContext, default value: Int = 30) throws -> Int {
+        Int(try context.intQuery("limit", in: 1...100) ?? Int64(value))
+    }
+
+    func addAdmin(to router: inout Router) {
+        router.add("POST", Endpoints.adminUsers) { context in
+            try requireAdmin(context)
+            let request = try context.decode(CreateUserRequest.self)
+            try Validate.user(request)
+            return .json(try store.createUser(request), status: 201)
+        }
+        router.add("POST", Endpoints.adminUsers + "/{uid}/tokens") { context in
+            try requireAdmin(context)
+            let request = context.request.body.isEmpty ? CreateTokenRequest() : try context.decode(CreateTokenRequest.self)
+            if let ttl = request.ttlSeconds, !(1...(10 * 365 * 24 * 3600)).contains(ttl) {
+                throw HTTPError.validation("`ttlSeconds` must be between 1 and 315360000")
+            }
+            return .json(try store.issueToken(for: context.parameter("uid"), ttlSeconds: request.ttlSeconds), status: 201)
+        }
+        router.add("DELETE", Endpoints.adminTokens + "/{token}") { context in
+            try requireAdmin(context)
+            guard try store.revoke(token: context.parameter("token")) else { throw HTTPError.notFound("no such token") }
+            return .noContent
+        }
+        router.add("POST", "/v1/admin/clock") { context in
+            try requireAdmin(context)
+            guard let clock else { throw HTTPError.notFound("start chatd with --test-clock to move its clock") }
+            let request = try context.decode(AdvanceClockRequest.self)
+            guard request.advanceSeconds >= 0 else { throw HTTPError.validation("`advanceSeconds` must not be negative") }
+            clock.advance(by: request.advanceSeconds * 1000)
+            return .json(["now": clock.now()])
+        }
+    }
+
+    func addUsers(to router: inout Router) {
+        router.add("GET", Endpoints.me) { context in
+            let uid = try authenticate(context)
+            guard let user = try store.user(uid) else { throw HTTPError.notFound("no user \(uid)") }
+            return .json(user)
+        }
+        router.add("GET", Endpoints.users) { context in
+            _ = try authenticate(context)
+            let limit = try limit(context)
+            let users = try store.users(after: context.request.query["cursor"], limit: limit + 1)
+            return .json(Page(items: Array(users.prefix(limit)), next: users.count > limit ? users[limit - 1].uid : nil))
+        }
+        router.add("GET", Endpoints.users + "/{uid}") { context in
+            _ = try authenticate(context)
+            guard let user = try store.user(context.parameter("uid")) else { throw HTTPError.notFound("no user \(context.parameter("uid"))") }
+            return .json(user)
+        }
+    }
+
+    func messageID(_ context: RouteContext) throws -> Int64 {
+        guard let id = Int64(context.parameter("id")), id > 0 else { throw HTTPError.notFound("no message \(context.parameter("id"))") }
+        return id
+    }
+
+    func addMessages(to router: inout Router) {
+        router.add("POST", Endpoints.messages) { context in
+            let uid = try authenticate(context)
+            let request = try context.decode(SendMessageRequest.self)
+            try Validate.send(request, from: uid)
+            let (message, created) = try store.send(from: uid, request)
+            return .json(message, status: created ? 201 : 200)
+        }
+        router.add("GET", Endpoints.messages + "/{id}") { context in
+            let uid = try authenticate(context)
+            return .json(try store.message(try messageID(context), for: uid))
+        }
+        router.add("PATCH", Endpoints.messages + "/{id}") { context in
+            let uid = try authenticate(context)
+            let request = try context.decode(EditMessageRequest.self)
+            guard request.text != nil || request.customData != nil || request.metadata != nil else {
+                throw HTTPError.validation("send at least one of `text`, `customData`, `metadata`")
+            }
+            try Validate.text(request.text, field: "text", max: 64 << 10, required: request.text != nil)
+            return .json(try store.edit(try messageID(context), by: uid, request))
+        }
+        router.add("DELETE", Endpoints.messages + "/{id}") { context in
+            let uid = try authenticate(context)
+            return .json(try store.delete(try messageID(context), by: uid))
+        }
+    }
+
+    func addConversations(to router: inout Router) {
+        router.add("GET", Endpoints.conversations) { context in
+            let uid = try authenticate(context)
+            return .json(try store.conversations(for: uid, cursor: context.request.query["cursor"], limit: try limit(context)))
+        }
+        router.add("GET", Endpoints.conversations + "/{id}") { context in
+            let uid = try authenticate(context)
+            return .json(try store.conversation(context.parameter("id"), for: uid))
+        }
+        router.add("GET", Endpoints.conversations + "/{id}/messages") { context in
+            let uid = try authenticate(context)
+            let before = try context.intQuery("before", in: 1...Int64.max)
+            let after = try context.intQuery("after", in: 0...Int64.max)
+            guard before == nil || after == nil else { throw HTTPError.badParameter("give `before` or `after`, not both") }
+            return .json(try store.messages(in: context.parameter("id"), for: uid, before: before, after: after,
+                                            limit: try limit(context)))
+        }
+        for kind in [ReceiptPayload.Kind.delivered, .read] {
+            router.add("POST", Endpoints.conversations + "/{id}/\(kind.rawValue)") { context in
+                let uid = try authenticate(context)
+                let request = try context.decode(ReceiptRequest.self)
+                return .json(try store.receipt(kind, by: uid, in: context.parameter("id"), upTo: request.messageId))
+            }
+        }
+    }
+}
+
+/// `POST /v1/admin/clock` body (only with `chatd --test-clock`).
+struct AdvanceClockRequest: Codable {
+    var advanceSeconds: Int64
+}
+
+/// Compares secrets without an early exit that would leak the matching prefix's length.
+func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    guard x.count == y.count else { return false }
+    return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+}

@@ -1,0 +1,69 @@
+import ChatProtocol
+
+/// Input rules shared by the routes. Each failure is a 422 (or 400 for query arguments)
+/// with a sentence naming the field.
+enum Validate {
+    static let uidCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@")
+
+    static func uid(_ uid: String, field: String = "uid") throws {
+        guard (1...100).contains(uid.count), uid.allSatisfy(uidCharacters.contains) else {
+            throw HTTPError.validation("`\(field)` must be 1–100 characters of letters, digits, _ - . @")
+        }
+    }
+
+    static func text(_ value: String?, field: String, max: Int, required: Bool = false) throws {
+        guard let value else {
+            if required { throw HTTPError.validation("`\(field)` is required") }
+            return
+        }
+        if required && value.isEmpty { throw HTTPError.validation("`\(field)` must not be empty") }
+        guard value.utf8.count <= max else { throw HTTPError.validation("`\(field)` is longer than \(max) bytes") }
+        guard !value.utf8.contains(0) else { throw HTTPError.validation("`\(field)` must not contain NUL characters") }
+    }
+
+    static let mediaTypes: Set<String> = ["image", "video", "audio", "file"]
+
+    static func send(_ request: SendMessageRequest, from sender: String) throws {
+        try text(request.muid, field: "muid", max: 128, required: true)
+        try uid(request.receiver, field: "receiver")
+        guard request.receiverType == .user else {
+            throw HTTPError.validation("`receiverType` group is not supported yet; send to a user")
+        }
+        guard request.receiver != sender else { throw HTTPError.validation("you cannot send a message to yourself") }
+        try text(request.type, field: "type", max: 64, required: true)
+        try text(request.text, field: "text", max: 64 << 10)
+        switch request.category {
+        case .message:
+            if request.type == "text" {
+                try text(request.text, field: "text", max: 64 << 10, required: true)
+            } else if mediaTypes.contains(request.type) {
+                guard let attachment = request.attachment else {
+                    throw HTTPError.validation("a \(request.type) message needs an `attachment`")
+                }
+                try self.attachment(attachment)
+            } else {
+                throw HTTPError.validation("`type` must be text, image, video, audio or file for category message")
+            }
+        case .custom:
+            guard request.customData != nil else { throw HTTPError.validation("a custom message needs `customData`") }
+        case .action, .call:
+            throw HTTPError.validation("`category` \(request.category.rawValue) messages are created by chatd, not sent")
+        }
+    }
+
+    static func attachment(_ attachment: Attachment) throws {
+        try text(attachment.url, field: "attachment.url", max: 2048, required: true)
+        try text(attachment.name, field: "attachment.name", max: 255, required: true)
+        try text(attachment.mimeType, field: "attachment.mimeType", max: 255, required: true)
+        try text(attachment.extension, field: "attachment.extension", max: 32)
+        guard attachment.size >= 0 else { throw HTTPError.validation("`attachment.size` must not be negative") }
+    }
+
+    static func user(_ request: CreateUserRequest) throws {
+        try uid(request.uid)
+        try text(request.name, field: "name", max: 255)
+        try text(request.avatar, field: "avatar", max: 2048)
+        try text(request.role, field: "role", max: 64)
+        for tag in request.tags ?? [] { try text(tag, field: "tags", max: 64, required: true) }
+    }
+}

@@ -1,0 +1,62 @@
+import ChatProtocol
+import Foundation
+
+/// A running chatd: store, realtime hub and HTTP front end.
+///
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.port = 0
+/// let server = try ChatServer(configuration: configuration)
+/// let port = try server.start()
+/// server.stop()   // graceful: stops accepting, finishes requests, closes the database
+/// ```
+public final class ChatServer: Sendable {
+    public let configuration: ServerConfiguration
+    public let store: Store
+    public let adminKey: String
+    /// True when this start generated the admin key (print it once).
+    public let adminKeyGenerated: Bool
+    let hub: RealtimeHub
+    let http: MicroHTTPServer
+
+    public init(configuration: ServerConfiguration) throws {
+        self.configuration = configuration
+        let clock: any ServerClock = configuration.testClock ? AdjustableClock() : SystemClock()
+        store = try Store(directory: configuration.dataDirectory, clock: clock, retention: configuration.changelogRetention)
+        (adminKey, adminKeyGenerated) = try AdminKey.load(configured: configuration.adminKey, in: configuration.dataDirectory)
+        hub = try RealtimeHub(store: store, configuration: configuration.realtime)
+        let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub)
+        http = MicroHTTPServer(router: routes.router(), maxBodySize: configuration.maxBodySize)
+    }
+
+    /// Starts serving on 127.0.0.1 and returns the bound port.
+    public func start() throws -> UInt16 {
+        hub.start()
+        return try http.start(port: configuration.port, threads: configuration.threads)
+    }
+
+    /// Stops accepting, closes realtime sockets (1001), lets in-flight requests finish.
+    public func stop() {
+        hub.stop()
+        http.stop()
+    }
+}
+
+/// The admin API key: from the flag or environment, else `admin.key` (0600) in the data dir,
+/// generated on first start.
+enum AdminKey {
+    static func load(configured: String?, in directory: URL) throws -> (key: String, generated: Bool) {
+        if let configured, !configured.isEmpty { return (configured, false) }
+        let file = directory.appendingPathComponent("admin.key")
+        if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !stored.isEmpty {
+            return (stored, false)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let key = "ak_" + (0..<24).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16).leftPadded(2) }.joined()
+        guard FileManager.default.createFile(atPath: file.path, contents: Data((key + "\n").utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw HTTPError(500, .internalError, "cannot write \(file.path)")
+        }
+        return (key, true)
+    }
+}

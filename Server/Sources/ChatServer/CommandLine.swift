@@ -1,0 +1,115 @@
+import ChatProtocol
+import Foundation
+
+/// What `chatd` was asked to do.
+public enum ChatdCommand: Equatable, Sendable {
+    case serve
+    /// `chatd user add UID [--name N]`: works on the data dir without a running server.
+    case addUser(uid: String, name: String?)
+    /// `chatd token UID [--ttl SECONDS]`: prints a new auth token.
+    case token(uid: String, ttlSeconds: Int64?)
+    case help
+    case version
+}
+
+/// A usage error: the message says what to fix.
+public struct UsageError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+public enum ChatdArguments {
+    public static let usage = """
+        usage: chatd [--data DIR] [--port PORT] [--admin-key KEY] [options]
+               chatd user add UID [--name NAME] [--data DIR]
+               chatd token UID [--ttl SECONDS] [--data DIR]
+
+        Serves the OfflineChat API on 127.0.0.1 (HTTP/JSON under /v1, WebSocket at /v1/realtime).
+          --data DIR                 data directory (default ./chatd-data)
+          --port PORT                TCP port, 0 for any free one (default 8080)
+          --admin-key KEY            admin API key (or CHATD_ADMIN_KEY; else generated once)
+          --threads N                HTTP worker threads (default 4)
+          --max-body BYTES           largest request body (default 1048576)
+          --changelog-retention N    changes kept for replay, 0 = all (default 0)
+          --heartbeat SECONDS        realtime ping interval (default 20)
+          --realtime-buffer BYTES    unsent bytes before a slow socket is dropped (default 4194304)
+          --test-clock               allow POST /v1/admin/clock (tests only)
+        """
+
+    /// Parses `arguments` (without the program name) into a command and a configuration.
+    public static func parse(_ arguments: [String], environment: [String: String] = [:]) throws -> (ChatdCommand, ServerConfiguration) {
+        var configuration = ServerConfiguration()
+        configuration.adminKey = environment["CHATD_ADMIN_KEY"]
+        var positional: [String] = []
+        var name: String?
+        var ttl: Int64?
+        var index = 0
+        func value(_ flag: String) throws -> String {
+            index += 1
+            guard index < arguments.count else { throw UsageError(description: "\(flag) needs a value") }
+            return arguments[index]
+        }
+        func number<T: FixedWidthInteger>(_ flag: String, _ range: ClosedRange<T>) throws -> T {
+            let raw = try value(flag)
+            guard let parsed = T(raw), range.contains(parsed) else {
+                throw UsageError(description: "\(flag) must be a number in \(range.lowerBound)...\(range.upperBound), not \(raw)")
+            }
+            return parsed
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--help", "-h": return (.help, configuration)
+            case "--version": return (.version, configuration)
+            case "--data": configuration.dataDirectory = URL(fileURLWithPath: try value(argument))
+            case "--port": configuration.port = try number(argument, 0...65535)
+            case "--admin-key": configuration.adminKey = try value(argument)
+            case "--threads": configuration.threads = try number(argument, 1...256)
+            case "--max-body": configuration.maxBodySize = try number(argument, 1024...(64 << 20))
+            case "--changelog-retention": configuration.changelogRetention = try number(argument, 0...Int64.max)
+            case "--realtime-buffer": configuration.realtime.maxBufferedBytes = try number(argument, 1024...(1 << 30))
+            case "--heartbeat":
+                let raw = try value(argument)
+                guard let seconds = Double(raw), seconds >= 0.05, seconds <= 3600 else {
+                    throw UsageError(description: "--heartbeat must be seconds between 0.05 and 3600, not \(raw)")
+                }
+                configuration.realtime.heartbeatSeconds = seconds
+            case "--test-clock": configuration.testClock = true
+            case "--name": name = try value(argument)
+            case "--ttl": ttl = try number(argument, 1...315_360_000)
+            default:
+                guard !argument.hasPrefix("-") else { throw UsageError(description: "unknown option \(argument)") }
+                positional.append(argument)
+            }
+            index += 1
+        }
+        switch positional.first {
+        case nil, "serve"?:
+            guard positional.count <= 1 else { throw UsageError(description: "unexpected \(positional[1])") }
+            return (.serve, configuration)
+        case "user"?:
+            guard positional.count == 3, positional[1] == "add" else { throw UsageError(description: "usage: chatd user add UID [--name NAME]") }
+            return (.addUser(uid: positional[2], name: name), configuration)
+        case "token"?:
+            guard positional.count == 2 else { throw UsageError(description: "usage: chatd token UID [--ttl SECONDS]") }
+            return (.token(uid: positional[1], ttlSeconds: ttl), configuration)
+        case let other?:
+            throw UsageError(description: "unknown command \(other)")
+        }
+    }
+
+    /// Runs an offline admin command against the data directory and returns what to print.
+    public static func runAdmin(_ command: ChatdCommand, configuration: ServerConfiguration) throws -> String {
+        let store = try Store(directory: configuration.dataDirectory, clock: SystemClock(), readers: 1)
+        switch command {
+        case .addUser(let uid, let name):
+            let request = CreateUserRequest(uid: uid, name: name)
+            try Validate.user(request)
+            let user = try store.createUser(request)
+            return "created user \(user.uid) (\(user.name))"
+        case .token(let uid, let ttl):
+            return try store.issueToken(for: uid, ttlSeconds: ttl).authToken
+        default:
+            return ""
+        }
+    }
+}

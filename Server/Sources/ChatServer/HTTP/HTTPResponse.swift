@@ -1,0 +1,69 @@
+import ChatProtocol
+import Foundation
+
+/// What a route answers: a status, headers and a body, or a WebSocket upgrade.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+    /// For 101 answers: takes over the upgraded socket.
+    public var upgrade: (@Sendable (UpgradedSocket) -> Void)?
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = [],
+                upgrade: (@Sendable (UpgradedSocket) -> Void)? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.upgrade = upgrade
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// A JSON body.
+    public static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
+        do {
+            let body = try encoder.encode(value)
+            return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(body))
+        } catch {
+            return .error(HTTPError(500, .internalError, "cannot encode the response: \(error)"))
+        }
+    }
+
+    /// A JSON error body `{"code", "message"}`.
+    public static func error(_ error: HTTPError) -> HTTPResponse {
+        .json(error.body, status: error.status)
+    }
+
+    /// 204 without a body.
+    public static let noContent = HTTPResponse(status: 204)
+}
+
+/// A failure that becomes an HTTP error answer. Thrown by routes and validation.
+public struct HTTPError: Error, Sendable, CustomStringConvertible {
+    public var status: Int
+    public var body: APIError
+
+    public init(_ status: Int, _ code: ErrorCode, _ message: String) {
+        self.status = status
+        self.body = APIError(code: code, message: message)
+    }
+
+    public var description: String { "\(status) \(body)" }
+
+    static func badParameter(_ message: String) -> HTTPError { HTTPError(400, .invalidParameter, message) }
+    static func validation(_ message: String) -> HTTPError { HTTPError(422, .validationFailed, message) }
+    static func notFound(_ message: String) -> HTTPError { HTTPError(404, .notFound, message) }
+    static func forbidden(_ message: String) -> HTTPError { HTTPError(403, .forbidden, message) }
+}
+
+/// A socket handed over after a 101 answer; `close()` returns it to the HTTP library.
+public struct UpgradedSocket: Sendable {
+    public let fd: Int32
+    /// Bytes the library read past the request head (the start of the first frames).
+    public let initialBytes: [UInt8]
+    public let close: @Sendable () -> Void
+}

@@ -1,0 +1,163 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+/// chatd's HTTP/1.1 front end on GNU libmicrohttpd: collects each request (body capped at
+/// `maxBodySize`), asks the router, queues the answer, and hands 101 upgrades their socket.
+///
+/// Handlers run synchronously on the library's thread pool; the C callbacks below find this
+/// object through the `cls` pointer.
+public final class MicroHTTPServer: Sendable {
+    let router: Router
+    let maxBodySize: Int
+    /// The running daemon's address (0 when stopped); a plain integer so it can cross threads.
+    private let daemon = Atomic<Int>(0)
+    /// Requests begun and not yet completed; stop() waits for zero.
+    private let inFlight = NSCondition()
+    private nonisolated(unsafe) var inFlightCount = 0  // guarded by `inFlight`
+    private let draining = Atomic(false)
+
+    public init(router: Router, maxBodySize: Int) {
+        self.router = router
+        self.maxBodySize = maxBodySize
+    }
+
+    /// Starts listening on 127.0.0.1:`port` (0: any free port) and returns the bound port.
+    public func start(port: UInt16, threads: UInt32) throws -> UInt16 {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard let started = chatd_mhd_start(port, threads, 120, accessHandler, context, completedHandler, context) else {
+            throw HTTPError(500, .internalError, "cannot listen on 127.0.0.1:\(port) (in use?)")
+        }
+        daemon.store(Int(bitPattern: started), ordering: .releasing)
+        return chatd_mhd_port(started)
+    }
+
+    /// Stops accepting, lets requests in flight finish (up to `grace` seconds), then stops.
+    public func stop(grace: TimeInterval = 10) {
+        guard let current = OpaquePointer(bitPattern: daemon.exchange(0, ordering: .acquiringAndReleasing)) else { return }
+        draining.store(true, ordering: .releasing)
+        let listener = MHD_quiesce_daemon(current)
+        if listener >= 0 { Glibc.close(listener) }
+        inFlight.lock()
+        let deadline = Date(timeIntervalSinceNow: grace)
+        while inFlightCount > 0 && inFlight.wait(until: deadline) {}
+        inFlight.unlock()
+        MHD_stop_daemon(current)
+    }
+
+    var isDraining: Bool { draining.load(ordering: .acquiring) }
+
+    fileprivate func began() {
+        inFlight.lock()
+        inFlightCount += 1
+        inFlight.unlock()
+    }
+
+    fileprivate func completed() {
+        inFlight.lock()
+        inFlightCount -= 1
+        inFlight.broadcast()
+        inFlight.unlock()
+    }
+}
+
+/// Per-request state between the library's calls: the body as it arrives.
+private final class RequestState {
+    var body: [UInt8] = []
+    var tooLarge = false
+}
+
+/// Collects header or query values into a dictionary.
+private final class ValueCollector {
+    var values: [String: String] = [:]
+    let lowercaseKeys: Bool
+    init(lowercaseKeys: Bool) { self.lowercaseKeys = lowercaseKeys }
+}
+
+/// Keeps a route's upgrade closure alive until the library calls back with the socket.
+private final class UpgradeBox {
+    let handler: @Sendable (UpgradedSocket) -> Void
+    init(_ handler: @escaping @Sendable (UpgradedSocket) -> Void) { self.handler = handler }
+}
+
+private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowercaseKeys: Bool) -> [String: String] {
+    let collector = ValueCollector(lowercaseKeys: lowercaseKeys)
+    let iterator: MHD_KeyValueIterator = { cls, _, key, value in
+        guard let cls, let key else { return .YES }
+        let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
+        let name = String(cString: key)
+        collector.values[collector.lowercaseKeys ? name.lowercased() : name] = value.map { String(cString: $0) } ?? ""
+        return .YES
+    }
+    withExtendedLifetime(collector) {
+        _ = MHD_get_connection_values(connection, kind, iterator, Unmanaged.passUnretained(collector).toOpaque())
+    }
+    return collector.values
+}
+
+private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, requestContext in
+    guard let cls, let requestContext, let uploadSize else { return .NO }
+    let server = Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    guard let stored = requestContext.pointee else {
+        requestContext.pointee = Unmanaged.passRetained(RequestState()).toOpaque()
+        server.began()
+        return .YES
+    }
+    let state = Unmanaged<RequestState>.fromOpaque(stored).takeUnretainedValue()
+    if uploadSize.pointee > 0 {
+        let count = uploadSize.pointee
+        if state.body.count + count > server.maxBodySize {
+            state.tooLarge = true
+        } else if let uploadData {
+            uploadData.withMemoryRebound(to: UInt8.self, capacity: count) {
+                state.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+            }
+        }
+        uploadSize.pointee = 0
+        return .YES
+    }
+    var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
+                              path: url.map { String(cString: $0) } ?? "/",
+                              query: collect(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false),
+                              headers: collect(connection, .HEADER_KIND, lowercaseKeys: true),
+                              body: state.body)
+    request.bodyTooLarge = state.tooLarge
+    let response = server.isDraining
+        ? .error(HTTPError(503, .unavailable, "chatd is shutting down"))
+        : server.router.respond(to: request)
+    return queue(response, on: connection)
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer?) -> MHD_Result {
+    let handle: OpaquePointer?
+    if let upgrade = response.upgrade {
+        let box = Unmanaged.passRetained(UpgradeBox(upgrade)).toOpaque()
+        handle = MHD_create_response_for_upgrade(upgradeHandler, box)
+    } else {
+        handle = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                                            .RESPMEM_MUST_COPY)
+        }
+    }
+    guard let handle else { return .NO }
+    for (name, value) in response.headers { MHD_add_response_header(handle, name, value) }
+    let result = MHD_queue_response(connection, UInt32(response.status), handle)
+    MHD_destroy_response(handle)
+    return result
+}
+
+private let upgradeHandler: MHD_UpgradeHandler = { cls, _, _, extraIn, extraInSize, socket, urh in
+    guard let cls else { return }
+    let box = Unmanaged<UpgradeBox>.fromOpaque(cls).takeRetainedValue()
+    let initial = extraInSize > 0 && extraIn != nil
+        ? [UInt8](UnsafeRawBufferPointer(start: extraIn, count: extraInSize)) : []
+    nonisolated(unsafe) let handle = urh
+    box.handler(UpgradedSocket(fd: socket, initialBytes: initial, close: { _ = chatd_mhd_upgrade_close(handle) }))
+}
+
+private let completedHandler: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
+    guard let cls, let requestContext, let stored = requestContext.pointee else { return }
+    Unmanaged<RequestState>.fromOpaque(stored).release()
+    requestContext.pointee = nil
+    Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue().completed()
+}

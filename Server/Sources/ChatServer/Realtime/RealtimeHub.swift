@@ -1,0 +1,131 @@
+import ChatProtocol
+import Foundation
+import Glibc
+import Synchronization
+import WebSocket
+
+/// The realtime WebSocket endpoint: one event-loop thread (poll) serves every socket.
+///
+/// Changes arrive through `publish` while the store's write lock is held, and a new
+/// subscriber is registered under the same lock together with its `hello` cursor, so each
+/// socket sees every change after its cursor exactly once, in change-sequence order.
+/// A socket whose unsent backlog exceeds `maxBufferedBytes` is disconnected (slow consumer).
+public final class RealtimeHub: Sendable {
+    public struct Configuration: Sendable {
+        /// Unsent bytes a socket may accumulate before it is dropped.
+        public var maxBufferedBytes = 4 << 20
+        /// Seconds between server pings; a socket silent for 2.5 intervals is dropped.
+        public var heartbeatSeconds = 20.0
+        /// Largest message a client may send.
+        public var maxMessageSize = 64 << 10
+        public init() {}
+    }
+
+    enum Command {
+        case register(UpgradedSocket, uid: String, hello: [UInt8])
+        case broadcast(frame: [UInt8], audience: [String])
+        case stop
+    }
+
+    let configuration: Configuration
+    let store: Store
+    let monotonicNow: @Sendable () -> UInt64
+    private let commands = Mutex<[Command]>([])
+    private let wake: (read: Int32, write: Int32)
+    private let stopped = Atomic(false)
+    private let started = Atomic(false)
+    private let finished = DispatchSemaphore(value: 0)
+    /// Open realtime sockets, for health and tests.
+    let connectionCount = Atomic<Int>(0)
+
+    public init(store: Store, configuration: Configuration,
+                monotonicNow: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw HTTPError(500, .internalError, "cannot create the realtime wake pipe") }
+        for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        self.wake = (fds[0], fds[1])
+        self.store = store
+        self.configuration = configuration
+        self.monotonicNow = monotonicNow
+        store.onCommit { [weak self] changes in self?.publish(changes) }
+    }
+
+    /// Starts the event loop thread.
+    public func start() {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let thread = Thread { [self] in
+            var loop = RealtimeLoop(hub: self)
+            loop.run()
+            finished.signal()
+        }
+        thread.name = "chatd-realtime"
+        thread.start()
+    }
+
+    /// Closes every socket with 1001 (going away) and ends the loop.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        send(.stop)
+        if started.load(ordering: .acquiring) { finished.wait() }
+        Glibc.close(wake.read)
+        Glibc.close(wake.write)
+    }
+
+    func send(_ command: Command) {
+        commands.withLock { $0.append(command) }
+        var byte: UInt8 = 1
+        _ = Glibc.write(wake.write, &byte, 1)
+    }
+
+    func takeCommands() -> [Command] {
+        var drain = [UInt8](repeating: 0, count: 256)
+        while Glibc.read(wake.read, &drain, drain.count) > 0 {}
+        return commands.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
+    }
+
+    var wakeDescriptor: Int32 { wake.read }
+
+    /// Encodes each change once and queues it for the sockets of its audience.
+    func publish(_ changes: [PublishedChange]) {
+        for published in changes {
+            let envelope = RealtimeEnvelope(type: .change, change: published.change)
+            guard let frame = Self.frame(envelope) else { continue }
+            send(.broadcast(frame: frame, audience: published.audience))
+        }
+    }
+
+    static func frame(_ envelope: RealtimeEnvelope) -> [UInt8]? {
+        guard let json = try? HTTPResponse.encoder.encode(envelope) else { return nil }
+        return Frame(opcode: .text, payload: Array(json)).encoded()
+    }
+
+    /// Answers a WebSocket opening handshake, or explains what is wrong with it.
+    func upgrade(_ request: HTTPRequest, uid: String) throws -> HTTPResponse {
+        guard request.header("upgrade")?.lowercased().contains("websocket") == true,
+              request.header("connection")?.lowercased().contains("upgrade") == true else {
+            throw HTTPError(400, .invalidParameter, "this endpoint speaks WebSocket: send Upgrade: websocket")
+        }
+        guard request.header("sec-websocket-version") == "13" else {
+            throw HTTPError(400, .invalidParameter, "Sec-WebSocket-Version must be 13")
+        }
+        guard let key = request.header("sec-websocket-key"), Handshake.isValidKey(key) else {
+            throw HTTPError(400, .invalidParameter, "Sec-WebSocket-Key must be 16 random bytes in base64")
+        }
+        guard !stopped.load(ordering: .acquiring) else { throw HTTPError(503, .unavailable, "chatd is shutting down") }
+        return HTTPResponse(status: 101,
+                            headers: [("Upgrade", "websocket"), ("Sec-WebSocket-Accept", Handshake.acceptValue(forKey: key))],
+                            upgrade: { [self] socket in attach(socket, uid: uid) })
+    }
+
+    /// Registers a socket at the current head, atomically with respect to new changes.
+    func attach(_ socket: UpgradedSocket, uid: String) {
+        store.withWriteLock { db in
+            let head = (try? store.head(db)) ?? 0
+            let hello = Self.frame(RealtimeEnvelope(type: .hello, uid: uid, cursor: Cursor.encode(head))) ?? []
+            send(.register(socket, uid: uid, hello: hello))
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+
+/// Everything `chatd` is started with.
+public struct ServerConfiguration: Sendable {
+    /// Where the database and the admin key live.
+    public var dataDirectory = URL(fileURLWithPath: "chatd-data")
+    /// 0 picks a free port (printed on start).
+    public var port: UInt16 = 8080
+    /// The admin API key; nil: read `admin.key` in the data dir, or generate and print it once.
+    public var adminKey: String?
+    /// Request bodies above this many bytes get 413.
+    public var maxBodySize = 1 << 20
+    /// HTTP worker threads.
+    public var threads: UInt32 = 4
+    /// Changes kept for replay (0: all).
+    public var changelogRetention: Int64 = 0
+    /// Expose `POST /v1/admin/clock` to move chatd's clock forward (tests only).
+    public var testClock = false
+    public var realtime = RealtimeHub.Configuration()
+
+    public init() {}
+}

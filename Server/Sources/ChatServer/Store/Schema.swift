@@ -1,0 +1,70 @@
+import SQLiteKit
+
+/// chatd's schema: append-only numbered migrations. Never edit a shipped one.
+enum Schema {
+    static let migrator: Migrator = {
+        var migrator = Migrator()
+        migrator.register(1, "core", sql: """
+            CREATE TABLE users(
+                uid TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                avatar TEXT,
+                metadata TEXT,
+                tags TEXT NOT NULL DEFAULT '[]',
+                role TEXT,
+                last_active_at INTEGER,
+                created_at INTEGER NOT NULL);
+            CREATE TABLE tokens(
+                token TEXT PRIMARY KEY,
+                uid TEXT NOT NULL REFERENCES users(uid),
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                revoked_at INTEGER);
+            CREATE TABLE conversations(
+                id TEXT PRIMARY KEY,
+                type TEXT NOT NULL,
+                last_message_id INTEGER,
+                updated_at INTEGER NOT NULL);
+            CREATE TABLE conversation_members(
+                conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                uid TEXT NOT NULL REFERENCES users(uid),
+                peer TEXT,
+                delivered_id INTEGER NOT NULL DEFAULT 0,
+                read_id INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY(conversation_id, uid)) WITHOUT ROWID;
+            CREATE INDEX members_by_user ON conversation_members(uid);
+            CREATE TABLE messages(
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                muid TEXT,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                sender TEXT NOT NULL,
+                receiver TEXT NOT NULL,
+                receiver_type TEXT NOT NULL,
+                category TEXT NOT NULL,
+                type TEXT NOT NULL,
+                text TEXT,
+                attachment TEXT,
+                custom_data TEXT,
+                metadata TEXT,
+                sent_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                edited_at INTEGER,
+                deleted_at INTEGER);
+            CREATE UNIQUE INDEX messages_by_muid ON messages(sender, muid) WHERE muid IS NOT NULL;
+            CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+            -- The changelog: one row per change, numbered by seq; `inbox` fans it out to the
+            -- users who may see it, so a user's replay reads only their own rows.
+            CREATE TABLE changes(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                conversation_id TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                at INTEGER NOT NULL);
+            CREATE TABLE inbox(
+                uid TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                PRIMARY KEY(uid, seq)) WITHOUT ROWID;
+            CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+            """)
+        return migrator
+    }()
+}

@@ -1,0 +1,80 @@
+import ChatProtocol
+import Foundation
+import SQLiteKit
+
+/// The changelog cursor: "c1." + the last delivered change sequence. Opaque to clients.
+enum Cursor {
+    static func encode(_ seq: Int64) -> String { "c1.\(seq)" }
+
+    static func decode(_ cursor: String) throws -> Int64 {
+        guard cursor.hasPrefix("c1."), let seq = Int64(cursor.dropFirst(3)), seq >= 0 else {
+            throw HTTPError(400, .invalidCursor, "`cursor` is not one chatd issued; start again with an empty cursor")
+        }
+        return seq
+    }
+}
+
+extension Store {
+    /// Appends a change, fans it out to `audience`, and queues it for realtime publication.
+    @discardableResult
+    func record(_ db: Connection, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
+                receipt: ReceiptPayload? = nil, audience: [String], into changes: inout [PublishedChange]) throws -> ChangePayload {
+        let at = clock.now()
+        var change = ChangePayload(seq: 0, kind: kind, conversationId: conversationId, message: message, receipt: receipt, at: at)
+        try db.run("INSERT INTO changes(conversation_id, payload, at) VALUES (?, ?, ?)",
+                   [conversationId, try Self.json(change), at])
+        change.seq = db.lastInsertRowID
+        let insert = try db.prepare("INSERT INTO inbox(uid, seq) VALUES (?, ?)")
+        for uid in Set(audience) { try insert.run([uid, change.seq]) }
+        changes.append(PublishedChange(change: change, audience: audience))
+        if retention > 0 && change.seq % 256 == 0 { try prune(db, through: change.seq - retention) }
+        return change
+    }
+
+    /// Forgets changes up to `seq`; cursors before it then get `cursor_expired`.
+    func prune(_ db: Connection, through seq: Int64) throws {
+        guard seq > 0 else { return }
+        try db.run("DELETE FROM changes WHERE seq <= ?", [seq])
+        try db.run("DELETE FROM inbox WHERE seq <= ?", [seq])
+        try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('pruned_through', max(?, coalesce((SELECT value FROM meta WHERE key = 'pruned_through'), 0)))", [seq])
+    }
+
+    /// The last change sequence (0 before any change).
+    func head(_ db: Connection) throws -> Int64 {
+        try db.scalar("SELECT coalesce(max(seq), 0) FROM changes") ?? 0
+    }
+
+    /// Changes `uid` may see after `cursor`, at most `limit`. An empty cursor answers the head.
+    public func changes(for uid: String, cursor: String?, limit: Int) throws -> ChangelogPage {
+        let serverTime = clock.now() / 1000
+        return try read { db in
+            guard let cursor, !cursor.isEmpty else {
+                return ChangelogPage(changes: [], hasMore: false, cursor: Cursor.encode(try head(db)), serverTime: serverTime)
+            }
+            let after = try Cursor.decode(cursor)
+            let prunedThrough: Int64 = try db.scalar("SELECT value FROM meta WHERE key = 'pruned_through'") ?? 0
+            if after < prunedThrough {
+                throw HTTPError(410, .cursorExpired,
+                                "the cursor is older than the changelog's retention; rebuild from the conversation list and start from an empty cursor")
+            }
+            let headSeq = try head(db)
+            guard after <= headSeq else {
+                throw HTTPError(400, .invalidCursor, "the cursor is ahead of the changelog")
+            }
+            let rows = try db.query("""
+                SELECT c.seq, c.payload FROM inbox i JOIN changes c ON c.seq = i.seq
+                WHERE i.uid = ? AND i.seq > ? ORDER BY i.seq LIMIT ?
+                """, [uid, after, limit + 1])
+            var changes = try rows.prefix(limit).map { row in
+                var change = try Self.decoder.decode(ChangePayload.self, from: Data((try row.get("payload") as String).utf8))
+                change.seq = try row.get("seq")
+                return change
+            }
+            let hasMore = rows.count > limit
+            // Without more rows, resume from the head: changes invisible to this user are skipped for good.
+            let next = hasMore ? changes.last!.seq : max(changes.last?.seq ?? after, headSeq)
+            changes = Array(changes)
+            return ChangelogPage(changes: changes, hasMore: hasMore, cursor: Cursor.encode(next), serverTime: serverTime)
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import ChatProtocol
+import SQLiteKit
+
+extension Store {
+    /// 404 when the conversation does not exist, 403 when `uid` is not in it.
+    static func requireMember(_ db: Connection, _ uid: String, _ conversationId: String) throws {
+        guard try db.scalar("SELECT 1 FROM conversations WHERE id = ?", [conversationId], as: Int.self) != nil else {
+            throw HTTPError.notFound("no conversation \(conversationId)")
+        }
+        guard try db.scalar("SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?",
+                            [conversationId, uid], as: Int.self) != nil else {
+            throw HTTPError.forbidden("you are not part of conversation \(conversationId)")
+        }
+    }
+
+    static let conversationQuery = """
+        SELECT c.id, c.type, c.last_message_id, c.updated_at, m.peer, m.delivered_id, m.read_id,
+               p.delivered_id AS peer_delivered_id, p.read_id AS peer_read_id
+        FROM conversation_members m
+        JOIN conversations c ON c.id = m.conversation_id
+        LEFT JOIN conversation_members p ON p.conversation_id = m.conversation_id AND p.uid = m.peer
+        """
+
+    func conversation(from row: Row, for uid: String, _ db: Connection) throws -> ConversationPayload {
+        let id: String = try row.get("id")
+        let peer: String = try row.get("peer")
+        let readId: Int64 = try row.get("read_id")
+        let peerUser = try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [peer]).map(Self.user(from:))
+            ?? UserPayload(uid: peer, name: peer)
+        let unread: Int = try db.scalar("""
+            SELECT count(*) FROM messages WHERE conversation_id = ? AND id > ? AND sender != ? AND deleted_at IS NULL
+            """, [id, readId, uid]) ?? 0
+        let lastMessage = try (try row.get("last_message_id", as: Int64?.self)).flatMap { try Self.loadMessage(db, id: $0) }
+        func positive(_ name: String) throws -> Int64? {
+            let value: Int64? = try row.get(name)
+            return value.flatMap { $0 > 0 ? $0 : nil }
+        }
+        return ConversationPayload(conversationId: id, conversationType: .user, conversationWith: peerUser,
+                                   lastMessage: lastMessage, unreadMessageCount: unread,
+                                   lastDeliveredMessageId: try positive("delivered_id"), lastReadMessageId: try positive("read_id"),
+                                   peerDeliveredMessageId: try positive("peer_delivered_id"),
+                                   peerReadMessageId: try positive("peer_read_id"),
+                                   updatedAt: try row.get("updated_at"))
+    }
+
+    /// The caller's conversations, most recent activity first. `cursor` is the previous page's `next`.
+    public func conversations(for uid: String, cursor: String?, limit: Int) throws -> Page<ConversationPayload> {
+        let (beforeTime, beforeId) = try Self.decodeListCursor(cursor)
+        return try read { db in
+            let rows = try db.query("""
+                \(Self.conversationQuery)
+                WHERE m.uid = ? AND (c.updated_at < ? OR (c.updated_at = ? AND c.id < ?))
+                ORDER BY c.updated_at DESC, c.id DESC LIMIT ?
+                """, [uid, beforeTime, beforeTime, beforeId, limit + 1])
+            let items = try rows.prefix(limit).map { try conversation(from: $0, for: uid, db) }
+            let next = rows.count > limit ? items.last.map { "\($0.updatedAt):\($0.conversationId)" } : nil
+            return Page(items: items, next: next)
+        }
+    }
+
+    static func decodeListCursor(_ cursor: String?) throws -> (Int64, String) {
+        guard let cursor, !cursor.isEmpty else { return (Int64.max, "") }
+        guard let colon = cursor.firstIndex(of: ":"), let time = Int64(cursor[..<colon]) else {
+            throw HTTPError.badParameter("`cursor` is not a page cursor chatd issued")
+        }
+        return (time, String(cursor[cursor.index(after: colon)...]))
+    }
+
+    /// One conversation of the caller.
+    public func conversation(_ id: String, for uid: String) throws -> ConversationPayload {
+        try read { db in
+            try Self.requireMember(db, uid, id)
+            guard let row = try db.queryFirst("\(Self.conversationQuery) WHERE m.uid = ? AND c.id = ?", [uid, id]) else {
+                throw HTTPError.notFound("no conversation \(id)")
+            }
+            return try conversation(from: row, for: uid, db)
+        }
+    }
+
+    /// Marks everything up to `messageId` delivered (or read, which implies delivered).
+    /// Receipts only move forward; a repeat returns the current receipt without a change.
+    public func receipt(_ kind: ReceiptPayload.Kind, by uid: String, in conversationId: String, upTo messageId: Int64) throws -> ReceiptPayload {
+        let now = clock.now()
+        return try write { db, changes in
+            try Self.requireMember(db, uid, conversationId)
+            guard try db.scalar("SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?", [messageId, conversationId], as: Int.self) != nil else {
+                throw HTTPError.validation("message \(messageId) is not in conversation \(conversationId)")
+            }
+            let column = kind == .read ? "read_id" : "delivered_id"
+            let current: Int64 = try db.scalar("SELECT \(column) FROM conversation_members WHERE conversation_id = ? AND uid = ?",
+                                               [conversationId, uid]) ?? 0
+            let receipt = ReceiptPayload(kind: kind, conversationId: conversationId, uid: uid, messageId: max(current, messageId), at: now)
+            guard messageId > current else { return receipt }
+            if kind == .read {
+                try db.run("UPDATE conversation_members SET read_id = ?, delivered_id = max(delivered_id, ?) WHERE conversation_id = ? AND uid = ?",
+                           [messageId, messageId, conversationId, uid])
+            } else {
+                try db.run("UPDATE conversation_members SET delivered_id = ? WHERE conversation_id = ? AND uid = ?",
+                           [messageId, conversationId, uid])
+            }
+            try record(db, kind == .read ? .receiptRead : .receiptDelivered, conversationId: conversationId,
+                       receipt: receipt, audience: try Self.members(db, of: conversationId), into: &changes)
+            return receipt
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import ChatProtocol
+import SQLiteKit
+
+extension Store {
+    static let messageColumns = """
+        id, muid, conversation_id, sender, receiver, receiver_type, category, type, text, attachment,
+        custom_data, metadata, sent_at, updated_at, edited_at, deleted_at
+        """
+
+    static func message(from row: Row) throws -> MessagePayload {
+        MessagePayload(
+            id: try row.get("id"), muid: try row.get("muid"), conversationId: try row.get("conversation_id"),
+            sender: try row.get("sender"), receiver: try row.get("receiver"),
+            receiverType: ReceiverType(rawValue: try row.get("receiver_type")) ?? .user,
+            category: MessageCategory(rawValue: try row.get("category")) ?? .message,
+            type: try row.get("type"), text: try row.get("text"),
+            attachment: try decodeJSON(Attachment.self, try row.get("attachment")),
+            customData: try decodeJSON(JSONValue.self, try row.get("custom_data")),
+            metadata: try decodeJSON([String: JSONValue].self, try row.get("metadata")),
+            sentAt: try row.get("sent_at"), updatedAt: try row.get("updated_at"),
+            editedAt: try row.get("edited_at"), deletedAt: try row.get("deleted_at"))
+    }
+
+    static func loadMessage(_ db: Connection, id: Int64) throws -> MessagePayload? {
+        try db.queryFirst("SELECT \(messageColumns) FROM messages WHERE id = ?", [id]).map(message(from:))
+    }
+
+    static func members(_ db: Connection, of conversationId: String) throws -> [String] {
+        try db.query("SELECT uid FROM conversation_members WHERE conversation_id = ?", [conversationId]).map { try $0.get(0) }
+    }
+
+    /// Sends a validated message. Idempotent on (sender, muid): a repeat returns the original
+    /// with `created == false` and changes nothing.
+    public func send(from sender: String, _ request: SendMessageRequest) throws -> (message: MessagePayload, created: Bool) {
+        let now = clock.now()
+        return try write { db, changes in
+            if let id: Int64 = try db.scalar("SELECT id FROM messages WHERE sender = ? AND muid = ?", [sender, request.muid]),
+               let original = try Self.loadMessage(db, id: id) {
+                return (original, false)
+            }
+            guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.receiver], as: Int.self) != nil else {
+                throw HTTPError.notFound("no user \(request.receiver)")
+            }
+            let conversationId = ConversationPayload.directID(sender, request.receiver)
+            try db.run("INSERT OR IGNORE INTO conversations(id, type, updated_at) VALUES (?, 'user', ?)", [conversationId, now])
+            try db.run("INSERT OR IGNORE INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?)",
+                       [conversationId, sender, request.receiver])
+            try db.run("INSERT OR IGNORE INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?)",
+                       [conversationId, request.receiver, sender])
+            try db.run("""
+                INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
+                                     attachment, custom_data, metadata, sent_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, [request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
+                      request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
+                      try Self.json(request.customData), try Self.json(request.metadata), now, now])
+            let id = db.lastInsertRowID
+            try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
+            // Sending implies having read everything before one's own message.
+            try db.run("UPDATE conversation_members SET read_id = max(read_id, ?), delivered_id = max(delivered_id, ?) WHERE conversation_id = ? AND uid = ?",
+                       [id, id, conversationId, sender])
+            guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
+            try record(db, .messageCreated, conversationId: conversationId, message: message,
+                       audience: [sender, request.receiver], into: &changes)
+            return (message, true)
+        }
+    }
+
+    /// A message the caller may read; 404 when missing, 403 when in someone else's conversation.
+    public func message(_ id: Int64, for uid: String) throws -> MessagePayload {
+        try read { db in
+            guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError.notFound("no message \(id)") }
+            try Self.requireMember(db, uid, message.conversationId)
+            return message
+        }
+    }
+
+    /// Replaces text, custom data or metadata of the caller's own message.
+    public func edit(_ id: Int64, by uid: String, _ request: EditMessageRequest) throws -> MessagePayload {
+        let now = clock.now()
+        return try write { db, changes in
+            let message = try Self.ownMessage(db, id: id, uid: uid)
+            guard message.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(id) is deleted") }
+            if request.text != nil && message.text == nil {
+                throw HTTPError.validation("message \(id) has no text to edit")
+            }
+            try db.run("""
+                UPDATE messages SET text = coalesce(?, text), custom_data = coalesce(?, custom_data),
+                    metadata = coalesce(?, metadata), edited_at = ?, updated_at = ? WHERE id = ?
+                """, [request.text, try Self.json(request.customData), try Self.json(request.metadata), now, now, id])
+            return try publishUpdate(db, id: id, into: &changes)
+        }
+    }
+
+    /// Soft-deletes the caller's own message: content cleared, `deletedAt` set. Repeats are no-ops.
+    public func delete(_ id: Int64, by uid: String) throws -> MessagePayload {
+        let now = clock.now()
+        return try write { db, changes in
+            let message = try Self.ownMessage(db, id: id, uid: uid)
+            guard message.deletedAt == nil else { return message }
+            try db.run("""
+                UPDATE messages SET text = NULL, attachment = NULL, custom_data = NULL, metadata = NULL,
+                    deleted_at = ?, updated_at = ? WHERE id = ?
+                """, [now, now, id])
+            return try publishUpdate(db, id: id, into: &changes)
+        }
+    }
+
+    private func publishUpdate(_ db: Connection, id: Int64, into changes: inout [PublishedChange]) throws -> MessagePayload {
+        guard let updated = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
+        try record(db, .messageUpdated, conversationId: updated.conversationId, message: updated,
+                   audience: try Self.members(db, of: updated.conversationId), into: &changes)
+        return updated
+    }
+
+    static func ownMessage(_ db: Connection, id: Int64, uid: String) throws -> MessagePayload {
+        guard let message = try loadMessage(db, id: id) else { throw HTTPError.notFound("no message \(id)") }
+        try requireMember(db, uid, message.conversationId)
+        guard message.sender == uid else { throw HTTPError.forbidden("only the sender may change message \(id)") }
+        return message
+    }
+
+    /// Messages of a conversation, oldest first: the `limit` newest before `before`, or the
+    /// `limit` oldest after `after`, or the newest `limit` when neither is given.
+    public func messages(in conversationId: String, for uid: String, before: Int64?, after: Int64?, limit: Int) throws -> [MessagePayload] {
+        try read { db in
+            try Self.requireMember(db, uid, conversationId)
+            if let after {
+                return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT ?",
+                                    [conversationId, after, limit]).map(Self.message(from:))
+            }
+            return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE conversation_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                                [conversationId, before ?? Int64.max, limit]).map(Self.message(from:)).reversed()
+        }
+    }
+}

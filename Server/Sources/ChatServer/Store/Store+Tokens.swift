@@ -1,0 +1,51 @@
+import ChatProtocol
+import SQLiteKit
+
+extension Store {
+    /// 30 days.
+    static let defaultTokenLifetime: Int64 = 30 * 24 * 3600
+
+    /// Issues a random 256-bit bearer token for `uid`; 404 when the user does not exist.
+    public func issueToken(for uid: String, ttlSeconds: Int64?) throws -> TokenResponse {
+        let now = clock.now()
+        let expiresAt = now / 1000 + (ttlSeconds ?? Self.defaultTokenLifetime)
+        var generator = SystemRandomNumberGenerator()
+        let token = (0..<32).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16).leftPadded(2) }.joined()
+        return try write { db, _ in
+            guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [uid], as: Int.self) != nil else {
+                throw HTTPError.notFound("no user \(uid)")
+            }
+            try db.run("INSERT INTO tokens(token, uid, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                       [token, uid, now, expiresAt])
+            return TokenResponse(uid: uid, authToken: token, expiresAt: expiresAt)
+        }
+    }
+
+    /// The uid a bearer token stands for, or a 401 saying why not.
+    public func authenticate(token: String?) throws -> String {
+        guard let token else { throw HTTPError(401, .unauthorized, "send Authorization: Bearer <authToken>") }
+        let nowSeconds = clock.now() / 1000
+        let row = try read { db in try db.queryFirst("SELECT uid, expires_at, revoked_at FROM tokens WHERE token = ?", [token]) }
+        guard let row else { throw HTTPError(401, .unauthorized, "unknown auth token") }
+        if try row.get("revoked_at", as: Int64?.self) != nil {
+            throw HTTPError(401, .tokenRevoked, "the auth token was revoked; log in again")
+        }
+        if try row.get("expires_at", as: Int64.self) <= nowSeconds {
+            throw HTTPError(401, .tokenExpired, "the auth token expired; log in again")
+        }
+        return try row.get("uid")
+    }
+
+    /// Revokes a token; false when there is no such token.
+    public func revoke(token: String) throws -> Bool {
+        let now = clock.now()
+        return try write { db, _ in
+            try db.run("UPDATE tokens SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [now, token])
+            return try db.scalar("SELECT 1 FROM tokens WHERE token = ?", [token], as: Int.self) != nil
+        }
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

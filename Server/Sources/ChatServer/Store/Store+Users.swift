@@ -1,0 +1,54 @@
+import ChatProtocol
+import SQLiteKit
+
+extension Store {
+    static let userColumns = "uid, name, avatar, metadata, tags, role, last_active_at"
+
+    static func user(from row: Row) throws -> UserPayload {
+        UserPayload(uid: try row.get("uid"), name: try row.get("name"), avatar: try row.get("avatar"),
+                    metadata: try decodeJSON([String: JSONValue].self, try row.get("metadata")),
+                    tags: try decodeJSON([String].self, try row.get("tags")) ?? [],
+                    role: try row.get("role"),
+                    lastActiveAt: try row.get("last_active_at"))
+    }
+
+    /// Creates a user; 409 when the uid is taken.
+    public func createUser(_ request: CreateUserRequest) throws -> UserPayload {
+        let now = clock.now()
+        return try write { db, _ in
+            if try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.uid], as: Int.self) != nil {
+                throw HTTPError(409, .conflict, "user \(request.uid) already exists")
+            }
+            try db.run("INSERT INTO users(uid, name, avatar, metadata, tags, role, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       [request.uid, request.name ?? request.uid, request.avatar, try Self.json(request.metadata),
+                        try Self.json(request.tags ?? []), request.role, now])
+            return UserPayload(uid: request.uid, name: request.name ?? request.uid, avatar: request.avatar,
+                               metadata: request.metadata, tags: request.tags ?? [], role: request.role)
+        }
+    }
+
+    public func user(_ uid: String) throws -> UserPayload? {
+        try read { db in
+            try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [uid]).map(Self.user(from:))
+        }
+    }
+
+    /// Users in uid order after `after`.
+    public func users(after: String?, limit: Int) throws -> [UserPayload] {
+        try read { db in
+            try db.query("SELECT \(Self.userColumns) FROM users WHERE uid > ? ORDER BY uid LIMIT ?", [after ?? "", limit])
+                .map(Self.user(from:))
+        }
+    }
+
+    /// Records activity, at most once a minute per user to keep reads cheap.
+    func touch(_ uid: String) throws {
+        let nowSeconds = clock.now() / 1000
+        let stale = try read { db in
+            try db.scalar("SELECT 1 FROM users WHERE uid = ? AND (last_active_at IS NULL OR last_active_at < ?)",
+                          [uid, nowSeconds - 60], as: Int.self) != nil
+        }
+        guard stale else { return }
+        try write { db, _ in try db.run("UPDATE users SET last_active_at = ? WHERE uid = ?", [nowSeconds, uid]) }
+    }
+}

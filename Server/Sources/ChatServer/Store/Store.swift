@@ -1,0 +1,102 @@
+import ChatProtocol
+import Foundation
+import SQLiteKit
+import Synchronization
+
+/// A committed change and the users it concerns, handed to the realtime hub.
+public struct PublishedChange: Sendable {
+    public let change: ChangePayload
+    public let audience: [String]
+}
+
+/// chatd's storage on embedded SQLite: one writer connection behind a lock (SQLite has a
+/// single writer anyway), and a few reader connections for concurrent reads in WAL mode.
+///
+/// Every write runs in one immediate transaction together with the changelog rows it
+/// produces; the changes are published while the write lock is still held, so the
+/// realtime stream sees them in change-sequence order.
+public final class Store: Sendable {
+    let writer: LockedConnection
+    let readers: [LockedConnection]
+    private let nextReader = Atomic<Int>(0)
+    let clock: any ServerClock
+    /// Changes kept for replay (0: all). Older cursors get `cursor_expired`.
+    let retention: Int64
+    private let publisher = Mutex<(@Sendable ([PublishedChange]) -> Void)?>(nil)
+
+    static let encoder = JSONEncoder()
+    static let decoder = JSONDecoder()
+
+    /// Opens (creating and migrating) `directory/chatd.sqlite`.
+    public init(directory: URL, clock: any ServerClock, retention: Int64 = 0, readers: Int = 4) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("chatd.sqlite").path
+        let writer = try Connection(path: path)
+        try writer.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
+        try Schema.migrator.migrate(writer)
+        self.writer = LockedConnection(writer)
+        self.readers = try (0..<max(1, readers)).map { _ in
+            let reader = try Connection(path: path)
+            try reader.execute("PRAGMA query_only = ON")
+            return LockedConnection(reader)
+        }
+        self.clock = clock
+        self.retention = retention
+    }
+
+    /// Sets who receives committed changes (the realtime hub).
+    public func onCommit(_ publish: @escaping @Sendable ([PublishedChange]) -> Void) {
+        publisher.withLock { $0 = publish }
+    }
+
+    /// Runs `body` in an immediate transaction on the writer; publishes the changes it
+    /// recorded after commit, before releasing the lock.
+    func write<T: Sendable>(_ body: (Connection, inout [PublishedChange]) throws -> T) throws -> T {
+        try writer.withConnection { db in
+            var changes: [PublishedChange] = []
+            let result = try db.transaction { try body($0, &changes) }
+            if !changes.isEmpty, let publish = publisher.withLock({ $0 }) { publish(changes) }
+            return result
+        }
+    }
+
+    /// Runs `body` under the write lock without a transaction (for atomic hand-offs such as
+    /// registering a realtime subscriber at a known head).
+    func withWriteLock<T: Sendable>(_ body: (Connection) throws -> T) rethrows -> T {
+        try writer.withConnection { try body($0) }
+    }
+
+    /// Runs `body` on one of the reader connections.
+    func read<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
+        let index = nextReader.add(1, ordering: .relaxed).newValue % readers.count
+        return try readers[index].withConnection { db in
+            try db.transaction(.deferred) { try body($0) }
+        }
+    }
+
+    static func json(_ value: (some Encodable)?) throws -> String? {
+        guard let value else { return nil }
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decodeJSON<T: Decodable>(_ type: T.Type, _ text: String?) throws -> T? {
+        guard let text else { return nil }
+        return try decoder.decode(type, from: Data(text.utf8))
+    }
+}
+
+/// A connection usable from any thread, one caller at a time.
+///
+/// `@unchecked Sendable` is safe because the connection is private, touched only inside
+/// `withConnection` while `lock` is held, and the body is non-escaping (callers never keep it).
+final class LockedConnection: @unchecked Sendable {
+    private let lock = NSLock()
+    private let connection: Connection
+    init(_ connection: Connection) { self.connection = connection }
+
+    func withConnection<T>(_ body: (Connection) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(connection)
+    }
+}

@@ -1,0 +1,48 @@
+import ChatProtocol
+import ChatServer
+import Foundation
+
+/// Unbuffered, so scripts and tests see each line at once.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("chatd: \(message)\n".utf8))
+    exit(2)
+}
+
+let command: ChatdCommand
+let configuration: ServerConfiguration
+do {
+    (command, configuration) = try ChatdArguments.parse(Array(CommandLine.arguments.dropFirst()),
+                                                        environment: ProcessInfo.processInfo.environment)
+} catch {
+    fail("\(error)\n\(ChatdArguments.usage)")
+}
+
+switch command {
+case .help:
+    say(ChatdArguments.usage)
+case .version:
+    say("chatd \(Endpoints.version)")
+case .addUser, .token:
+    do { say(try ChatdArguments.runAdmin(command, configuration: configuration)) } catch { fail("\(error)") }
+case .serve:
+    let server: ChatServer
+    let port: UInt16
+    do {
+        server = try ChatServer(configuration: configuration)
+        port = try server.start()
+    } catch {
+        fail("cannot start: \(error)")
+    }
+    if server.adminKeyGenerated {
+        say("admin key (shown once, kept in \(configuration.dataDirectory.path)/admin.key): \(server.adminKey)")
+    }
+    say("chatd \(Endpoints.version) listening on http://127.0.0.1:\(port)")
+    let signal = waitForTerminationSignal()
+    say("chatd: signal \(signal), shutting down")
+    server.stop()
+    say("chatd: stopped")
+}
