@@ -1,0 +1,141 @@
+import ChatProtocol
+import Foundation
+import Testing
+
+@Suite struct AdminAndAuthTests {
+    @Test func healthAnswersWithTheVersion() async throws {
+        let server = try LiveServer()
+        let reply = try await server.request("GET", Endpoints.health)
+        #expect(reply.status == 200)
+        #expect(try reply.decode(HealthResponse.self).version == Endpoints.version)
+    }
+
+    @Test func adminEndpointsRequireTheAdminKey() async throws {
+        let server = try LiveServer()
+        let anonymous = try await server.request("POST", Endpoints.adminUsers, json: CreateUserRequest(uid: "alice"))
+        #expect(anonymous.status == 401)
+        #expect(anonymous.error?.code == .unauthorized)
+        let wrong = try await server.request("POST", Endpoints.adminUsers, body: Data(#"{"uid":"a"}"#.utf8),
+                                              headers: [Endpoints.adminKeyHeader: "nope"])
+        #expect(wrong.status == 401)
+    }
+
+    @Test func creatingAUserTwiceConflicts() async throws {
+        let server = try LiveServer()
+        let first = try await server.request("POST", Endpoints.adminUsers, admin: true,
+                                             json: CreateUserRequest(uid: "alice", name: "Alice", tags: ["vip"], role: "admin"))
+        #expect(first.status == 201)
+        let user = try first.decode(UserPayload.self)
+        #expect(user.name == "Alice" && user.tags == ["vip"] && user.role == "admin")
+        let second = try await server.request("POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: "alice"))
+        #expect(second.status == 409)
+        #expect(second.error?.code == .conflict)
+    }
+
+    @Test func invalidUidsAreRejected() async throws {
+        let server = try LiveServer()
+        for uid in ["", "has space", "slash/", String(repeating: "x", count: 101)] {
+            let reply = try await server.request("POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: uid))
+            #expect(reply.status == 422, "uid \(uid)")
+        }
+    }
+
+    @Test func aTokenForAnUnknownUserIs404() async throws {
+        let server = try LiveServer()
+        let reply = try await server.request("POST", "\(Endpoints.adminUsers)/ghost/tokens", admin: true, json: CreateTokenRequest())
+        #expect(reply.status == 404)
+    }
+
+    @Test func usersReadThemselvesWithTheirToken() async throws {
+        let server = try LiveServer()
+        let token = try await server.user("alice", name: "Alice")
+        let me = try await server.request("GET", Endpoints.me, token: token)
+        #expect(me.status == 200)
+        let user = try me.decode(UserPayload.self)
+        #expect(user.uid == "alice")
+        #expect(user.lastActiveAt != nil)
+    }
+
+    @Test func missingOrUnknownTokensAre401() async throws {
+        let server = try LiveServer()
+        _ = try await server.user("alice")
+        let none = try await server.request("GET", Endpoints.me)
+        #expect(none.status == 401 && none.error?.code == .unauthorized)
+        let bogus = try await server.request("GET", Endpoints.me, token: "not-a-token")
+        #expect(bogus.status == 401 && bogus.error?.code == .unauthorized)
+        let basic = try await server.request("GET", Endpoints.me, headers: ["Authorization": "Basic Zm9vOmJhcg=="])
+        #expect(basic.status == 401)
+    }
+
+    @Test func aRevokedTokenIs401Revoked() async throws {
+        let server = try LiveServer()
+        let token = try await server.user("alice")
+        let other = try await server.token("alice")
+        #expect(try await server.request("DELETE", "\(Endpoints.adminTokens)/\(token)", admin: true).status == 204)
+        let reply = try await server.request("GET", Endpoints.me, token: token)
+        #expect(reply.status == 401 && reply.error?.code == .tokenRevoked)
+        #expect(try await server.request("GET", Endpoints.me, token: other).status == 200)
+        #expect(try await server.request("DELETE", "\(Endpoints.adminTokens)/unknown", admin: true).status == 404)
+    }
+
+    @Test func aTokenExpiresAfterItsLifetime() async throws {
+        let server = try LiveServer()
+        _ = try await server.user("alice")
+        let token = try await server.token("alice", ttlSeconds: 60)
+        #expect(try await server.request("GET", Endpoints.me, token: token).status == 200)
+        try await server.advanceClock(seconds: 61)
+        let reply = try await server.request("GET", Endpoints.me, token: token)
+        #expect(reply.status == 401 && reply.error?.code == .tokenExpired)
+    }
+
+    @Test func offlineAdminCommandsWorkOnTheDataDirectory() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-admin-\(UUID().uuidString)")
+        func chatd(_ arguments: [String]) throws -> (Int32, String) {
+            let process = Process()
+            let pipe = Pipe()
+            process.executableURL = LiveServer.binary
+            process.arguments = arguments + ["--data", directory.path]
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        #expect(try chatd(["user", "add", "carol", "--name", "Carol"]).0 == 0)
+        let (status, token) = try chatd(["token", "carol"])
+        #expect(status == 0)
+        let (failed, message) = try chatd(["token", "nobody"])
+        #expect(failed != 0 && message.contains("no user nobody"))
+        let (usage, text) = try chatd(["--port", "x"])
+        #expect(usage == 2 && text.contains("--port must be a number"))
+
+        let server = try LiveServer(dataDirectory: directory)
+        let me = try await server.request("GET", Endpoints.me, token: token)
+        #expect(try me.decode(UserPayload.self).name == "Carol")
+    }
+
+    @Test func aGeneratedAdminKeyIsStoredPrivately() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-key-\(UUID().uuidString)")
+        let process = Process()
+        let pipe = Pipe()
+        process.executableURL = LiveServer.binary
+        process.arguments = ["--data", directory.path, "--port", "0"]
+        process.standardOutput = pipe
+        try process.run()
+        var seen = ""
+        while !seen.contains("listening on") {
+            let chunk = pipe.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        process.terminate()
+        process.waitUntilExit()
+        let file = directory.appendingPathComponent("admin.key")
+        let key = try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(seen.contains(key))
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(process.terminationStatus == 0)
+    }
+}

@@ -1,0 +1,116 @@
+import ChatProtocol
+import Foundation
+import Testing
+
+@Suite struct ConversationTests {
+    @Test func theListIsOrderedByLastActivityAndPagesWithoutGapsOrRepeats() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        var peers: [String] = []
+        for index in 0..<7 {
+            let uid = "peer\(index)"
+            _ = try await server.user(uid)
+            peers.append(uid)
+            try await server.send("hi \(index)", from: alice, to: uid)
+        }
+        try await server.send("bump", from: alice, to: "peer2")
+        var seen: [ConversationPayload] = []
+        var cursor: String?
+        repeat {
+            let query = "?limit=3" + (cursor.map { "&cursor=\($0)" } ?? "")
+            let page = try await server.request("GET", Endpoints.conversations + query, token: alice).decode(Page<ConversationPayload>.self)
+            #expect(page.items.count <= 3)
+            seen += page.items
+            cursor = page.next
+        } while cursor != nil
+        #expect(seen.map(\.conversationWith.uid) == ["peer2", "peer6", "peer5", "peer4", "peer3", "peer1", "peer0"])
+        #expect(seen.first?.lastMessage?.text == "bump")
+    }
+
+    @Test func unreadCountsFollowReadReceipts() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        var ids: [Int64] = []
+        for index in 0..<4 { ids.append(try await server.send("m\(index)", from: alice, to: "bob").id) }
+        let path = "\(Endpoints.conversations)/alice_user_bob"
+        #expect(try await server.request("GET", path, token: bob).decode(ConversationPayload.self).unreadMessageCount == 4)
+        #expect(try await server.request("GET", path, token: alice).decode(ConversationPayload.self).unreadMessageCount == 0)
+        let delivered = try await server.request("POST", path + "/delivered", token: bob, json: ReceiptRequest(messageId: ids[3]))
+        #expect(delivered.status == 200)
+        let read = try await server.request("POST", path + "/read", token: bob, json: ReceiptRequest(messageId: ids[1]))
+        #expect(try read.decode(ReceiptPayload.self).messageId == ids[1])
+        let bobView = try await server.request("GET", path, token: bob).decode(ConversationPayload.self)
+        #expect(bobView.unreadMessageCount == 2)
+        #expect(bobView.lastReadMessageId == ids[1] && bobView.lastDeliveredMessageId == ids[3])
+        let aliceView = try await server.request("GET", path, token: alice).decode(ConversationPayload.self)
+        #expect(aliceView.peerReadMessageId == ids[1] && aliceView.peerDeliveredMessageId == ids[3])
+        // Receipts never move backwards, and deleted messages do not count as unread.
+        let backwards = try await server.request("POST", path + "/read", token: bob, json: ReceiptRequest(messageId: ids[0]))
+        #expect(try backwards.decode(ReceiptPayload.self).messageId == ids[1])
+        _ = try await server.request("DELETE", "\(Endpoints.messages)/\(ids[3])", token: alice)
+        #expect(try await server.request("GET", path, token: bob).decode(ConversationPayload.self).unreadMessageCount == 1)
+    }
+
+    @Test func aReceiptForAMessageOutsideTheConversationIs422() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        _ = try await server.user("carol")
+        try await server.send("x", from: alice, to: "bob")
+        let other = try await server.send("y", from: alice, to: "carol")
+        let reply = try await server.request("POST", "\(Endpoints.conversations)/alice_user_bob/read", token: alice,
+                                             json: ReceiptRequest(messageId: other.id))
+        #expect(reply.status == 422)
+    }
+
+    @Test func historyPagesBackwardAndForward() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        var ids: [Int64] = []
+        for index in 0..<10 { ids.append(try await server.send("m\(index)", from: alice, to: "bob").id) }
+        let path = "\(Endpoints.conversations)/alice_user_bob/messages"
+        let newest = try await server.request("GET", path + "?limit=3", token: alice).decode([MessagePayload].self)
+        #expect(newest.map(\.id) == Array(ids[7...]))
+        let older = try await server.request("GET", path + "?limit=3&before=\(ids[7])", token: alice).decode([MessagePayload].self)
+        #expect(older.map(\.id) == Array(ids[4..<7]))
+        let newer = try await server.request("GET", path + "?limit=4&after=\(ids[1])", token: alice).decode([MessagePayload].self)
+        #expect(newer.map(\.id) == Array(ids[2..<6]))
+        #expect(try await server.request("GET", path + "?before=1&after=2", token: alice).status == 400)
+    }
+
+    /// The authorization matrix: carol is not part of alice–bob.
+    @Test func aUserNeverReadsAConversationTheyAreNotPartOf() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        let carol = try await server.user("carol")
+        let message = try await server.send("private", from: alice, to: "bob")
+        let base = "\(Endpoints.conversations)/alice_user_bob"
+        #expect(try await server.request("GET", base, token: carol).status == 403)
+        #expect(try await server.request("GET", base + "/messages", token: carol).status == 403)
+        #expect(try await server.request("POST", base + "/read", token: carol, json: ReceiptRequest(messageId: message.id)).status == 403)
+        #expect(try await server.request("GET", "\(Endpoints.messages)/\(message.id)", token: carol).status == 403)
+        #expect(try await server.request("PATCH", "\(Endpoints.messages)/\(message.id)", token: carol, json: EditMessageRequest(text: "x")).status == 403)
+        #expect(try await server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: carol).status == 403)
+        let list = try await server.request("GET", Endpoints.conversations, token: carol).decode(Page<ConversationPayload>.self)
+        #expect(list.items.isEmpty)
+        let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=c1.0", token: carol).decode(ChangelogPage.self)
+        #expect(changes.changes.isEmpty)
+        #expect(try await server.request("GET", "\(Endpoints.conversations)/nobody_user_none", token: carol).status == 404)
+    }
+
+    @Test func usersListPagesInUidOrder() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        for uid in ["dave", "bob", "carol", "erin"] { _ = try await server.user(uid) }
+        let first = try await server.request("GET", Endpoints.users + "?limit=2", token: alice).decode(Page<UserPayload>.self)
+        #expect(first.items.map(\.uid) == ["alice", "bob"])
+        let second = try await server.request("GET", Endpoints.users + "?limit=2&cursor=\(first.next ?? "")", token: alice).decode(Page<UserPayload>.self)
+        #expect(second.items.map(\.uid) == ["carol", "dave"])
+        let one = try await server.request("GET", Endpoints.users + "/erin", token: alice)
+        #expect(try one.decode(UserPayload.self).uid == "erin")
+        #expect(try await server.request("GET", Endpoints.users + "/zed", token: alice).status == 404)
+    }
+}

@@ -1,0 +1,134 @@
+import ChatProtocol
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// An HTTP answer from chatd.
+struct Reply {
+    let status: Int
+    let body: Data
+    let headers: [String: String]
+
+    func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        do { return try JSONDecoder().decode(type, from: body) } catch {
+            throw LiveServer.Failure("cannot decode \(T.self) from \(status) \(String(decoding: body, as: UTF8.self)): \(error)")
+        }
+    }
+
+    /// The JSON error body of a 4xx/5xx answer.
+    var error: APIError? { try? JSONDecoder().decode(APIError.self, from: body) }
+}
+
+/// The real `chatd` process on an ephemeral loopback port, with a fresh data directory.
+final class LiveServer: @unchecked Sendable {  // immutable after init; Process is only touched in stop()
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static let adminKey = "test-admin-key"
+    let process = Process()
+    let output = Pipe()
+    let dataDirectory: URL
+    let port: Int
+    let session: URLSession
+
+    /// Where `swift build` put chatd: next to the test bundle.
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chatd")
+    }
+
+    init(arguments: [String] = [], dataDirectory: URL? = nil) throws {
+        self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("chatd-test-\(UUID().uuidString)")
+        guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
+            throw Failure("build chatd first (swift build): \(Self.binary.path) is missing")
+        }
+        process.executableURL = Self.binary
+        process.arguments = ["--data", self.dataDirectory.path, "--port", "0", "--admin-key", Self.adminKey,
+                             "--test-clock"] + arguments
+        process.standardOutput = output
+        try process.run()
+        var seen = ""
+        while !seen.contains("listening on") {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw Failure("chatd exited before listening: \(seen)") }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let range = seen.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+              let port = Int(seen[range].split(separator: ":").last ?? "") else {
+            throw Failure("no port in chatd's output: \(seen)")
+        }
+        self.port = port
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 30
+        configuration.httpMaximumConnectionsPerHost = 64
+        session = URLSession(configuration: configuration)
+    }
+
+    deinit { stop() }
+
+    /// SIGTERM and wait; returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    func request(_ method: String, _ path: String, token: String? = nil, admin: Bool = false,
+                 body: Data? = nil, headers: [String: String] = [:]) async throws -> Reply {
+        var request = URLRequest(url: URL(string: baseURL + path)!)
+        request.httpMethod = method
+        request.httpBody = body
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if admin { request.setValue(Self.adminKey, forHTTPHeaderField: Endpoints.adminKeyHeader) }
+        if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await session.data(for: request)
+        let http = response as! HTTPURLResponse
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = String(describing: value) }
+        return Reply(status: http.statusCode, body: data, headers: fields)
+    }
+
+    func request(_ method: String, _ path: String, token: String? = nil, admin: Bool = false,
+                 json: some Encodable) async throws -> Reply {
+        try await request(method, path, token: token, admin: admin, body: try JSONEncoder().encode(json))
+    }
+
+    /// Creates a user and returns a fresh token for them.
+    func user(_ uid: String, name: String? = nil) async throws -> String {
+        let created = try await request("POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: uid, name: name))
+        guard created.status == 201 else { throw Failure("create \(uid): \(created.status) \(String(decoding: created.body, as: UTF8.self))") }
+        return try await token(uid)
+    }
+
+    func token(_ uid: String, ttlSeconds: Int64? = nil) async throws -> String {
+        let reply = try await request("POST", "\(Endpoints.adminUsers)/\(uid)/tokens", admin: true,
+                                      json: CreateTokenRequest(ttlSeconds: ttlSeconds))
+        return try reply.decode(TokenResponse.self).authToken
+    }
+
+    /// Sends a text message and returns the stored message.
+    @discardableResult
+    func send(_ text: String, from token: String, to receiver: String, muid: String = UUID().uuidString) async throws -> MessagePayload {
+        let reply = try await request("POST", Endpoints.messages, token: token,
+                                      json: SendMessageRequest(muid: muid, receiver: receiver, text: text))
+        guard reply.status == 201 || reply.status == 200 else {
+            throw Failure("send: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        return try reply.decode()
+    }
+
+    func advanceClock(seconds: Int64) async throws {
+        let reply = try await request("POST", "/v1/admin/clock", admin: true, json: ["advanceSeconds": seconds])
+        guard reply.status == 200 else { throw Failure("clock: \(reply.status)") }
+    }
+}
