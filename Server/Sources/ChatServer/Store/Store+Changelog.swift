@@ -27,7 +27,7 @@ extension Store {
         let insert = try db.prepare("INSERT INTO inbox(uid, seq) VALUES (?, ?)")
         for uid in Set(audience) { try insert.run([uid, change.seq]) }
         changes.append(PublishedChange(change: change, audience: audience))
-        if retention > 0 && change.seq % 256 == 0 { try prune(db, through: change.seq - retention) }
+        if retention > 0 && change.seq % min(256, retention) == 0 { try prune(db, through: change.seq - retention) }
         return change
     }
 

@@ -1,0 +1,67 @@
+import ChatProtocol
+import Foundation
+import Testing
+
+/// Client mistakes get a 4xx with a JSON `{code, message}` body, never a 5xx.
+@Suite struct BadInputTests {
+    func expectError(_ reply: Reply, _ status: Int, _ code: ErrorCode, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(reply.status == status, "\(String(decoding: reply.body, as: UTF8.self))", sourceLocation: sourceLocation)
+        #expect(reply.error?.code == code, sourceLocation: sourceLocation)
+        #expect(reply.headers["content-type"] == "application/json", sourceLocation: sourceLocation)
+    }
+
+    @Test func malformedBodiesAre400AndWrongShapesAre422() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        let send = { (body: [UInt8]) in try await server.request("POST", Endpoints.messages, token: alice, body: Data(body)) }
+        expectError(try await send(Array("{\"muid\":".utf8)), 400, .malformedJSON)
+        expectError(try await send([]), 400, .malformedJSON)
+        expectError(try await send([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x7D]), 400, .malformedJSON)   // {"\xFF\xFE"}
+        expectError(try await send(Array("[1,2]".utf8)), 422, .validationFailed)
+        expectError(try await send(Array(#"{"muid":1,"receiver":"bob"}"#.utf8)), 422, .validationFailed)
+        expectError(try await send(Array(#"{"muid":"x","receiver":"bob","receiverType":"planet","category":"message","type":"text"}"#.utf8)),
+                    422, .validationFailed)
+        expectError(try await send(Array(#"{"receiver":"bob"}"#.utf8)), 422, .validationFailed)
+        let receipt = try await server.request("POST", "\(Endpoints.conversations)/alice_user_bob/read", token: alice,
+                                               body: Data(#"{"messageId":1e30}"#.utf8))
+        #expect(receipt.status == 422 || receipt.status == 404)
+    }
+
+    @Test func oversizedBodiesAre413() async throws {
+        let server = try LiveServer(arguments: ["--max-body", "2048"])
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        let big = SendMessageRequest(muid: "big", receiver: "bob", text: String(repeating: "x", count: 5000))
+        expectError(try await server.request("POST", Endpoints.messages, token: alice, json: big), 413, .payloadTooLarge)
+        // The server is fine afterwards.
+        #expect(try await server.request("GET", Endpoints.health).status == 200)
+    }
+
+    @Test func outOfRangeLimitsAndBadCursorsAre400() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        for query in ["limit=0", "limit=101", "limit=-1", "limit=abc", "limit=99999999999999999999"] {
+            expectError(try await server.request("GET", Endpoints.conversations + "?" + query, token: alice), 400, .invalidParameter)
+        }
+        expectError(try await server.request("GET", Endpoints.changes + "?cursor=c1.0&limit=1001", token: alice), 400, .invalidParameter)
+        expectError(try await server.request("GET", Endpoints.changes + "?cursor=garbage", token: alice), 400, .invalidCursor)
+        expectError(try await server.request("GET", Endpoints.changes + "?cursor=c1.999", token: alice), 400, .invalidCursor)
+        expectError(try await server.request("GET", Endpoints.conversations + "?cursor=nope", token: alice), 400, .invalidParameter)
+    }
+
+    @Test func unknownPathsAre404AndWrongMethods405() async throws {
+        let server = try LiveServer()
+        expectError(try await server.request("GET", "/v1/nothing"), 404, .notFound)
+        expectError(try await server.request("GET", "/"), 404, .notFound)
+        expectError(try await server.request("PUT", Endpoints.health), 405, .methodNotAllowed)
+        expectError(try await server.request("DELETE", Endpoints.messages), 405, .methodNotAllowed)
+    }
+
+    @Test func aPlainGETOnTheRealtimeEndpointExplainsItself() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        expectError(try await server.request("GET", Endpoints.realtime, token: alice), 400, .invalidParameter)
+        expectError(try await server.request("GET", Endpoints.realtime), 401, .unauthorized)
+    }
+}
