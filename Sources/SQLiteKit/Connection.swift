@@ -52,10 +52,28 @@ public final class Connection {
         try Connection(path: ":memory:")
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    private var isClosed = false
+
+    deinit { if !isClosed { sqlite3_close_v2(handle) } }
+
+    /// Closes the connection now (checkpointing and removing the WAL file if it is the last
+    /// one). Later calls on this connection throw `.misuse`; closing twice is harmless.
+    public func close() throws {
+        guard !isClosed else { return }
+        let code = sqlite3_close(handle)
+        guard code == SQLITE_OK else {
+            throw SQLiteError(code: ResultCode(rawValue: code), message: "cannot close: statements are still in use")
+        }
+        isClosed = true
+    }
+
+    func checkOpen(_ sql: String) throws {
+        if isClosed { throw SQLiteError(code: .misuse, message: "the connection is closed", sql: sql) }
+    }
 
     /// Runs one or more `;`-separated statements without parameters.
     public func execute(_ sql: String) throws {
+        try checkOpen(sql)
         var error: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &error)
         if code != SQLITE_OK {
@@ -68,7 +86,8 @@ public final class Connection {
 
     /// Compiles one statement for repeated use.
     public func prepare(_ sql: String) throws -> Statement {
-        try Statement(connection: self, sql: sql)
+        try checkOpen(sql)
+        return try Statement(connection: self, sql: sql)
     }
 
     /// Runs one statement with `arguments` bound to its `?` parameters, discarding rows.

@@ -88,3 +88,20 @@ func open(_ storage: Storage, in dir: TemporaryDirectory) throws -> Connection {
         #expect(error.code.primary == .cantOpen)
     }
 }
+
+@Suite struct CloseTests {
+    let dir = TemporaryDirectory()
+
+    @Test func closingTheLastConnectionRemovesTheWriteAheadLog() throws {
+        let path = dir.path("close.sqlite")
+        let db = try Connection(path: path)
+        try db.execute("CREATE TABLE t(n INTEGER); INSERT INTO t VALUES (1)")
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        try db.close()
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        try db.close()
+        let error = try #require(throws: SQLiteError.self) { try db.execute("SELECT 1") }
+        #expect(error.code == .misuse)
+        #expect(try Connection(path: path).scalar("SELECT n FROM t") == 1)
+    }
+}

@@ -35,10 +35,12 @@ public final class ChatServer: Sendable {
         return try http.start(port: configuration.port, threads: configuration.threads)
     }
 
-    /// Stops accepting, closes realtime sockets (1001), lets in-flight requests finish.
-    public func stop() {
+    /// Stops accepting, closes realtime sockets (1001), lets in-flight requests finish,
+    /// then closes the database.
+    public func stop() throws {
         hub.stop()
         http.stop()
+        try store.close()
     }
 }
 

@@ -43,6 +43,6 @@ case .serve:
     say("chatd \(Endpoints.version) listening on http://127.0.0.1:\(port)")
     let signal = waitForTerminationSignal()
     say("chatd: signal \(signal), shutting down")
-    server.stop()
+    do { try server.stop() } catch { fail("stopped, but the database did not close cleanly: \(error)") }
     say("chatd: stopped")
 }

@@ -66,6 +66,12 @@ public final class Store: Sendable {
         try writer.withConnection { try body($0) }
     }
 
+    /// Closes every connection; the last close checkpoints and removes the WAL file.
+    public func close() throws {
+        for reader in readers { try reader.withConnection { try $0.close() } }
+        try writer.withConnection { try $0.close() }
+    }
+
     /// Runs `body` on one of the reader connections.
     func read<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
         let index = nextReader.add(1, ordering: .relaxed).newValue % readers.count

@@ -1,0 +1,45 @@
+import ChatProtocol
+import Foundation
+import Testing
+import WebSocket
+
+@Suite struct ShutdownTests {
+    /// SIGTERM while sends are in flight: every send chatd acknowledged is stored, the process
+    /// exits 0, and the database is closed cleanly (its write-ahead log checkpointed away).
+    @Test func sigtermFinishesInFlightRequestsAndClosesTheDatabase() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        let (socket, _) = try server.realtime(alice)
+        let acknowledged = try await withThrowingTaskGroup(of: MessagePayload?.self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    try? await server.request("POST", Endpoints.messages, token: alice,
+                                              json: SendMessageRequest(muid: "s\(index)", receiver: "bob", text: "\(index)"))
+                        .decode(MessagePayload.self)
+                }
+            }
+            group.addTask {
+                // Terminate while the sends are still arriving.
+                _ = server.stop()
+                return nil
+            }
+            return try await group.reduce(into: [MessagePayload]()) { if let message = $1 { $0.append(message) } }
+        }
+        #expect(server.process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: server.dataDirectory.appendingPathComponent("chatd.sqlite-wal").path))
+        // The realtime socket was closed with "going away" (or found closed).
+        var closeCode: CloseCode?
+        while closeCode == nil {
+            if case .close(let code, _) = try socket.receive() { closeCode = code }
+        }
+        #expect(closeCode == .goingAway || closeCode == .abnormal)
+
+        guard !acknowledged.isEmpty else { return }
+        let restarted = try LiveServer(dataDirectory: server.dataDirectory)
+        let stored = try await restarted.request("GET", "\(Endpoints.conversations)/alice_user_bob/messages?limit=100",
+                                                 token: try await restarted.token("alice"))
+        let ids = Set(try stored.decode([MessagePayload].self).map(\.id))
+        #expect(Set(acknowledged.map(\.id)).isSubset(of: ids))
+    }
+}
