@@ -23,6 +23,7 @@ test-sdk-system:
 
 test-server:
 	cd Server && $(SWIFT) build $(STRICT) && $(SWIFT) test $(STRICT)
+	scripts/schemathesis.sh
 
 demo: deps
 	@scripts/demo.sh

@@ -69,7 +69,9 @@ struct Routes {
             try requireAdmin(context)
             guard let clock else { throw HTTPError.notFound("start chatd with --test-clock to move its clock") }
             let request = try context.decode(AdvanceClockRequest.self)
-            guard request.advanceSeconds >= 0 else { throw HTTPError.validation("`advanceSeconds` must not be negative") }
+            guard (0...315_360_000).contains(request.advanceSeconds) else {
+                throw HTTPError.validation("`advanceSeconds` must be between 0 and 315360000")
+            }
             clock.advance(by: request.advanceSeconds * 1000)
             return .json(["now": clock.now()])
         }

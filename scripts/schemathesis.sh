@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs schemathesis (PyPI) against a live chatd with docs/openapi.yaml: fails on any 5xx,
+# an undocumented status, a wrong content type or a response that breaks its schema.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+chatd=Server/.build/debug/chatd
+[ -x "$chatd" ] || { echo "build chatd first (make build)"; exit 1; }
+
+data=$(mktemp -d)
+log="$data/chatd.log"
+"$chatd" --data "$data" --port 0 --admin-key schemathesis-admin > "$log" 2>&1 &
+pid=$!
+pid=""
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$data"' EXIT
+for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
+port=$(grep -o '127.0.0.1:[0-9]*' "$log" | head -1 | cut -d: -f2)
+base="http://127.0.0.1:$port"
+
+admin=(-H "X-Admin-Key: schemathesis-admin" -H "Content-Type: application/json")
+curl -sf "${admin[@]}" -d '{"uid":"alice"}' "$base/v1/admin/users" >/dev/null
+curl -sf "${admin[@]}" -d '{"uid":"bob"}' "$base/v1/admin/users" >/dev/null
+token=$(curl -sf "${admin[@]}" -d '{"ttlSeconds":86400}' "$base/v1/admin/users/alice/tokens" \
+        | python3 -c 'import json,sys; print(json.load(sys.stdin)["authToken"])')
+curl -sf -H "Authorization: Bearer $token" -H "Content-Type: application/json" \
+     -d '{"muid":"seed","receiver":"bob","receiverType":"user","category":"message","type":"text","text":"hi"}' \
+     "$base/v1/messages" >/dev/null
+
+schemathesis run docs/openapi.yaml --url "$base" \
+    -H "Authorization: Bearer $token" -H "X-Admin-Key: schemathesis-admin" \
+    --generation-with-security-parameters false \
+    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+    --max-examples "${SCHEMATHESIS_EXAMPLES:-60}" --seed 1 --workers 2 --phases examples,coverage,fuzzing
+kill -0 $pid || { echo "chatd died during the run"; cat "$log"; exit 1; }
