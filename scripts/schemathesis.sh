@@ -8,10 +8,10 @@ chatd=Server/.build/debug/chatd
 
 data=$(mktemp -d)
 log="$data/chatd.log"
-"$chatd" --data "$data" --port 0 --admin-key schemathesis-admin > "$log" 2>&1 &
-pid=$!
 pid=""
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$data"' EXIT
+"$chatd" --data "$data" --port 0 --admin-key schemathesis-admin > "$log" 2>&1 &
+pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
 port=$(grep -o '127.0.0.1:[0-9]*' "$log" | head -1 | cut -d: -f2)
 base="http://127.0.0.1:$port"
