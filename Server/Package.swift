@@ -29,6 +29,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .executableTarget(name: "chatd", dependencies: ["ChatServer"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "chatd-bench",
+            dependencies: ["ChatServer", .product(name: "ChatProtocol", package: root), .product(name: "WebSocket", package: root)],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ChatServerTests",
             dependencies: [

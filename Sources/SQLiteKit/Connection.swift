@@ -60,6 +60,7 @@ public final class Connection {
     /// one). Later calls on this connection throw `.misuse`; closing twice is harmless.
     public func close() throws {
         guard !isClosed else { return }
+        statementCache.removeAll()
         let code = sqlite3_close(handle)
         guard code == SQLITE_OK else {
             throw SQLiteError(code: ResultCode(rawValue: code), message: "cannot close: statements are still in use")
@@ -90,19 +91,30 @@ public final class Connection {
         return try Statement(connection: self, sql: sql)
     }
 
+    /// A compiled statement kept for reuse by SQL text: compiling costs more than running
+    /// most statements. `run`, `query`, `queryFirst` and `scalar` all go through it.
+    public func cachedStatement(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql] { return statement }
+        let statement = try prepare(sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    private var statementCache: [String: Statement] = [:]
+
     /// Runs one statement with `arguments` bound to its `?` parameters, discarding rows.
     public func run(_ sql: String, _ arguments: [any SQLValueConvertible] = []) throws {
-        try prepare(sql).run(arguments)
+        try cachedStatement(sql).run(arguments)
     }
 
     /// Runs one statement and returns every row.
     public func query(_ sql: String, _ arguments: [any SQLValueConvertible] = []) throws -> [Row] {
-        try prepare(sql).query(arguments)
+        try cachedStatement(sql).query(arguments)
     }
 
     /// The first row, or nil when there is none.
     public func queryFirst(_ sql: String, _ arguments: [any SQLValueConvertible] = []) throws -> Row? {
-        try prepare(sql).query(arguments, limit: 1).first
+        try cachedStatement(sql).query(arguments, limit: 1).first
     }
 
     /// The first column of the first row as `T`, or nil when there is no row.

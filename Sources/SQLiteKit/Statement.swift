@@ -1,6 +1,7 @@
 /// A compiled statement with typed parameter bindings. Reset before every run.
+/// It must not outlive its connection (the connection's statement cache holds it unowned-back).
 public final class Statement {
-    let connection: Connection
+    unowned let connection: Connection
     let handle: OpaquePointer
     /// The SQL text it was compiled from.
     public let sql: String

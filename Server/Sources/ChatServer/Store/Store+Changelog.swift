@@ -24,7 +24,7 @@ extension Store {
         try db.run("INSERT INTO changes(conversation_id, payload, at) VALUES (?, ?, ?)",
                    [conversationId, try Self.json(change), at])
         change.seq = db.lastInsertRowID
-        let insert = try db.prepare("INSERT INTO inbox(uid, seq) VALUES (?, ?)")
+        let insert = try db.cachedStatement("INSERT INTO inbox(uid, seq) VALUES (?, ?)")
         for uid in Set(audience) { try insert.run([uid, change.seq]) }
         changes.append(PublishedChange(change: change, audience: audience))
         if retention > 0 && change.seq % min(256, retention) == 0 { try prune(db, through: change.seq - retention) }

@@ -1,0 +1,149 @@
+import ChatProtocol
+import ChatServer
+import Foundation
+import Synchronization
+import WebSocket
+
+// chatd-bench: measures a release chatd process on loopback against a baseline taken in the
+// same run (a trivial GET /v1/health on the same server), so the report shows the cost of
+// chatd's layers over libmicrohttpd.
+//
+// usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N]
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+    print("usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N]")
+    exit(2)
+}
+func option(_ name: String, _ fallback: Int) -> Int {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
+    return Int(arguments[index + 1]) ?? fallback
+}
+let totalSends = option("--sends", 20_000)
+let backlogSize = option("--backlog", 100_000)
+let clients = 50
+let workers = 8
+
+let data = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-bench-\(UUID().uuidString)")
+defer { try? FileManager.default.removeItem(at: data) }
+
+// Users, tokens and the replay backlog are written straight into the data dir (in-process
+// store), then the real chatd serves them.
+print("preparing \(clients) users and a \(backlogSize)-change backlog …")
+let backlogStart = now()
+let tokens: [String] = try {
+    var tokens: [String] = []
+    let store = try Store(directory: data, clock: SystemClock(), readers: 1)
+    for index in 0..<clients {
+        _ = try store.createUser(CreateUserRequest(uid: "u\(index)"))
+        tokens.append(try store.issueToken(for: "u\(index)", ttlSeconds: 86_400).authToken)
+    }
+    _ = try store.createUser(CreateUserRequest(uid: "archive"))
+    for index in 0..<backlogSize {
+        _ = try store.send(from: "archive", SendMessageRequest(muid: "b\(index)", receiver: "u0", text: "backlog \(index)"))
+    }
+    try store.close()
+    return tokens
+}()
+let backlogSeconds = Double(now() - backlogStart) / 1e9
+
+let process = Process()
+let output = Pipe()
+process.executableURL = URL(fileURLWithPath: arguments[1])
+process.arguments = ["--data", data.path, "--port", "0", "--admin-key", "bench", "--threads", "4"]
+process.standardOutput = output
+try process.run()
+var banner = ""
+while !banner.contains("listening on") { banner += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
+let port = Int(banner.split(separator: ":").last!.trimmingCharacters(in: .whitespacesAndNewlines))!
+defer { process.terminate(); process.waitUntilExit() }
+
+print("chatd up on port \(port); baseline GETs …")
+// 1. Baseline: trivial GET.
+let healthCount = totalSends
+let healthSeconds = parallel(workers) { worker in
+    let client = try BenchHTTPClient(port: port)
+    for _ in 0..<(healthCount / workers) { _ = try client.request("GET", "/v1/health") }
+}
+let healthRate = Double(healthCount) / healthSeconds
+
+// 2. 50 realtime clients; each records send→delivery latency of messages addressed to it.
+let latencies = Mutex(Latencies())
+let delivered = Atomic<Int>(0)
+var sockets: [WebSocketClient] = []
+for token in tokens {
+    let socket = try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/v1/realtime")!,
+                                             headers: ["Authorization": "Bearer \(token)"])
+    _ = try socket.receive()  // hello
+    sockets.append(socket)
+}
+let readers = DispatchGroup()
+for (index, socket) in sockets.enumerated() {
+    readers.enter()
+    Thread {
+        defer { readers.leave() }
+        let me = "u\(index)"
+        while case .text(let json) = try? socket.receive() {
+            guard let envelope = try? JSONDecoder().decode(RealtimeEnvelope.self, from: Data(json.utf8)),
+                  let message = envelope.change?.message, message.receiver == me,
+                  let sentAt = UInt64(message.text?.split(separator: " ").first ?? "") else { continue }
+            let latency = now() - sentAt
+            latencies.withLock { $0.samples.append(latency) }
+            delivered.add(1, ordering: .relaxed)
+        }
+    }.start()
+}
+
+print("\(clients) realtime clients connected; sending …")
+// 3. Sends from 8 connections, random sender → receiver among the 50.
+let sendSeconds = parallel(workers) { worker in
+    let client = try BenchHTTPClient(port: port)
+    var random = SystemRandomNumberGenerator()
+    for index in 0..<(totalSends / workers) {
+        let from = Int.random(in: 0..<clients, using: &random)
+        var to = Int.random(in: 0..<clients - 1, using: &random)
+        if to >= from { to += 1 }
+        let body = try JSONEncoder().encode(SendMessageRequest(muid: "w\(worker)-\(index)", receiver: "u\(to)", text: "\(now()) hello"))
+        let (status, _) = try client.request("POST", "/v1/messages", token: tokens[from], body: Array(body))
+        guard status == 201 else { throw ConnectionError("send answered \(status)") }
+    }
+}
+let sendRate = Double(totalSends) / sendSeconds
+print("sent; waiting for deliveries …")
+// Wait for the deliveries still in flight, bounded by what was sent.
+let sentTotal = (totalSends / workers) * workers
+while delivered.load(ordering: .relaxed) < sentTotal {
+    _ = try? BenchHTTPClient(port: port).request("GET", "/v1/health")
+}
+for socket in sockets { socket.shutdown() }
+readers.wait()
+
+print("replaying the changelog …")
+// 4. Changelog replay of the backlog (u0's view), 1000 changes a page.
+let replayer = try BenchHTTPClient(port: port)
+var cursor = "c1.0"
+var pages = 0
+var changes = 0
+let replayStart = now()
+while true {
+    let (status, body) = try replayer.request("GET", "/v1/changes?cursor=\(cursor)&limit=1000", token: tokens[0])
+    guard status == 200 else { throw ConnectionError("changes answered \(status)") }
+    let page = try JSONDecoder().decode(ChangelogPage.self, from: Data(body))
+    pages += 1
+    changes += page.changes.count
+    cursor = page.cursor
+    if !page.hasMore { break }
+}
+let replaySeconds = Double(now() - replayStart) / 1e9
+
+let samples = latencies.withLock { $0 }
+print("""
+
+chatd benchmark (release, loopback, \(workers) HTTP connections, \(clients) realtime clients)
+  baseline GET /v1/health        \(format(healthRate)) req/s
+  POST /v1/messages              \(format(sendRate)) sends/s   = \(format(sendRate / healthRate, 3)) × baseline
+  send → realtime delivery       p50 \(format(samples.percentile(0.5), 2)) ms   p99 \(format(samples.percentile(0.99), 2)) ms   (\(samples.samples.count) deliveries)
+  changelog replay               \(format(Double(pages) / replaySeconds, 1)) pages/s = \(format(Double(changes) / replaySeconds)) changes/s (\(changes) changes, \(pages) pages of ≤1000)
+                                 one page costs \(format((replaySeconds / Double(pages)) * healthRate, 1)) baseline GETs
+  backlog preparation (in-process store)  \(format(Double(backlogSize) / backlogSeconds)) sends/s
+""")
