@@ -30,7 +30,7 @@ public final class RealtimeHub: Sendable {
     let configuration: Configuration
     let store: Store
     let monotonicNow: @Sendable () -> UInt64
-    private let commands = Mutex<[Command]>([])
+    private let commands = CommandQueue()
     private let wake: (read: Int32, write: Int32)
     private let stopped = Atomic(false)
     private let started = Atomic(false)
@@ -71,30 +71,29 @@ public final class RealtimeHub: Sendable {
         Glibc.close(wake.write)
     }
 
-    func send(_ command: Command) {
-        commands.withLock { $0.append(command) }
+    func send(_ commands: [Command]) {
+        guard !commands.isEmpty else { return }
+        self.commands.append(commands)
         var byte: UInt8 = 1
         _ = Glibc.write(wake.write, &byte, 1)
     }
 
+    func send(_ command: Command) { send([command]) }
+
     func takeCommands() -> [Command] {
         var drain = [UInt8](repeating: 0, count: 256)
         while Glibc.read(wake.read, &drain, drain.count) > 0 {}
-        return commands.withLock { pending in
-            defer { pending = [] }
-            return pending
-        }
+        return commands.takeAll()
     }
 
     var wakeDescriptor: Int32 { wake.read }
 
     /// Encodes each change once and queues it for the sockets of its audience.
     func publish(_ changes: [PublishedChange]) {
-        for published in changes {
-            let envelope = RealtimeEnvelope(type: .change, change: published.change)
-            guard let frame = Self.frame(envelope) else { continue }
-            send(.broadcast(frame: frame, audience: published.audience))
-        }
+        send(changes.compactMap { published in
+            Self.frame(RealtimeEnvelope(type: .change, change: published.change))
+                .map { Command.broadcast(frame: $0, audience: published.audience) }
+        })
     }
 
     static func frame(_ envelope: RealtimeEnvelope) -> [UInt8]? {
@@ -127,5 +126,27 @@ public final class RealtimeHub: Sendable {
             let hello = Self.frame(RealtimeEnvelope(type: .hello, uid: uid, cursor: Cursor.encode(head))) ?? []
             send(.register(socket, uid: uid, hello: hello))
         }
+    }
+}
+
+/// The hub's inbox: commands from request threads to the loop thread. A plain pthread lock:
+/// it is held for an append or a swap, and must not spin when its holder is descheduled
+/// (2 cores, many request threads).
+final class CommandQueue: @unchecked Sendable {  // `items` is only touched under `lock`
+    private let lock = NSLock()
+    private var items: [RealtimeHub.Command] = []
+
+    func append(_ commands: [RealtimeHub.Command]) {
+        lock.lock()
+        items += commands
+        lock.unlock()
+    }
+
+    func takeAll() -> [RealtimeHub.Command] {
+        lock.lock()
+        defer { lock.unlock() }
+        let taken = items
+        items = []
+        return taken
     }
 }

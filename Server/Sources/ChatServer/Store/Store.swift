@@ -22,7 +22,7 @@ public final class Store: Sendable {
     let clock: any ServerClock
     /// Changes kept for replay (0: all). Older cursors get `cursor_expired`.
     let retention: Int64
-    private let publisher = Mutex<(@Sendable ([PublishedChange]) -> Void)?>(nil)
+    private let publisher = PublisherSlot()
 
     static let encoder = JSONEncoder()
     static let decoder = JSONDecoder()
@@ -32,12 +32,12 @@ public final class Store: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("chatd.sqlite").path
         let writer = try Connection(path: path)
-        try writer.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
+        try writer.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 20000")
         try Schema.migrator.migrate(writer)
         self.writer = LockedConnection(writer)
         self.readers = try (0..<max(1, readers)).map { _ in
             let reader = try Connection(path: path)
-            try reader.execute("PRAGMA query_only = ON")
+            try reader.execute("PRAGMA query_only = ON; PRAGMA cache_size = -16000")
             return LockedConnection(reader)
         }
         self.clock = clock
@@ -46,7 +46,7 @@ public final class Store: Sendable {
 
     /// Sets who receives committed changes (the realtime hub).
     public func onCommit(_ publish: @escaping @Sendable ([PublishedChange]) -> Void) {
-        publisher.withLock { $0 = publish }
+        publisher.set(publish)
     }
 
     /// Runs `body` in an immediate transaction on the writer; publishes the changes it
@@ -55,7 +55,7 @@ public final class Store: Sendable {
         try writer.withConnection { db in
             var changes: [PublishedChange] = []
             let result = try db.transaction { try body($0, &changes) }
-            if !changes.isEmpty, let publish = publisher.withLock({ $0 }) { publish(changes) }
+            if !changes.isEmpty { publisher.publish(changes) }
             return result
         }
     }
@@ -104,5 +104,24 @@ final class LockedConnection: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return try body(connection)
+    }
+}
+
+/// Who receives committed changes; set once at start-up, read on every write.
+final class PublisherSlot: @unchecked Sendable {  // `publish` is only touched under `lock`
+    private let lock = NSLock()
+    private var publish: (@Sendable ([PublishedChange]) -> Void)?
+
+    func set(_ publish: @escaping @Sendable ([PublishedChange]) -> Void) {
+        lock.lock()
+        self.publish = publish
+        lock.unlock()
+    }
+
+    func publish(_ changes: [PublishedChange]) {
+        lock.lock()
+        let target = publish
+        lock.unlock()
+        target?(changes)
     }
 }
