@@ -18,7 +18,8 @@ struct Routes {
         router.add("GET", Endpoints.changes) { context in
             let uid = try authenticate(context)
             let limit = try context.intQuery("limit", in: 1...Int64(ChangelogPage.maxLimit)) ?? Int64(ChangelogPage.maxLimit)
-            return .json(try store.changes(for: uid, cursor: context.request.query["cursor"], limit: Int(limit)))
+            let page = try store.changes(for: uid, cursor: context.request.query["cursor"], limit: Int(limit))
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: page.json)
         }
         router.add("GET", Endpoints.realtime) { context in
             let uid = try authenticate(context, allowQueryToken: true)

@@ -90,9 +90,11 @@ public final class RealtimeHub: Sendable {
 
     /// Encodes each change once and queues it for the sockets of its audience.
     func publish(_ changes: [PublishedChange]) {
-        send(changes.compactMap { published in
-            Self.frame(RealtimeEnvelope(type: .change, change: published.change))
-                .map { Command.broadcast(frame: $0, audience: published.audience) }
+        send(changes.map { published in
+            // The envelope `{"change": …, "type": "change"}` around the stored JSON, keys sorted.
+            let json = #"{"change":"# + published.json + #","type":"change"}"#
+            return Command.broadcast(frame: Frame(opcode: .text, payload: Array(json.utf8)).encoded(),
+                                     audience: published.audience)
         })
     }
 

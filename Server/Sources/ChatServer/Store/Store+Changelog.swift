@@ -20,13 +20,17 @@ extension Store {
     func record(_ db: Connection, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
                 receipt: ReceiptPayload? = nil, audience: [String], into changes: inout [PublishedChange]) throws -> ChangePayload {
         let at = clock.now()
-        var change = ChangePayload(seq: 0, kind: kind, conversationId: conversationId, message: message, receipt: receipt, at: at)
-        try db.run("INSERT INTO changes(conversation_id, payload, at) VALUES (?, ?, ?)",
-                   [conversationId, try Self.json(change), at])
-        change.seq = db.lastInsertRowID
+        // Under the write lock the next sequence is known, so the stored JSON carries it and is
+        // served verbatim by replays and realtime frames (encoded once, never re-encoded).
+        let last: Int64 = try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
+        let change = ChangePayload(seq: last + 1, kind: kind, conversationId: conversationId, message: message,
+                                   receipt: receipt, at: at)
+        let json = try Self.json(change) ?? "{}"
+        try db.run("INSERT INTO changes(seq, conversation_id, payload, at) VALUES (?, ?, ?, ?)",
+                   [change.seq, conversationId, json, at])
         let insert = try db.cachedStatement("INSERT INTO inbox(uid, seq) VALUES (?, ?)")
         for uid in Set(audience) { try insert.run([uid, change.seq]) }
-        changes.append(PublishedChange(change: change, audience: audience))
+        changes.append(PublishedChange(change: change, json: json, audience: audience))
         if retention > 0 && change.seq % min(256, retention) == 0 { try prune(db, through: change.seq - retention) }
         return change
     }
@@ -45,11 +49,11 @@ extension Store {
     }
 
     /// Changes `uid` may see after `cursor`, at most `limit`. An empty cursor answers the head.
-    public func changes(for uid: String, cursor: String?, limit: Int) throws -> ChangelogPage {
+    public func changes(for uid: String, cursor: String?, limit: Int) throws -> RawChangelogPage {
         let serverTime = clock.now() / 1000
         return try read { db in
             guard let cursor, !cursor.isEmpty else {
-                return ChangelogPage(changes: [], hasMore: false, cursor: Cursor.encode(try head(db)), serverTime: serverTime)
+                return RawChangelogPage(payloads: [], hasMore: false, cursor: Cursor.encode(try head(db)), serverTime: serverTime)
             }
             let after = try Cursor.decode(cursor)
             let prunedThrough: Int64 = try db.scalar("SELECT value FROM meta WHERE key = 'pruned_through'") ?? 0
@@ -65,16 +69,30 @@ extension Store {
                 SELECT c.seq, c.payload FROM inbox i JOIN changes c ON c.seq = i.seq
                 WHERE i.uid = ? AND i.seq > ? ORDER BY i.seq LIMIT ?
                 """, [uid, after, limit + 1])
-            var changes = try rows.prefix(limit).map { row in
-                var change = try Self.decoder.decode(ChangePayload.self, from: Data((try row.get("payload") as String).utf8))
-                change.seq = try row.get("seq")
-                return change
-            }
+            let page = rows.prefix(limit)
             let hasMore = rows.count > limit
             // Without more rows, resume from the head: changes invisible to this user are skipped for good.
-            let next = hasMore ? changes.last!.seq : max(changes.last?.seq ?? after, headSeq)
-            changes = Array(changes)
-            return ChangelogPage(changes: changes, hasMore: hasMore, cursor: Cursor.encode(next), serverTime: serverTime)
+            let lastSeq: Int64? = try page.last?.get("seq")
+            let next = hasMore ? lastSeq! : max(lastSeq ?? after, headSeq)
+            return RawChangelogPage(payloads: try page.map { try $0.get("payload") }, hasMore: hasMore,
+                                    cursor: Cursor.encode(next), serverTime: serverTime)
         }
+    }
+}
+
+/// A changelog page whose changes are the stored JSON texts, spliced into the response
+/// without decoding (the wire shape is `ChangelogPage`).
+public struct RawChangelogPage: Sendable {
+    public var payloads: [String]
+    public var hasMore: Bool
+    public var cursor: String
+    public var serverTime: Int64
+
+    /// `{"changes":[…],"cursor":…,"hasMore":…,"serverTime":…}` (keys sorted, like every answer).
+    public var json: [UInt8] {
+        var text = #"{"changes":["#
+        text += payloads.joined(separator: ",")
+        text += #"],"cursor":"\#(cursor)","hasMore":\#(hasMore),"serverTime":\#(serverTime)}"#
+        return Array(text.utf8)
     }
 }

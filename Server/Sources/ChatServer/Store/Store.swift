@@ -6,6 +6,8 @@ import Synchronization
 /// A committed change and the users it concerns, handed to the realtime hub.
 public struct PublishedChange: Sendable {
     public let change: ChangePayload
+    /// `change` as stored: the exact JSON replays serve.
+    public let json: String
     public let audience: [String]
 }
 
