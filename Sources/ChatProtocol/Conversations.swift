@@ -1,6 +1,7 @@
 /// One entry of the caller's conversation list.
 public struct ConversationPayload: Codable, Sendable, Equatable {
-    /// For one-to-one chats: the two uids sorted and joined by `_user_`.
+    /// For one-to-one chats: the two uids sorted and joined by `~`, a character uids cannot
+    /// contain, so two different pairs never share an id.
     public var conversationId: String
     public var conversationType: ReceiverType
     /// The other participant.
@@ -35,6 +36,6 @@ public struct ConversationPayload: Codable, Sendable, Equatable {
 
     /// The id of the one-to-one conversation between two users, the same from either side.
     public static func directID(_ a: String, _ b: String) -> String {
-        a < b ? "\(a)_user_\(b)" : "\(b)_user_\(a)"
+        a < b ? "\(a)~\(b)" : "\(b)~\(a)"
     }
 }

@@ -23,10 +23,13 @@ public struct Frame: Equatable, Sendable {
         self.payload = payload
     }
 
-    /// A close frame carrying `code` and a UTF-8 `reason` (cut to fit 125 bytes).
+    /// A close frame carrying `code` and a UTF-8 `reason`, cut at a character boundary to fit
+    /// a control frame's 125 bytes.
     public static func close(_ code: CloseCode, reason: String = "") -> Frame {
         var payload = [UInt8(code.rawValue >> 8), UInt8(code.rawValue & 0xFF)]
-        payload += Array(reason.utf8.prefix(123))
+        var fitted = Substring(reason)
+        while fitted.utf8.count > 123 { fitted = fitted.dropLast() }
+        payload += Array(fitted.utf8)
         return Frame(opcode: .close, payload: payload)
     }
 

@@ -76,6 +76,9 @@ public final class WebSocketClient: Sendable {
             fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         guard fields["upgrade"]?.lowercased() == "websocket" else { throw ConnectionError("missing Upgrade: websocket") }
+        guard fields["connection"]?.lowercased().contains("upgrade") == true else {
+            throw ConnectionError("missing Connection: Upgrade")
+        }
         guard fields["sec-websocket-accept"] == Handshake.acceptValue(forKey: key) else {
             throw ConnectionError("wrong Sec-WebSocket-Accept")
         }

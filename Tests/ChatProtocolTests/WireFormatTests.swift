@@ -4,8 +4,8 @@ import Testing
 
 @Suite struct WireFormatTests {
     @Test func directConversationIDsAreTheSameFromEitherSide() {
-        #expect(ConversationPayload.directID("bob", "alice") == "alice_user_bob")
-        #expect(ConversationPayload.directID("alice", "bob") == "alice_user_bob")
+        #expect(ConversationPayload.directID("bob", "alice") == "alice~bob")
+        #expect(ConversationPayload.directID("alice", "bob") == "alice~bob")
     }
 
     @Test func freeFormJSONRoundTripsEveryShape() throws {
@@ -23,11 +23,24 @@ import Testing
     }
 
     @Test func changeKindsUseDottedNamesOnTheWire() throws {
-        let change = ChangePayload(seq: 7, kind: .receiptRead, conversationId: "a_user_b",
-                                   receipt: ReceiptPayload(kind: .read, conversationId: "a_user_b", uid: "b", messageId: 3, at: 9),
+        let change = ChangePayload(seq: 7, kind: .receiptRead, conversationId: "a~b",
+                                   receipt: ReceiptPayload(kind: .read, conversationId: "a~b", uid: "b", messageId: 3, at: 9),
                                    at: 9)
         let json = String(decoding: try JSONEncoder().encode(change), as: UTF8.self)
         #expect(json.contains("\"receipt.read\""))
         #expect(try JSONDecoder().decode(ChangePayload.self, from: Data(json.utf8)) == change)
+    }
+}
+
+@Suite struct ConversationIDTests {
+    @Test func differentPairsNeverShareADirectID() {
+        // With a separator that uids may contain, ("a", "b_user_c") and ("a_user_b", "c") collided.
+        let uids = ["a", "b", "a_b", "b_a", "a_user_b", "b_user_c", "c", "user", "x_user", "b_user"]
+        var seen: [String: Set<String>] = [:]
+        for x in uids { for y in uids where x != y {
+            let id = ConversationPayload.directID(x, y)
+            if let pair = seen[id] { #expect(pair == [x, y], "\(id) names both \(pair) and \([x, y])") }
+            seen[id] = [x, y]
+        } }
     }
 }

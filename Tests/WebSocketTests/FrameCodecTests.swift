@@ -106,9 +106,13 @@ import Testing
         #expect(try decodeAll(Frame(opcode: .close, payload: [0x0F, 0xA1]).encoded(mask: mask)) == [.close(CloseCode(rawValue: 4001), "")])
     }
 
-    @Test func aLongCloseReasonIsCutToFitAControlFrame() {
+    @Test func aLongCloseReasonIsCutToFitAControlFrame() throws {
         let frame = Frame.close(.normal, reason: String(repeating: "x", count: 300))
         #expect(frame.payload.count == 125)
+        // Never in the middle of a character: the peer would have to fail with 1007.
+        let euros = Frame.close(.normal, reason: String(repeating: "€", count: 60))
+        #expect(euros.payload.count == 2 + 41 * 3)
+        #expect(try decodeAll(euros.encoded(mask: mask)) == [.close(.normal, String(repeating: "€", count: 41))])
     }
 
     @Test func theHandshakeAcceptMatchesTheRFCExample() {

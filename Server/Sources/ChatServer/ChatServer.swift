@@ -38,6 +38,7 @@ public final class ChatServer: Sendable {
     /// Stops accepting, closes realtime sockets (1001), lets in-flight requests finish,
     /// then closes the database.
     public func stop() throws {
+        http.quiesce()
         hub.stop()
         http.stop()
         try store.close()

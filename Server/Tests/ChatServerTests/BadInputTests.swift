@@ -23,7 +23,7 @@ import Testing
         expectError(try await send(Array(#"{"muid":"x","receiver":"bob","receiverType":"planet","category":"message","type":"text"}"#.utf8)),
                     422, .validationFailed)
         expectError(try await send(Array(#"{"receiver":"bob"}"#.utf8)), 422, .validationFailed)
-        let receipt = try await server.request("POST", "\(Endpoints.conversations)/alice_user_bob/read", token: alice,
+        let receipt = try await server.request("POST", "\(Endpoints.conversations)/alice~bob/read", token: alice,
                                                body: Data(#"{"messageId":1e30}"#.utf8))
         #expect(receipt.status == 422 || receipt.status == 404)
     }
@@ -63,5 +63,32 @@ import Testing
         let alice = try await server.user("alice")
         expectError(try await server.request("GET", Endpoints.realtime, token: alice), 400, .invalidParameter)
         expectError(try await server.request("GET", Endpoints.realtime), 401, .unauthorized)
+    }
+}
+
+@Suite struct NestingTests {
+    func nested(_ depth: Int) -> String {
+        String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+    }
+
+    /// Foundation decodes ~512 levels but cannot encode them back: without a cap, one such
+    /// message made every later conversation list answer 500.
+    @Test func deeplyNestedCustomDataIsRefusedAndReadsKeepWorking() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        let deep = [("customData", nested(508)), ("metadata", "{\"k\":\(nested(508))}")]
+        for (field, value) in deep {
+            let data = field == "customData" ? value : "1"
+            let extra = field == "metadata" ? #","metadata":\#(value)"# : ""
+            let body = #"{"muid":"deep-\#(field)","receiver":"bob","receiverType":"user","category":"custom","type":"x","customData":\#(data)\#(extra)}"#
+            let reply = try await server.request("POST", Endpoints.messages, token: alice, body: Data(body.utf8))
+            #expect(reply.status == 422, "\(field): \(reply.status)")
+        }
+        let user = #"{"uid":"deep","metadata":{"k":\#(nested(508))}}"#
+        #expect(try await server.request("POST", Endpoints.adminUsers, admin: true, body: Data(user.utf8)).status == 422)
+        let fine = #"{"muid":"ok","receiver":"bob","receiverType":"user","category":"custom","type":"x","customData":\#(nested(30))}"#
+        #expect(try await server.request("POST", Endpoints.messages, token: alice, body: Data(fine.utf8)).status == 201)
+        #expect(try await server.request("GET", Endpoints.conversations, token: alice).status == 200)
     }
 }

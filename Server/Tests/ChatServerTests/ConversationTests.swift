@@ -33,7 +33,7 @@ import Testing
         let bob = try await server.user("bob")
         var ids: [Int64] = []
         for index in 0..<4 { ids.append(try await server.send("m\(index)", from: alice, to: "bob").id) }
-        let path = "\(Endpoints.conversations)/alice_user_bob"
+        let path = "\(Endpoints.conversations)/alice~bob"
         #expect(try await server.request("GET", path, token: bob).decode(ConversationPayload.self).unreadMessageCount == 4)
         #expect(try await server.request("GET", path, token: alice).decode(ConversationPayload.self).unreadMessageCount == 0)
         let delivered = try await server.request("POST", path + "/delivered", token: bob, json: ReceiptRequest(messageId: ids[3]))
@@ -59,7 +59,7 @@ import Testing
         _ = try await server.user("carol")
         try await server.send("x", from: alice, to: "bob")
         let other = try await server.send("y", from: alice, to: "carol")
-        let reply = try await server.request("POST", "\(Endpoints.conversations)/alice_user_bob/read", token: alice,
+        let reply = try await server.request("POST", "\(Endpoints.conversations)/alice~bob/read", token: alice,
                                              json: ReceiptRequest(messageId: other.id))
         #expect(reply.status == 422)
     }
@@ -70,7 +70,7 @@ import Testing
         _ = try await server.user("bob")
         var ids: [Int64] = []
         for index in 0..<10 { ids.append(try await server.send("m\(index)", from: alice, to: "bob").id) }
-        let path = "\(Endpoints.conversations)/alice_user_bob/messages"
+        let path = "\(Endpoints.conversations)/alice~bob/messages"
         let newest = try await server.request("GET", path + "?limit=3", token: alice).decode([MessagePayload].self)
         #expect(newest.map(\.id) == Array(ids[7...]))
         let older = try await server.request("GET", path + "?limit=3&before=\(ids[7])", token: alice).decode([MessagePayload].self)
@@ -87,7 +87,7 @@ import Testing
         _ = try await server.user("bob")
         let carol = try await server.user("carol")
         let message = try await server.send("private", from: alice, to: "bob")
-        let base = "\(Endpoints.conversations)/alice_user_bob"
+        let base = "\(Endpoints.conversations)/alice~bob"
         #expect(try await server.request("GET", base, token: carol).status == 403)
         #expect(try await server.request("GET", base + "/messages", token: carol).status == 403)
         #expect(try await server.request("POST", base + "/read", token: carol, json: ReceiptRequest(messageId: message.id)).status == 403)
@@ -98,7 +98,7 @@ import Testing
         #expect(list.items.isEmpty)
         let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=c1.0", token: carol).decode(ChangelogPage.self)
         #expect(changes.changes.isEmpty)
-        #expect(try await server.request("GET", "\(Endpoints.conversations)/nobody_user_none", token: carol).status == 404)
+        #expect(try await server.request("GET", "\(Endpoints.conversations)/nobody~none", token: carol).status == 404)
     }
 
     @Test func usersListPagesInUidOrder() async throws {
@@ -112,5 +112,22 @@ import Testing
         let one = try await server.request("GET", Endpoints.users + "/erin", token: alice)
         #expect(try one.decode(UserPayload.self).uid == "erin")
         #expect(try await server.request("GET", Endpoints.users + "/zed", token: alice).status == 404)
+    }
+}
+
+@Suite struct ConversationIdentityTests {
+    /// uids may contain `_`; pairs that would collide under a `_user_` separator stay apart.
+    @Test func pairsWithLookalikeUidsGetSeparateConversations() async throws {
+        let server = try LiveServer()
+        let a = try await server.user("a")
+        _ = try await server.user("b_user_c")
+        let ab = try await server.user("a_user_b")
+        let c = try await server.user("c")
+        try await server.send("for b_user_c", from: a, to: "b_user_c")
+        let other = try await server.send("for c", from: ab, to: "c")
+        #expect(other.conversationId != ConversationPayload.directID("a", "b_user_c"))
+        #expect(try await server.request("GET", "\(Endpoints.messages)/\(other.id)", token: a).status == 403)
+        let list = try await server.request("GET", Endpoints.conversations, token: c).decode(Page<ConversationPayload>.self)
+        #expect(list.items.map(\.conversationWith.uid) == ["a_user_b"])
     }
 }

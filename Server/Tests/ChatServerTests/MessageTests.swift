@@ -12,7 +12,7 @@ import Testing
         #expect(reply.status == 201)
         let message = try reply.decode(MessagePayload.self)
         #expect(message.sender == "alice" && message.receiver == "bob" && message.text == "hello")
-        #expect(message.conversationId == "alice_user_bob" && message.muid == "m-1")
+        #expect(message.conversationId == "alice~bob" && message.muid == "m-1")
         let fetched = try await server.request("GET", "\(Endpoints.messages)/\(message.id)", token: alice)
         #expect(try fetched.decode(MessagePayload.self) == message)
     }
@@ -85,7 +85,7 @@ import Testing
         #expect(replies.filter { $0.status == 201 }.count == 1)
         #expect(replies.filter { $0.status == 200 }.count == 23)
         #expect(Set(try replies.map { try $0.decode(MessagePayload.self).id }).count == 1)
-        let history = try await server.request("GET", "\(Endpoints.conversations)/alice_user_bob/messages", token: alice)
+        let history = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: alice)
         #expect(try history.decode([MessagePayload].self).count == 1)
         let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=c1.0", token: alice)
         #expect(try changes.decode(ChangelogPage.self).changes.count == 1)

@@ -183,3 +183,43 @@ extension WebSocketClient {
         #expect(process.terminationStatus == 0)
     }
 }
+
+@Suite(.serialized) struct RealtimeSessionTests {
+    func closeCode(of socket: WebSocketClient) throws -> (CloseCode, String) {
+        while true { if case .close(let code, let reason) = try socket.receive() { return (code, reason) } }
+    }
+
+    @Test func revokingATokenClosesItsRealtimeSockets() async throws {
+        let server = try LiveServer()
+        let token = try await server.user("alice")
+        let other = try await server.token("alice")
+        let (revoked, _) = try server.realtime(token)
+        let (kept, _) = try server.realtime(other)
+        #expect(try await server.request("DELETE", "\(Endpoints.adminTokens)/\(token)", admin: true).status == 204)
+        let (code, reason) = try closeCode(of: revoked)
+        #expect(code == .policyViolation && reason == "token revoked")
+        _ = try await server.user("bob")
+        try await server.send("still here", from: other, to: "bob")
+        #expect(try kept.nextEnvelope().change?.message?.text == "still here")
+    }
+
+    @Test func anExpiredTokensRealtimeSocketIsClosed() async throws {
+        let server = try LiveServer()
+        _ = try await server.user("alice")
+        let (socket, _) = try server.realtime(try await server.token("alice", ttlSeconds: 60))
+        try await server.advanceClock(seconds: 61)
+        let (code, reason) = try closeCode(of: socket)
+        #expect(code == .policyViolation && reason == "token expired")
+    }
+
+    @Test func aWrongWebSocketVersionIsAnswered426WithTheSupportedVersion() async throws {
+        let server = try LiveServer()
+        let token = try await server.user("alice")
+        let reply = try await server.request("GET", Endpoints.realtime, token: token, headers: [
+            "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "8",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        ])
+        #expect(reply.status == 426)
+        #expect(reply.headers["sec-websocket-version"] == "13")
+    }
+}

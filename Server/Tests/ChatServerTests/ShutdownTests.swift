@@ -37,7 +37,7 @@ import WebSocket
 
         guard !acknowledged.isEmpty else { return }
         let restarted = try LiveServer(dataDirectory: server.dataDirectory)
-        let stored = try await restarted.request("GET", "\(Endpoints.conversations)/alice_user_bob/messages?limit=100",
+        let stored = try await restarted.request("GET", "\(Endpoints.conversations)/alice~bob/messages?limit=100",
                                                  token: try await restarted.token("alice"))
         let ids = Set(try stored.decode([MessagePayload].self).map(\.id))
         #expect(Set(acknowledged.map(\.id)).isSubset(of: ids))

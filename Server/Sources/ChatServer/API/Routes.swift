@@ -22,16 +22,18 @@ struct Routes {
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: page.json)
         }
         router.add("GET", Endpoints.realtime) { context in
-            let uid = try authenticate(context, allowQueryToken: true)
-            return try realtime.upgrade(context.request, uid: uid)
+            let token = context.request.bearerToken ?? context.request.query["token"]
+            let session = try store.session(token: token)
+            try store.touch(session.uid)
+            return try realtime.upgrade(context.request, session: RealtimeSession(uid: session.uid, token: token ?? "",
+                                                                                  expiresAt: session.expiresAt))
         }
         return router
     }
 
-    /// The caller's uid from a bearer token (or `?token=` for WebSocket clients that cannot set headers).
-    func authenticate(_ context: RouteContext, allowQueryToken: Bool = false) throws -> String {
-        let token = context.request.bearerToken ?? (allowQueryToken ? context.request.query["token"] : nil)
-        let uid = try store.authenticate(token: token)
+    /// The caller's uid from a bearer token.
+    func authenticate(_ context: RouteContext) throws -> String {
+        let uid = try store.authenticate(token: context.request.bearerToken)
         try store.touch(uid)
         return uid
     }
@@ -64,6 +66,7 @@ struct Routes {
         router.add("DELETE", Endpoints.adminTokens + "/{token}") { context in
             try requireAdmin(context)
             guard try store.revoke(token: context.parameter("token")) else { throw HTTPError.notFound("no such token") }
+            realtime.revoke(token: context.parameter("token"))
             return .noContent
         }
         router.add("POST", "/v1/admin/clock") { context in
@@ -121,6 +124,8 @@ struct Routes {
                 throw HTTPError.validation("send at least one of `text`, `customData`, `metadata`")
             }
             try Validate.text(request.text, field: "text", max: 64 << 10, required: request.text != nil)
+            try Validate.json(request.customData, field: "customData")
+            try Validate.metadata(request.metadata)
             return .json(try store.edit(try messageID(context), by: uid, request))
         }
         router.add("DELETE", Endpoints.messages + "/{id}") { context in

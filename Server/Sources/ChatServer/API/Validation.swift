@@ -21,6 +21,28 @@ enum Validate {
         guard !value.utf8.contains(0) else { throw HTTPError.validation("`\(field)` must not contain NUL characters") }
     }
 
+    /// Free-form JSON may nest at most this deep (Foundation's encoder refuses ~512 levels,
+    /// which would make every later read of the value fail).
+    static let maxJSONDepth = 32
+
+    static func json(_ value: JSONValue?, field: String) throws {
+        func depth(_ value: JSONValue) -> Int {
+            switch value {
+            case .array(let items): 1 + (items.map(depth).max() ?? 0)
+            case .object(let fields): 1 + (fields.values.map(depth).max() ?? 0)
+            default: 0
+            }
+        }
+        guard let value else { return }
+        guard depth(value) <= maxJSONDepth else {
+            throw HTTPError.validation("`\(field)` nests deeper than \(maxJSONDepth) levels")
+        }
+    }
+
+    static func metadata(_ value: [String: JSONValue]?, field: String = "metadata") throws {
+        try json(value.map(JSONValue.object), field: field)
+    }
+
     static let mediaTypes: Set<String> = ["image", "video", "audio", "file"]
 
     static func send(_ request: SendMessageRequest, from sender: String) throws {
@@ -32,6 +54,8 @@ enum Validate {
         guard request.receiver != sender else { throw HTTPError.validation("you cannot send a message to yourself") }
         try text(request.type, field: "type", max: 64, required: true)
         try text(request.text, field: "text", max: 64 << 10)
+        try json(request.customData, field: "customData")
+        try metadata(request.metadata)
         switch request.category {
         case .message:
             if request.type == "text" {
@@ -64,6 +88,7 @@ enum Validate {
         try text(request.name, field: "name", max: 255)
         try text(request.avatar, field: "avatar", max: 2048)
         try text(request.role, field: "role", max: 64)
+        try metadata(request.metadata)
         for tag in request.tags ?? [] { try text(tag, field: "tags", max: 64, required: true) }
     }
 }

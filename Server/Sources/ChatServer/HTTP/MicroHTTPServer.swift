@@ -23,26 +23,36 @@ public final class MicroHTTPServer: Sendable {
     }
 
     /// Starts listening on 127.0.0.1:`port` (0: any free port) and returns the bound port.
+    /// The daemon holds a reference to this object until `stop()`.
     public func start(port: UInt16, threads: UInt32) throws -> UInt16 {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        guard let started = chatd_mhd_start(port, threads, 120, accessHandler, context, completedHandler, context) else {
+        let context = Unmanaged.passRetained(self)
+        guard let started = chatd_mhd_start(port, threads, 120, accessHandler, context.toOpaque(),
+                                            completedHandler, context.toOpaque()) else {
+            context.release()
             throw HTTPError(500, .internalError, "cannot listen on 127.0.0.1:\(port) (in use?)")
         }
         daemon.store(Int(bitPattern: started), ordering: .releasing)
         return chatd_mhd_port(started)
     }
 
-    /// Stops accepting, lets requests in flight finish (up to `grace` seconds), then stops.
-    public func stop(grace: TimeInterval = 10) {
-        guard let current = OpaquePointer(bitPattern: daemon.exchange(0, ordering: .acquiringAndReleasing)) else { return }
-        draining.store(true, ordering: .releasing)
+    /// Stops accepting connections; requests that arrive on open connections get 503.
+    public func quiesce() {
+        guard let current = OpaquePointer(bitPattern: daemon.load(ordering: .acquiring)) else { return }
+        guard !draining.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let listener = MHD_quiesce_daemon(current)
         if listener >= 0 { Glibc.close(listener) }
+    }
+
+    /// Quiesces, lets requests in flight finish (up to `grace` seconds), then stops the daemon.
+    public func stop(grace: TimeInterval = 10) {
+        quiesce()
+        guard let current = OpaquePointer(bitPattern: daemon.exchange(0, ordering: .acquiringAndReleasing)) else { return }
         inFlight.lock()
         let deadline = Date(timeIntervalSinceNow: grace)
         while inFlightCount > 0 && inFlight.wait(until: deadline) {}
         inFlight.unlock()
         MHD_stop_daemon(current)
+        Unmanaged.passUnretained(self).release()  // the daemon's reference from start()
     }
 
     var isDraining: Bool { draining.load(ordering: .acquiring) }
@@ -130,19 +140,24 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
 
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer?) -> MHD_Result {
     let handle: OpaquePointer?
+    var box: Unmanaged<UpgradeBox>?
     if let upgrade = response.upgrade {
-        let box = Unmanaged.passRetained(UpgradeBox(upgrade)).toOpaque()
-        handle = MHD_create_response_for_upgrade(upgradeHandler, box)
+        box = Unmanaged.passRetained(UpgradeBox(upgrade))  // released by upgradeHandler
+        handle = MHD_create_response_for_upgrade(upgradeHandler, box!.toOpaque())
     } else {
         handle = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
                                             .RESPMEM_MUST_COPY)
         }
     }
-    guard let handle else { return .NO }
+    guard let handle else {
+        box?.release()
+        return .NO
+    }
     for (name, value) in response.headers { MHD_add_response_header(handle, name, value) }
     let result = MHD_queue_response(connection, UInt32(response.status), handle)
     MHD_destroy_response(handle)
+    if result == .NO { box?.release() }
     return result
 }
 

@@ -22,8 +22,10 @@ public final class RealtimeHub: Sendable {
     }
 
     enum Command {
-        case register(UpgradedSocket, uid: String, hello: [UInt8])
+        case register(UpgradedSocket, session: RealtimeSession, hello: [UInt8])
         case broadcast(frame: [UInt8], audience: [String])
+        /// Close the sockets opened with this token (it was revoked).
+        case revoke(token: String)
         case stop
     }
 
@@ -62,18 +64,28 @@ public final class RealtimeHub: Sendable {
         thread.start()
     }
 
-    /// Closes every socket with 1001 (going away) and ends the loop.
+    /// Closes every socket with 1001 (going away) and ends the loop. Later commands are
+    /// dropped (and sockets handed over later are closed at once).
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         send(.stop)
+        commands.close()
         if started.load(ordering: .acquiring) { finished.wait() }
+        // Sockets handed over after the loop's last look are closed here, not leaked.
+        for case .register(let socket, _, _) in commands.takeAll() { socket.close() }
+    }
+
+    deinit {
         Glibc.close(wake.read)
         Glibc.close(wake.write)
     }
 
     func send(_ commands: [Command]) {
         guard !commands.isEmpty else { return }
-        self.commands.append(commands)
+        guard self.commands.append(commands) else {
+            for case .register(let socket, _, _) in commands { socket.close() }
+            return
+        }
         var byte: UInt8 = 1
         _ = Glibc.write(wake.write, &byte, 1)
     }
@@ -103,14 +115,19 @@ public final class RealtimeHub: Sendable {
         return Frame(opcode: .text, payload: Array(json)).encoded()
     }
 
+    /// Closes the realtime sockets of a revoked token (1008).
+    func revoke(token: String) { send(.revoke(token: token)) }
+
     /// Answers a WebSocket opening handshake, or explains what is wrong with it.
-    func upgrade(_ request: HTTPRequest, uid: String) throws -> HTTPResponse {
+    func upgrade(_ request: HTTPRequest, session: RealtimeSession) throws -> HTTPResponse {
         guard request.header("upgrade")?.lowercased().contains("websocket") == true,
               request.header("connection")?.lowercased().contains("upgrade") == true else {
             throw HTTPError(400, .invalidParameter, "this endpoint speaks WebSocket: send Upgrade: websocket")
         }
         guard request.header("sec-websocket-version") == "13" else {
-            throw HTTPError(400, .invalidParameter, "Sec-WebSocket-Version must be 13")
+            var response = HTTPResponse.error(HTTPError(426, .invalidParameter, "Sec-WebSocket-Version must be 13"))
+            response.headers.append(("Sec-WebSocket-Version", "13"))
+            return response
         }
         guard let key = request.header("sec-websocket-key"), Handshake.isValidKey(key) else {
             throw HTTPError(400, .invalidParameter, "Sec-WebSocket-Key must be 16 random bytes in base64")
@@ -118,29 +135,47 @@ public final class RealtimeHub: Sendable {
         guard !stopped.load(ordering: .acquiring) else { throw HTTPError(503, .unavailable, "chatd is shutting down") }
         return HTTPResponse(status: 101,
                             headers: [("Upgrade", "websocket"), ("Sec-WebSocket-Accept", Handshake.acceptValue(forKey: key))],
-                            upgrade: { [self] socket in attach(socket, uid: uid) })
+                            upgrade: { [self] socket in attach(socket, session: session) })
     }
 
     /// Registers a socket at the current head, atomically with respect to new changes.
-    func attach(_ socket: UpgradedSocket, uid: String) {
+    func attach(_ socket: UpgradedSocket, session: RealtimeSession) {
         store.withWriteLock { db in
             let head = (try? store.head(db)) ?? 0
-            let hello = Self.frame(RealtimeEnvelope(type: .hello, uid: uid, cursor: Cursor.encode(head))) ?? []
-            send(.register(socket, uid: uid, hello: hello))
+            let hello = Self.frame(RealtimeEnvelope(type: .hello, uid: session.uid, cursor: Cursor.encode(head))) ?? []
+            send(.register(socket, session: session, hello: hello))
         }
     }
+}
+
+/// Who a realtime socket belongs to and until when its token is valid.
+struct RealtimeSession: Sendable {
+    let uid: String
+    let token: String
+    /// Epoch seconds; the socket is closed (1008) once the server clock passes it.
+    let expiresAt: Int64
 }
 
 /// The hub's inbox: commands from request threads to the loop thread. A plain pthread lock:
 /// it is held for an append or a swap, and must not spin when its holder is descheduled
 /// (2 cores, many request threads).
-final class CommandQueue: @unchecked Sendable {  // `items` is only touched under `lock`
+final class CommandQueue: @unchecked Sendable {  // `items` and `closed` are only touched under `lock`
     private let lock = NSLock()
     private var items: [RealtimeHub.Command] = []
+    private var closed = false
 
-    func append(_ commands: [RealtimeHub.Command]) {
+    /// Queues `commands`; false once the hub has stopped.
+    func append(_ commands: [RealtimeHub.Command]) -> Bool {
         lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return false }
         items += commands
+        return true
+    }
+
+    func close() {
+        lock.lock()
+        closed = true
         lock.unlock()
     }
 

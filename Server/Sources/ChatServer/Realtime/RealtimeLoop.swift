@@ -7,7 +7,8 @@ import WebSocket
 struct RealtimeLoop {
     final class Client {
         let socket: UpgradedSocket
-        let uid: String
+        let session: RealtimeSession
+        var uid: String { session.uid }
         var parser: WebSocketParser
         var output: [UInt8] = []
         var lastHeard: UInt64
@@ -16,9 +17,9 @@ struct RealtimeLoop {
         var closing = false
         var dead = false
 
-        init(socket: UpgradedSocket, uid: String, now: UInt64, maxMessageSize: Int) {
+        init(socket: UpgradedSocket, session: RealtimeSession, now: UInt64, maxMessageSize: Int) {
             self.socket = socket
-            self.uid = uid
+            self.session = session
             self.parser = WebSocketParser(role: .server, maxMessageSize: maxMessageSize)
             self.lastHeard = now
             self.lastPing = now
@@ -44,17 +45,18 @@ struct RealtimeLoop {
             _ = poll(&fds, nfds_t(fds.count), timeout)
             for command in hub.takeCommands() { handle(command) }
             let now = hub.monotonicNow()
+            let nowSeconds = hub.store.clock.now() / 1000
             for (index, client) in clients.enumerated() where index + 1 < fds.count {
                 let events = fds[index + 1].revents
                 if events & Int16(POLLIN | POLLHUP | POLLERR) != 0 { receive(client, now: now) }
-                checkHeartbeat(client, now: now)
+                checkHeartbeat(client, now: now, nowSeconds: nowSeconds)
                 if !client.output.isEmpty { flush(client) }
                 if client.closing && client.output.isEmpty { client.dead = true }
             }
             sweep()
         }
         for client in clients {
-            enqueue(Frame.close(.goingAway, reason: "chatd is shutting down").encoded(), to: client)
+            close(client, .goingAway, "chatd is shutting down")
             flush(client)
             client.dead = true
         }
@@ -63,13 +65,16 @@ struct RealtimeLoop {
 
     mutating func handle(_ command: RealtimeHub.Command) {
         switch command {
-        case .register(let socket, let uid, let hello):
+        case .register(let socket, let session, let hello):
             _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
-            let client = Client(socket: socket, uid: uid, now: hub.monotonicNow(), maxMessageSize: hub.configuration.maxMessageSize)
+            let client = Client(socket: socket, session: session, now: hub.monotonicNow(), maxMessageSize: hub.configuration.maxMessageSize)
             clients.append(client)
             hub.connectionCount.add(1, ordering: .relaxed)
-            client.parser.append(socket.initialBytes)
             enqueue(hello, to: client)
+            // Frames that came in the same packet as the handshake.
+            parse(socket.initialBytes, from: client)
+        case .revoke(let token):
+            for client in clients where client.session.token == token { close(client, .policyViolation, "token revoked") }
         case .broadcast(let frame, let audience):
             let targets = Set(audience)
             for client in clients where targets.contains(client.uid) { enqueue(frame, to: client) }
@@ -80,7 +85,7 @@ struct RealtimeLoop {
 
     /// Queues bytes; a socket over its backlog limit is dropped instead of buffered further.
     func enqueue(_ bytes: [UInt8], to client: Client) {
-        guard !client.dead, !client.closing || bytes.first == 0x88 else { return }
+        guard !client.dead, !client.closing else { return }
         if client.output.count + bytes.count > hub.configuration.maxBufferedBytes {
             client.dead = true
             return
@@ -107,13 +112,24 @@ struct RealtimeLoop {
         }
         guard count > 0 else { return }
         client.lastHeard = now
-        client.parser.append(buffer.prefix(count))
+        parse(buffer.prefix(count), from: client)
+    }
+
+    /// Feeds bytes to the client's parser and handles each message; nothing after a close.
+    func parse(_ bytes: some Sequence<UInt8>, from client: Client) {
+        client.parser.append(bytes)
         do {
-            while let message = try client.parser.next() { handle(message, from: client) }
+            while !client.closing, let message = try client.parser.next() { handle(message, from: client) }
         } catch {
-            enqueue(Frame.close(error.code, reason: error.reason).encoded(), to: client)
-            client.closing = true
+            close(client, error.code, error.reason)
         }
+    }
+
+    /// Queues one close frame (never a second) and drops the socket once it is flushed.
+    func close(_ client: Client, _ code: CloseCode, _ reason: String) {
+        guard !client.closing else { return }
+        enqueue(Frame.close(code, reason: reason).encoded(), to: client)
+        client.closing = true
     }
 
     func handle(_ message: Message, from client: Client) {
@@ -121,16 +137,13 @@ struct RealtimeLoop {
         case .ping(let payload): enqueue(Frame(opcode: .pong, payload: payload).encoded(), to: client)
         case .pong: break
         case .close(let code, _):
-            if !client.closing { enqueue(Frame.close(code == .noStatus ? .normal : code).encoded(), to: client) }
-            client.closing = true
+            close(client, code == .noStatus ? .normal : code, "")
         case .binary:
-            enqueue(Frame.close(.unsupportedData, reason: "send JSON text messages").encoded(), to: client)
-            client.closing = true
+            close(client, .unsupportedData, "send JSON text messages")
         case .text(let text):
             guard let envelope = try? JSONDecoder().decode(RealtimeEnvelope.self, from: Data(text.utf8)),
                   envelope.type == .typing, var typing = envelope.typing else {
-                enqueue(Frame.close(.unsupportedData, reason: "expected a typing envelope").encoded(), to: client)
-                client.closing = true
+                close(client, .unsupportedData, "expected a typing envelope")
                 return
             }
             typing.sender = client.uid
@@ -139,8 +152,10 @@ struct RealtimeLoop {
         }
     }
 
-    func checkHeartbeat(_ client: Client, now: UInt64) {
-        if now - client.lastHeard > heartbeat * 5 / 2 {
+    func checkHeartbeat(_ client: Client, now: UInt64, nowSeconds: Int64) {
+        if nowSeconds >= client.session.expiresAt {
+            close(client, .policyViolation, "token expired")
+        } else if now - client.lastHeard > heartbeat * 5 / 2 {
             client.dead = true
         } else if now - client.lastPing >= heartbeat {
             client.lastPing = now

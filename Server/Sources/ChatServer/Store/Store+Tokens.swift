@@ -23,6 +23,11 @@ extension Store {
 
     /// The uid a bearer token stands for, or a 401 saying why not.
     public func authenticate(token: String?) throws -> String {
+        try session(token: token).uid
+    }
+
+    /// The uid and expiry (epoch seconds) of a valid bearer token, or a 401 saying why not.
+    func session(token: String?) throws -> (uid: String, expiresAt: Int64) {
         guard let token else { throw HTTPError(401, .unauthorized, "send Authorization: Bearer <authToken>") }
         let nowSeconds = clock.now() / 1000
         let row = try read { db in try db.queryFirst("SELECT uid, expires_at, revoked_at FROM tokens WHERE token = ?", [token]) }
@@ -33,7 +38,7 @@ extension Store {
         if try row.get("expires_at", as: Int64.self) <= nowSeconds {
             throw HTTPError(401, .tokenExpired, "the auth token expired; log in again")
         }
-        return try row.get("uid")
+        return (try row.get("uid"), try row.get("expires_at"))
     }
 
     /// Revokes a token; false when there is no such token.
