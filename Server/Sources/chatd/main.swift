@@ -29,6 +29,7 @@ case .version:
 case .addUser, .token:
     do { say(try ChatdArguments.runAdmin(command, configuration: configuration)) } catch { fail("\(error)") }
 case .serve:
+    let signals = TerminationSignals()
     let server: ChatServer
     let port: UInt16
     do {
@@ -41,7 +42,7 @@ case .serve:
         say("admin key (shown once, kept in \(configuration.dataDirectory.path)/admin.key): \(server.adminKey)")
     }
     say("chatd \(Endpoints.version) listening on http://127.0.0.1:\(port)")
-    let signal = waitForTerminationSignal()
+    let signal = signals.wait()
     say("chatd: signal \(signal), shutting down")
     do { try server.stop() } catch { fail("stopped, but the database did not close cleanly: \(error)") }
     say("chatd: stopped")
