@@ -40,6 +40,8 @@ public struct ErrorCode: RawRepresentable, Codable, Sendable, Hashable {
     public static let tokenRevoked = ErrorCode(rawValue: "token_revoked")
     /// 403: authenticated, but not allowed to do this.
     public static let forbidden = ErrorCode(rawValue: "forbidden")
+    /// 403: one of the two users has blocked the other; messages and typing between them are refused.
+    public static let blocked = ErrorCode(rawValue: "blocked")
     /// 404: no such resource (or not visible to the caller).
     public static let notFound = ErrorCode(rawValue: "not_found")
     /// 405: the path exists, the method does not.

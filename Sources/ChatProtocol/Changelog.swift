@@ -5,6 +5,20 @@ public enum ChangeKind: String, Codable, Sendable {
     case messageUpdated = "message.updated"
     case receiptDelivered = "receipt.delivered"
     case receiptRead = "receipt.read"
+    /// The caller blocked a user (visible to the blocker only).
+    case userBlocked = "user.blocked"
+    /// The caller unblocked a user (visible to the blocker only).
+    case userUnblocked = "user.unblocked"
+}
+
+/// Who blocked whom, for `user.blocked` / `user.unblocked` changes.
+public struct BlockPayload: Codable, Sendable, Equatable {
+    public var blocker: String
+    public var blocked: String
+    public init(blocker: String, blocked: String) {
+        self.blocker = blocker
+        self.blocked = blocked
+    }
 }
 
 /// One change, numbered by the server's change sequence (strictly increasing, never reused).
@@ -16,16 +30,19 @@ public struct ChangePayload: Codable, Sendable, Equatable {
     public var message: MessagePayload?
     /// The receipt, for receipt kinds.
     public var receipt: ReceiptPayload?
+    /// The block, for `user.blocked` / `user.unblocked`.
+    public var block: BlockPayload?
     /// Epoch milliseconds of the change.
     public var at: Int64
 
     public init(seq: Int64, kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
-                receipt: ReceiptPayload? = nil, at: Int64) {
+                receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, at: Int64) {
         self.seq = seq
         self.kind = kind
         self.conversationId = conversationId
         self.message = message
         self.receipt = receipt
+        self.block = block
         self.at = at
     }
 }

@@ -7,6 +7,8 @@ public enum Endpoints {
     public static let messages = "/v1/messages"
     public static let conversations = "/v1/conversations"
     public static let changes = "/v1/changes"
+    /// `GET` the caller's blocked users; `PUT` / `DELETE /v1/blocks/{uid}` to block / unblock.
+    public static let blocks = "/v1/blocks"
     public static let realtime = "/v1/realtime"
     public static let adminUsers = "/v1/admin/users"
     public static let adminTokens = "/v1/admin/tokens"

@@ -8,6 +8,10 @@ public struct UserPayload: Codable, Sendable, Equatable {
     public var role: String?
     /// Epoch seconds of the user's last authenticated request, nil if never.
     public var lastActiveAt: Int64?
+    /// Relative to the caller: the caller blocked this user (absent when false).
+    public var blockedByMe: Bool?
+    /// Relative to the caller: this user blocked the caller (absent when false).
+    public var hasBlockedMe: Bool?
 
     public init(uid: String, name: String, avatar: String? = nil, metadata: [String: JSONValue]? = nil,
                 tags: [String] = [], role: String? = nil, lastActiveAt: Int64? = nil) {

@@ -44,6 +44,11 @@ struct Routes {
         }
     }
 
+    /// A page of users fetched with one extra row to learn whether another page follows.
+    static func page(_ users: [UserPayload], limit: Int) -> Page<UserPayload> {
+        Page(items: Array(users.prefix(limit)), next: users.count > limit ? users[limit - 1].uid : nil)
+    }
+
     func limit(_ context: RouteContext, default value: Int = 30) throws -> Int {
         Int(try context.intQuery("limit", in: 1...100) ?? Int64(value))
     }
@@ -84,19 +89,36 @@ struct Routes {
     func addUsers(to router: inout Router) {
         router.add("GET", Endpoints.me) { context in
             let uid = try authenticate(context)
-            guard let user = try store.user(uid) else { throw HTTPError.notFound("no user \(uid)") }
+            guard let user = try store.user(uid, for: uid) else { throw HTTPError.notFound("no user \(uid)") }
             return .json(user)
         }
         router.add("GET", Endpoints.users) { context in
-            _ = try authenticate(context)
+            let uid = try authenticate(context)
             let limit = try limit(context)
-            let users = try store.users(after: context.request.query["cursor"], limit: limit + 1)
-            return .json(Page(items: Array(users.prefix(limit)), next: users.count > limit ? users[limit - 1].uid : nil))
+            return .json(Self.page(try store.users(after: context.request.query["cursor"], limit: limit + 1, for: uid), limit: limit))
         }
         router.add("GET", Endpoints.users + "/{uid}") { context in
-            _ = try authenticate(context)
-            guard let user = try store.user(context.parameter("uid")) else { throw HTTPError.notFound("no user \(context.parameter("uid"))") }
+            let uid = try authenticate(context)
+            guard let user = try store.user(context.parameter("uid"), for: uid) else {
+                throw HTTPError.notFound("no user \(context.parameter("uid"))")
+            }
             return .json(user)
+        }
+        router.add("GET", Endpoints.blocks) { context in
+            let uid = try authenticate(context)
+            let raw = context.request.query["direction"] ?? BlockDirection.blockedByMe.rawValue
+            guard let direction = BlockDirection(rawValue: raw) else {
+                throw HTTPError.badParameter("`direction` must be blockedByMe, hasBlockedMe or both")
+            }
+            let limit = try limit(context)
+            let users = try store.blocks(of: uid, direction: direction, after: context.request.query["cursor"], limit: limit + 1)
+            return .json(Self.page(users, limit: limit))
+        }
+        for (method, blocking) in [("PUT", true), ("DELETE", false)] {
+            router.add(method, Endpoints.blocks + "/{uid}") { context in
+                let uid = try authenticate(context)
+                return .json(try store.setBlock(context.parameter("uid"), by: uid, blocking: blocking))
+            }
         }
     }
 

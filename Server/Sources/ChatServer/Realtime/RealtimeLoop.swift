@@ -147,6 +147,7 @@ struct RealtimeLoop {
                 return
             }
             typing.sender = client.uid
+            guard (try? hub.store.isBlocked(client.uid, typing.receiver)) == false else { return }
             guard let frame = RealtimeHub.frame(RealtimeEnvelope(type: .typing, typing: typing)) else { return }
             for peer in clients where peer.uid == typing.receiver { enqueue(frame, to: peer) }
         }

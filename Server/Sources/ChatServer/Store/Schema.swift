@@ -65,6 +65,14 @@ enum Schema {
                 PRIMARY KEY(uid, seq)) WITHOUT ROWID;
             CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
             """)
+        migrator.register(2, "blocks", sql: """
+            CREATE TABLE blocks(
+                blocker TEXT NOT NULL REFERENCES users(uid),
+                blocked TEXT NOT NULL REFERENCES users(uid),
+                at INTEGER NOT NULL,
+                PRIMARY KEY(blocker, blocked)) WITHOUT ROWID;
+            CREATE INDEX blocks_by_blocked ON blocks(blocked, blocker);
+            """)
         return migrator
     }()
 }

@@ -25,8 +25,9 @@ extension Store {
         let id: String = try row.get("id")
         let peer: String = try row.get("peer")
         let readId: Int64 = try row.get("read_id")
-        let peerUser = try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [peer]).map(Self.user(from:))
-            ?? UserPayload(uid: peer, name: peer)
+        let peerUser = try Self.flagged(
+            try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [peer]).map(Self.user(from:))
+                ?? UserPayload(uid: peer, name: peer), for: uid, db)
         let unread: Int = try db.scalar("""
             SELECT count(*) FROM messages WHERE conversation_id = ? AND id > ? AND sender != ? AND deleted_at IS NULL
             """, [id, readId, uid]) ?? 0

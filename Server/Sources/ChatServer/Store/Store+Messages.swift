@@ -41,6 +41,9 @@ extension Store {
             guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.receiver], as: Int.self) != nil else {
                 throw HTTPError.notFound("no user \(request.receiver)")
             }
+            if try Self.blocked(db, sender, request.receiver) {
+                throw HTTPError(403, .blocked, "\(sender) and \(request.receiver) have a block between them; unblock to send")
+            }
             let conversationId = ConversationPayload.directID(sender, request.receiver)
             try db.run("INSERT OR IGNORE INTO conversations(id, type, updated_at) VALUES (?, 'user', ?)", [conversationId, now])
             try db.run("INSERT OR IGNORE INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?)",

@@ -27,17 +27,19 @@ extension Store {
         }
     }
 
-    public func user(_ uid: String) throws -> UserPayload? {
+    /// A user as `caller` sees them (block flags relative to the caller).
+    public func user(_ uid: String, for caller: String) throws -> UserPayload? {
         try read { db in
-            try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [uid]).map(Self.user(from:))
+            try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [uid])
+                .map { try Self.flagged(try Self.user(from: $0), for: caller, db) }
         }
     }
 
-    /// Users in uid order after `after`.
-    public func users(after: String?, limit: Int) throws -> [UserPayload] {
+    /// Users in uid order after `after`, as `caller` sees them.
+    public func users(after: String?, limit: Int, for caller: String) throws -> [UserPayload] {
         try read { db in
             try db.query("SELECT \(Self.userColumns) FROM users WHERE uid > ? ORDER BY uid LIMIT ?", [after ?? "", limit])
-                .map(Self.user(from:))
+                .map { try Self.flagged(try Self.user(from: $0), for: caller, db) }
         }
     }
 

@@ -1,0 +1,69 @@
+import ChatProtocol
+import SQLiteKit
+
+/// Which side of a block the caller is on, for `GET /v1/blocks?direction=`.
+public enum BlockDirection: String, Sendable, CaseIterable {
+    case blockedByMe
+    case hasBlockedMe
+    case both
+}
+
+extension Store {
+    /// True when either user has blocked the other.
+    static func blocked(_ db: Connection, _ a: String, _ b: String) throws -> Bool {
+        try db.scalar("SELECT 1 FROM blocks WHERE (blocker = ? AND blocked = ?) OR (blocker = ? AND blocked = ?)",
+                      [a, b, b, a], as: Int.self) != nil
+    }
+
+    /// `user` with the caller-relative block flags filled in.
+    static func flagged(_ user: UserPayload, for caller: String, _ db: Connection) throws -> UserPayload {
+        var user = user
+        if try db.scalar("SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?", [caller, user.uid], as: Int.self) != nil {
+            user.blockedByMe = true
+        }
+        if try db.scalar("SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?", [user.uid, caller], as: Int.self) != nil {
+            user.hasBlockedMe = true
+        }
+        return user
+    }
+
+    /// Whether either of two users blocked the other (realtime typing checks it).
+    public func isBlocked(_ a: String, _ b: String) throws -> Bool {
+        try read { try Self.blocked($0, a, b) }
+    }
+
+    /// `blocker` blocks `uid` (or unblocks with `blocking == false`). Idempotent: a repeat
+    /// records no change. Answers the user with its flags.
+    public func setBlock(_ uid: String, by blocker: String, blocking: Bool) throws -> UserPayload {
+        let now = clock.now()
+        return try write { db, changes in
+            guard let row = try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [uid]) else {
+                throw HTTPError.notFound("no user \(uid)")
+            }
+            guard uid != blocker else { throw HTTPError.validation("you cannot block yourself") }
+            if blocking {
+                try db.run("INSERT OR IGNORE INTO blocks(blocker, blocked, at) VALUES (?, ?, ?)", [blocker, uid, now])
+            } else {
+                try db.run("DELETE FROM blocks WHERE blocker = ? AND blocked = ?", [blocker, uid])
+            }
+            if db.changes > 0 {
+                try record(db, blocking ? .userBlocked : .userUnblocked, conversationId: ConversationPayload.directID(blocker, uid),
+                           block: BlockPayload(blocker: blocker, blocked: uid), audience: [blocker], into: &changes)
+            }
+            return try Self.flagged(try Self.user(from: row), for: blocker, db)
+        }
+    }
+
+    /// The caller's blocks in one direction, in uid order after `after`.
+    public func blocks(of caller: String, direction: BlockDirection, after: String?, limit: Int) throws -> [UserPayload] {
+        let filter = switch direction {
+        case .blockedByMe: "uid IN (SELECT blocked FROM blocks WHERE blocker = ?1)"
+        case .hasBlockedMe: "uid IN (SELECT blocker FROM blocks WHERE blocked = ?1)"
+        case .both: "(uid IN (SELECT blocked FROM blocks WHERE blocker = ?1) OR uid IN (SELECT blocker FROM blocks WHERE blocked = ?1))"
+        }
+        return try read { db in
+            try db.query("SELECT \(Self.userColumns) FROM users WHERE \(filter) AND uid > ?2 ORDER BY uid LIMIT ?3",
+                         [caller, after ?? "", limit]).map { try Self.flagged(try Self.user(from: $0), for: caller, db) }
+        }
+    }
+}
