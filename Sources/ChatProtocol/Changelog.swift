@@ -5,6 +5,10 @@ public enum ChangeKind: String, Codable, Sendable {
     case messageUpdated = "message.updated"
     case receiptDelivered = "receipt.delivered"
     case receiptRead = "receipt.read"
+    /// A reaction was added; `message` carries the new counts.
+    case reactionAdded = "reaction.added"
+    /// A reaction was removed; `message` carries the new counts.
+    case reactionRemoved = "reaction.removed"
     /// The caller blocked a user (visible to the blocker only).
     case userBlocked = "user.blocked"
     /// The caller unblocked a user (visible to the blocker only).
@@ -32,17 +36,20 @@ public struct ChangePayload: Codable, Sendable, Equatable {
     public var receipt: ReceiptPayload?
     /// The block, for `user.blocked` / `user.unblocked`.
     public var block: BlockPayload?
+    /// The reaction, for `reaction.added` / `reaction.removed`.
+    public var reaction: ReactionPayload?
     /// Epoch milliseconds of the change.
     public var at: Int64
 
     public init(seq: Int64, kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
-                receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, at: Int64) {
+                receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil, at: Int64) {
         self.seq = seq
         self.kind = kind
         self.conversationId = conversationId
         self.message = message
         self.receipt = receipt
         self.block = block
+        self.reaction = reaction
         self.at = at
     }
 }

@@ -90,11 +90,13 @@ public struct MessagePayload: Codable, Sendable, Equatable {
     public var editedAt: Int64?
     /// Set when the message was deleted; text, attachment and data are then cleared.
     public var deletedAt: Int64?
+    /// How many users reacted with each reaction (absent when none), ordered by reaction.
+    public var reactions: [ReactionCount]?
 
     public init(id: Int64, muid: String?, conversationId: String, sender: String, receiver: String,
                 receiverType: ReceiverType, category: MessageCategory, type: String, text: String?,
                 attachment: Attachment?, customData: JSONValue?, metadata: [String: JSONValue]?,
-                sentAt: Int64, updatedAt: Int64, editedAt: Int64?, deletedAt: Int64?) {
+                sentAt: Int64, updatedAt: Int64, editedAt: Int64?, deletedAt: Int64?, reactions: [ReactionCount]? = nil) {
         self.id = id
         self.muid = muid
         self.conversationId = conversationId
@@ -111,6 +113,7 @@ public struct MessagePayload: Codable, Sendable, Equatable {
         self.updatedAt = updatedAt
         self.editedAt = editedAt
         self.deletedAt = deletedAt
+        self.reactions = reactions
     }
 }
 

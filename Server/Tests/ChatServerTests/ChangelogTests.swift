@@ -96,7 +96,7 @@ struct UserView: Equatable {
                     var mine: [MessagePayload] = []
                     for step in 0..<500 {
                         let peer = uids.filter { $0 != uid }[Int(random.next() % 4)]
-                        switch random.next() % 10 {
+                        switch random.next() % 12 {
                         case 0...4:
                             mine.append(try await server.send("\(uid) #\(step)", from: token, to: peer))
                         case 5...6 where !mine.isEmpty:
@@ -106,6 +106,15 @@ struct UserView: Equatable {
                         case 7 where !mine.isEmpty:
                             let target = mine[Int(random.next() % UInt64(mine.count))]
                             _ = try await server.request("DELETE", "\(Endpoints.messages)/\(target.id)", token: token)
+                        case 8...9 where !mine.isEmpty:
+                            let target = mine[Int(random.next() % UInt64(mine.count))]
+                            let emoji = ["👍", "❤️", "😂"][Int(random.next() % 3)]
+                            if random.next() % 3 == 0 {
+                                _ = try await server.request("DELETE", "\(Endpoints.messages)/\(target.id)/reactions/\(emoji.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)!)", token: token)
+                            } else {
+                                _ = try await server.request("POST", "\(Endpoints.messages)/\(target.id)/reactions", token: token,
+                                                             json: AddReactionRequest(reaction: emoji))
+                            }
                         default:
                             let conversation = ConversationPayload.directID(uid, peer)
                             let history = try await server.request("GET", "\(Endpoints.conversations)/\(conversation)/messages?limit=1", token: token)

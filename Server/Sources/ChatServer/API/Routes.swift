@@ -154,6 +154,27 @@ struct Routes {
             let uid = try authenticate(context)
             return .json(try store.delete(try messageID(context), by: uid))
         }
+        router.add("POST", Endpoints.messages + "/{id}/reactions") { context in
+            let uid = try authenticate(context)
+            let request = try context.decode(AddReactionRequest.self)
+            try Validate.text(request.reaction, field: "reaction", max: 64, required: true)
+            let (message, added) = try store.react(request.reaction, to: try messageID(context), by: uid)
+            return .json(message, status: added ? 201 : 200)
+        }
+        router.add("DELETE", Endpoints.messages + "/{id}/reactions/{reaction}") { context in
+            let uid = try authenticate(context)
+            return .json(try store.unreact(context.parameter("reaction"), from: try messageID(context), by: uid))
+        }
+        router.add("GET", Endpoints.messages + "/{id}/reactions") { context in
+            let uid = try authenticate(context)
+            let limit = try limit(context)
+            let after = try context.intQuery("after", in: 0...Int64.max)
+            let before = try context.intQuery("before", in: 1...Int64.max)
+            guard before == nil || after == nil else { throw HTTPError.badParameter("give `before` or `after`, not both") }
+            let reaction = context.request.query["reaction"].flatMap { $0.isEmpty ? nil : $0 }
+            return .json(try store.reactions(on: try messageID(context), for: uid, reaction: reaction,
+                                             after: after, before: before, limit: limit))
+        }
     }
 
     func addConversations(to router: inout Router) {

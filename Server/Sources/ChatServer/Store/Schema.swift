@@ -73,6 +73,16 @@ enum Schema {
                 PRIMARY KEY(blocker, blocked)) WITHOUT ROWID;
             CREATE INDEX blocks_by_blocked ON blocks(blocked, blocker);
             """)
+        migrator.register(3, "reactions", sql: """
+            CREATE TABLE reactions(
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                message_id INTEGER NOT NULL REFERENCES messages(id),
+                uid TEXT NOT NULL REFERENCES users(uid),
+                reaction TEXT NOT NULL,
+                reacted_at INTEGER NOT NULL,
+                UNIQUE(message_id, uid, reaction));
+            CREATE INDEX reactions_by_message ON reactions(message_id, id);
+            """)
         return migrator
     }()
 }

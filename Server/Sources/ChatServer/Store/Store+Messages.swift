@@ -22,7 +22,16 @@ extension Store {
     }
 
     static func loadMessage(_ db: Connection, id: Int64) throws -> MessagePayload? {
-        try db.queryFirst("SELECT \(messageColumns) FROM messages WHERE id = ?", [id]).map(message(from:))
+        try db.queryFirst("SELECT \(messageColumns) FROM messages WHERE id = ?", [id]).map { try message(from: $0, db) }
+    }
+
+    /// A message row with its reaction counts.
+    static func message(from row: Row, _ db: Connection) throws -> MessagePayload {
+        var message = try message(from: row)
+        let counts = try db.query("SELECT reaction, count(*) FROM reactions WHERE message_id = ? GROUP BY reaction ORDER BY reaction",
+                                  [message.id]).map { ReactionCount(reaction: try $0.get(0), count: try $0.get(1)) }
+        message.reactions = counts.isEmpty ? nil : counts
+        return message
     }
 
     static func members(_ db: Connection, of conversationId: String) throws -> [String] {
@@ -71,11 +80,7 @@ extension Store {
 
     /// A message the caller may read; 404 when missing, 403 when in someone else's conversation.
     public func message(_ id: Int64, for uid: String) throws -> MessagePayload {
-        try read { db in
-            guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError.notFound("no message \(id)") }
-            try Self.requireMember(db, uid, message.conversationId)
-            return message
-        }
+        try read { try Self.readableMessage($0, id: id, uid: uid) }
     }
 
     /// Replaces text, custom data or metadata of the caller's own message.
@@ -109,16 +114,16 @@ extension Store {
         }
     }
 
-    private func publishUpdate(_ db: Connection, id: Int64, into changes: inout [PublishedChange]) throws -> MessagePayload {
+    func publishUpdate(_ db: Connection, id: Int64, kind: ChangeKind = .messageUpdated, reaction: ReactionPayload? = nil,
+                       into changes: inout [PublishedChange]) throws -> MessagePayload {
         guard let updated = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
-        try record(db, .messageUpdated, conversationId: updated.conversationId, message: updated,
+        try record(db, kind, conversationId: updated.conversationId, message: updated, reaction: reaction,
                    audience: try Self.members(db, of: updated.conversationId), into: &changes)
         return updated
     }
 
     static func ownMessage(_ db: Connection, id: Int64, uid: String) throws -> MessagePayload {
-        guard let message = try loadMessage(db, id: id) else { throw HTTPError.notFound("no message \(id)") }
-        try requireMember(db, uid, message.conversationId)
+        let message = try readableMessage(db, id: id, uid: uid)
         guard message.sender == uid else { throw HTTPError.forbidden("only the sender may change message \(id)") }
         return message
     }
@@ -130,10 +135,10 @@ extension Store {
             try Self.requireMember(db, uid, conversationId)
             if let after {
                 return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT ?",
-                                    [conversationId, after, limit]).map(Self.message(from:))
+                                    [conversationId, after, limit]).map { try Self.message(from: $0, db) }
             }
             return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE conversation_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                                [conversationId, before ?? Int64.max, limit]).map(Self.message(from:)).reversed()
+                                [conversationId, before ?? Int64.max, limit]).map { try Self.message(from: $0, db) }.reversed()
         }
     }
 }
