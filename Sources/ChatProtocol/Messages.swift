@@ -42,10 +42,14 @@ public struct SendMessageRequest: Codable, Sendable {
     public var attachment: Attachment?
     public var customData: JSONValue?
     public var metadata: [String: JSONValue]?
+    /// Makes the message a thread reply to this message (in the same conversation).
+    public var parentMessageId: Int64?
 
     public init(muid: String, receiver: String, receiverType: ReceiverType = .user,
                 category: MessageCategory = .message, type: String = "text", text: String? = nil,
-                attachment: Attachment? = nil, customData: JSONValue? = nil, metadata: [String: JSONValue]? = nil) {
+                attachment: Attachment? = nil, customData: JSONValue? = nil, metadata: [String: JSONValue]? = nil,
+                parentMessageId: Int64? = nil) {
+        self.parentMessageId = parentMessageId
         self.muid = muid
         self.receiver = receiver
         self.receiverType = receiverType
@@ -92,11 +96,18 @@ public struct MessagePayload: Codable, Sendable, Equatable {
     public var deletedAt: Int64?
     /// How many users reacted with each reaction (absent when none), ordered by reaction.
     public var reactions: [ReactionCount]?
+    /// Set on thread replies: the message they reply to.
+    public var parentMessageId: Int64?
+    /// On a thread's parent: its replies that are not deleted (absent when none).
+    public var replyCount: Int?
 
     public init(id: Int64, muid: String?, conversationId: String, sender: String, receiver: String,
                 receiverType: ReceiverType, category: MessageCategory, type: String, text: String?,
                 attachment: Attachment?, customData: JSONValue?, metadata: [String: JSONValue]?,
-                sentAt: Int64, updatedAt: Int64, editedAt: Int64?, deletedAt: Int64?, reactions: [ReactionCount]? = nil) {
+                sentAt: Int64, updatedAt: Int64, editedAt: Int64?, deletedAt: Int64?, reactions: [ReactionCount]? = nil,
+                parentMessageId: Int64? = nil, replyCount: Int? = nil) {
+        self.parentMessageId = parentMessageId
+        self.replyCount = replyCount
         self.id = id
         self.muid = muid
         self.conversationId = conversationId

@@ -97,8 +97,14 @@ struct UserView: Equatable {
                     for step in 0..<500 {
                         let peer = uids.filter { $0 != uid }[Int(random.next() % 4)]
                         switch random.next() % 12 {
-                        case 0...4:
+                        case 0...3:
                             mine.append(try await server.send("\(uid) #\(step)", from: token, to: peer))
+                        case 4 where !mine.isEmpty:
+                            // A thread reply (refused, and ignored, when the parent is deleted or a reply).
+                            let parent = mine[Int(random.next() % UInt64(mine.count))]
+                            _ = try await server.request("POST", Endpoints.messages, token: token,
+                                                         json: SendMessageRequest(muid: "r\(uid)-\(step)", receiver: parent.receiver,
+                                                                                  text: "reply \(step)", parentMessageId: parent.id))
                         case 5...6 where !mine.isEmpty:
                             let target = mine[Int(random.next() % UInt64(mine.count))]
                             _ = try await server.request("PATCH", "\(Endpoints.messages)/\(target.id)", token: token,

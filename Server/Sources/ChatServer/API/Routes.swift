@@ -154,6 +154,13 @@ struct Routes {
             let uid = try authenticate(context)
             return .json(try store.delete(try messageID(context), by: uid))
         }
+        router.add("GET", Endpoints.messages + "/{id}/thread") { context in
+            let uid = try authenticate(context)
+            let before = try context.intQuery("before", in: 1...Int64.max)
+            let after = try context.intQuery("after", in: 0...Int64.max)
+            guard before == nil || after == nil else { throw HTTPError.badParameter("give `before` or `after`, not both") }
+            return .json(try store.replies(to: try messageID(context), for: uid, before: before, after: after, limit: try limit(context)))
+        }
         router.add("POST", Endpoints.messages + "/{id}/reactions") { context in
             let uid = try authenticate(context)
             let request = try context.decode(AddReactionRequest.self)
@@ -192,7 +199,7 @@ struct Routes {
             let after = try context.intQuery("after", in: 0...Int64.max)
             guard before == nil || after == nil else { throw HTTPError.badParameter("give `before` or `after`, not both") }
             return .json(try store.messages(in: context.parameter("id"), for: uid, before: before, after: after,
-                                            limit: try limit(context)))
+                                            limit: try limit(context), hideReplies: try context.boolQuery("hideReplies")))
         }
         for kind in [ReceiptPayload.Kind.delivered, .read] {
             router.add("POST", Endpoints.conversations + "/{id}/\(kind.rawValue)") { context in

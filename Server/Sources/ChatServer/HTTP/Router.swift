@@ -55,6 +55,15 @@ public struct RouteContext: Sendable {
         }
     }
 
+    /// A boolean query argument (`true`/`false`, `1`/`0`), false when absent; 400 otherwise.
+    public func boolQuery(_ name: String) throws -> Bool {
+        switch request.query[name] {
+        case nil, "", "false", "0": return false
+        case "true", "1": return true
+        default: throw HTTPError.badParameter("`\(name)` must be true or false")
+        }
+    }
+
     /// An optional integer query argument within `range`; 400 otherwise.
     public func intQuery(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
         guard let raw = request.query[name], !raw.isEmpty else { return nil }

@@ -83,6 +83,11 @@ enum Schema {
                 UNIQUE(message_id, uid, reaction));
             CREATE INDEX reactions_by_message ON reactions(message_id, id);
             """)
+        migrator.register(4, "threads", sql: """
+            ALTER TABLE messages ADD COLUMN parent_id INTEGER REFERENCES messages(id);
+            ALTER TABLE messages ADD COLUMN reply_count INTEGER NOT NULL DEFAULT 0;
+            CREATE INDEX messages_by_parent ON messages(parent_id, id) WHERE parent_id IS NOT NULL;
+            """)
         return migrator
     }()
 }

@@ -4,7 +4,7 @@ import SQLiteKit
 extension Store {
     static let messageColumns = """
         id, muid, conversation_id, sender, receiver, receiver_type, category, type, text, attachment,
-        custom_data, metadata, sent_at, updated_at, edited_at, deleted_at
+        custom_data, metadata, sent_at, updated_at, edited_at, deleted_at, parent_id, reply_count
         """
 
     static func message(from row: Row) throws -> MessagePayload {
@@ -18,7 +18,8 @@ extension Store {
             customData: try decodeJSON(JSONValue.self, try row.get("custom_data")),
             metadata: try decodeJSON([String: JSONValue].self, try row.get("metadata")),
             sentAt: try row.get("sent_at"), updatedAt: try row.get("updated_at"),
-            editedAt: try row.get("edited_at"), deletedAt: try row.get("deleted_at"))
+            editedAt: try row.get("edited_at"), deletedAt: try row.get("deleted_at"),
+            parentMessageId: try row.get("parent_id"), replyCount: try row.get("reply_count", as: Int.self).nonZero)
     }
 
     static func loadMessage(_ db: Connection, id: Int64) throws -> MessagePayload? {
@@ -54,6 +55,15 @@ extension Store {
                 throw HTTPError(403, .blocked, "\(sender) and \(request.receiver) have a block between them; unblock to send")
             }
             let conversationId = ConversationPayload.directID(sender, request.receiver)
+            if let parentId = request.parentMessageId {
+                guard let parent = try Self.loadMessage(db, id: parentId), parent.conversationId == conversationId else {
+                    throw HTTPError.validation("`parentMessageId` \(parentId) is not a message of this conversation")
+                }
+                guard parent.parentMessageId == nil else {
+                    throw HTTPError.validation("message \(parentId) is itself a reply; reply to its parent \(parent.parentMessageId!)")
+                }
+                guard parent.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(parentId) is deleted") }
+            }
             try db.run("INSERT OR IGNORE INTO conversations(id, type, updated_at) VALUES (?, 'user', ?)", [conversationId, now])
             try db.run("INSERT OR IGNORE INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?)",
                        [conversationId, sender, request.receiver])
@@ -61,11 +71,11 @@ extension Store {
                        [conversationId, request.receiver, sender])
             try db.run("""
                 INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
-                                     attachment, custom_data, metadata, sent_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     attachment, custom_data, metadata, sent_at, updated_at, parent_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
                       request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
-                      try Self.json(request.customData), try Self.json(request.metadata), now, now])
+                      try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId])
             let id = db.lastInsertRowID
             try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
             // Sending implies having read everything before one's own message.
@@ -74,6 +84,7 @@ extension Store {
             guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
             try record(db, .messageCreated, conversationId: conversationId, message: message,
                        audience: [sender, request.receiver], into: &changes)
+            if let parentId = request.parentMessageId { try recountReplies(db, parentId, into: &changes) }
             return (message, true)
         }
     }
@@ -110,7 +121,9 @@ extension Store {
                 UPDATE messages SET text = NULL, attachment = NULL, custom_data = NULL, metadata = NULL,
                     deleted_at = ?, updated_at = ? WHERE id = ?
                 """, [now, now, id])
-            return try publishUpdate(db, id: id, into: &changes)
+            let deleted = try publishUpdate(db, id: id, into: &changes)
+            if let parentId = message.parentMessageId { try recountReplies(db, parentId, into: &changes) }
+            return deleted
         }
     }
 
@@ -122,6 +135,29 @@ extension Store {
         return updated
     }
 
+    /// Recomputes a parent's live reply count (inside the write transaction, so concurrent
+    /// replies and deletions cannot lose an update) and records the parent's update.
+    func recountReplies(_ db: Connection, _ parentId: Int64, into changes: inout [PublishedChange]) throws {
+        try db.run("""
+            UPDATE messages SET reply_count = (SELECT count(*) FROM messages WHERE parent_id = ?1 AND deleted_at IS NULL),
+                updated_at = ?2 WHERE id = ?1
+            """, [parentId, clock.now()])
+        _ = try publishUpdate(db, id: parentId, into: &changes)
+    }
+
+    /// A thread's replies, oldest first, paged like `messages(in:)`.
+    public func replies(to parentId: Int64, for uid: String, before: Int64?, after: Int64?, limit: Int) throws -> [MessagePayload] {
+        try read { db in
+            _ = try Self.readableMessage(db, id: parentId, uid: uid)
+            if let after {
+                return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE parent_id = ? AND id > ? ORDER BY id LIMIT ?",
+                                    [parentId, after, limit]).map { try Self.message(from: $0, db) }
+            }
+            return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE parent_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                                [parentId, before ?? Int64.max, limit]).map { try Self.message(from: $0, db) }.reversed()
+        }
+    }
+
     static func ownMessage(_ db: Connection, id: Int64, uid: String) throws -> MessagePayload {
         let message = try readableMessage(db, id: id, uid: uid)
         guard message.sender == uid else { throw HTTPError.forbidden("only the sender may change message \(id)") }
@@ -130,15 +166,22 @@ extension Store {
 
     /// Messages of a conversation, oldest first: the `limit` newest before `before`, or the
     /// `limit` oldest after `after`, or the newest `limit` when neither is given.
-    public func messages(in conversationId: String, for uid: String, before: Int64?, after: Int64?, limit: Int) throws -> [MessagePayload] {
-        try read { db in
+    public func messages(in conversationId: String, for uid: String, before: Int64?, after: Int64?, limit: Int,
+                         hideReplies: Bool = false) throws -> [MessagePayload] {
+        let replies = hideReplies ? " AND parent_id IS NULL" : ""
+        return try read { db in
             try Self.requireMember(db, uid, conversationId)
             if let after {
-                return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT ?",
+                return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE conversation_id = ? AND id > ?\(replies) ORDER BY id LIMIT ?",
                                     [conversationId, after, limit]).map { try Self.message(from: $0, db) }
             }
-            return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE conversation_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+            return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE conversation_id = ? AND id < ?\(replies) ORDER BY id DESC LIMIT ?",
                                 [conversationId, before ?? Int64.max, limit]).map { try Self.message(from: $0, db) }.reversed()
         }
     }
+}
+
+extension Int {
+    /// nil for zero, so counts that are zero stay off the wire.
+    var nonZero: Int? { self == 0 ? nil : self }
 }
