@@ -156,10 +156,7 @@ struct Routes {
         }
         router.add("GET", Endpoints.messages + "/{id}/thread") { context in
             let uid = try authenticate(context)
-            let before = try context.intQuery("before", in: 1...Int64.max)
-            let after = try context.intQuery("after", in: 0...Int64.max)
-            guard before == nil || after == nil else { throw HTTPError.badParameter("give `before` or `after`, not both") }
-            return .json(try store.replies(to: try messageID(context), for: uid, before: before, after: after, limit: try limit(context)))
+            return .json(try store.messages(try messageQuery(context, scope: .thread(parentId: try messageID(context))), for: uid))
         }
         router.add("POST", Endpoints.messages + "/{id}/reactions") { context in
             let uid = try authenticate(context)
@@ -195,11 +192,7 @@ struct Routes {
         }
         router.add("GET", Endpoints.conversations + "/{id}/messages") { context in
             let uid = try authenticate(context)
-            let before = try context.intQuery("before", in: 1...Int64.max)
-            let after = try context.intQuery("after", in: 0...Int64.max)
-            guard before == nil || after == nil else { throw HTTPError.badParameter("give `before` or `after`, not both") }
-            return .json(try store.messages(in: context.parameter("id"), for: uid, before: before, after: after,
-                                            limit: try limit(context), hideReplies: try context.boolQuery("hideReplies")))
+            return .json(try store.messages(try messageQuery(context, scope: .conversation(context.parameter("id"))), for: uid))
         }
         for kind in [ReceiptPayload.Kind.delivered, .read] {
             router.add("POST", Endpoints.conversations + "/{id}/\(kind.rawValue)") { context in
@@ -208,6 +201,38 @@ struct Routes {
                 return .json(try store.receipt(kind, by: uid, in: context.parameter("id"), upTo: request.messageId))
             }
         }
+    }
+}
+
+extension Routes {
+    /// The message list's query arguments (the `MessagesRequest` builder's filters).
+    func messageQuery(_ context: RouteContext, scope: MessageQuery.Scope) throws -> MessageQuery {
+        var query = MessageQuery(scope: scope)
+        query.limit = try limit(context)
+        query.beforeId = try context.intQuery("before", in: 1...Int64.max)
+        query.afterId = try context.intQuery("after", in: 0...Int64.max)
+        query.sentBefore = try context.intQuery("sentBefore", in: 1...Int64.max)
+        query.sentAfter = try context.intQuery("sentAfter", in: 0...Int64.max)
+        query.updatedAfter = try context.intQuery("updatedAfter", in: 0...Int64.max)
+        let anchoredForward = query.afterId != nil || query.sentAfter != nil || query.updatedAfter != nil
+        guard !(anchoredForward && (query.beforeId != nil || query.sentBefore != nil)) else {
+            throw HTTPError.badParameter("page one way: give `before`/`sentBefore` or `after`/`sentAfter`/`updatedAfter`, not both")
+        }
+        func list(_ name: String) -> [String] {
+            (context.request.query[name] ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
+        }
+        query.categories = list("categories")
+        query.types = list("types")
+        query.hideReplies = try context.boolQuery("hideReplies")
+        query.hideDeleted = try context.boolQuery("hideDeleted")
+        query.hasLinks = try context.boolQuery("hasLinks")
+        query.updatesOnly = try context.boolQuery("updatesOnly")
+        guard !query.updatesOnly || query.updatedAfter != nil else {
+            throw HTTPError.badParameter("`updatesOnly` needs `updatedAfter`")
+        }
+        query.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
+        query.sender = context.request.query["sender"].flatMap { $0.isEmpty ? nil : $0 }
+        return query
     }
 }
 

@@ -145,38 +145,26 @@ extension Store {
         _ = try publishUpdate(db, id: parentId, into: &changes)
     }
 
-    /// A thread's replies, oldest first, paged like `messages(in:)`.
-    public func replies(to parentId: Int64, for uid: String, before: Int64?, after: Int64?, limit: Int) throws -> [MessagePayload] {
-        try read { db in
-            _ = try Self.readableMessage(db, id: parentId, uid: uid)
-            if let after {
-                return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE parent_id = ? AND id > ? ORDER BY id LIMIT ?",
-                                    [parentId, after, limit]).map { try Self.message(from: $0, db) }
-            }
-            return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE parent_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                                [parentId, before ?? Int64.max, limit]).map { try Self.message(from: $0, db) }.reversed()
-        }
-    }
-
     static func ownMessage(_ db: Connection, id: Int64, uid: String) throws -> MessagePayload {
         let message = try readableMessage(db, id: id, uid: uid)
         guard message.sender == uid else { throw HTTPError.forbidden("only the sender may change message \(id)") }
         return message
     }
 
-    /// Messages of a conversation, oldest first: the `limit` newest before `before`, or the
-    /// `limit` oldest after `after`, or the newest `limit` when neither is given.
-    public func messages(in conversationId: String, for uid: String, before: Int64?, after: Int64?, limit: Int,
-                         hideReplies: Bool = false) throws -> [MessagePayload] {
-        let replies = hideReplies ? " AND parent_id IS NULL" : ""
-        return try read { db in
-            try Self.requireMember(db, uid, conversationId)
-            if let after {
-                return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE conversation_id = ? AND id > ?\(replies) ORDER BY id LIMIT ?",
-                                    [conversationId, after, limit]).map { try Self.message(from: $0, db) }
+    /// Messages matching `query` that `uid` may read, oldest first: the `limit` newest before
+    /// the anchor, or the `limit` oldest after it (`query.direction`).
+    public func messages(_ query: MessageQuery, for uid: String) throws -> [MessagePayload] {
+        try read { db in
+            switch query.scope {
+            case .conversation(let id): try Self.requireMember(db, uid, id)
+            case .thread(let parentId): _ = try Self.readableMessage(db, id: parentId, uid: uid)
             }
-            return try db.query("SELECT \(Self.messageColumns) FROM messages WHERE conversation_id = ? AND id < ?\(replies) ORDER BY id DESC LIMIT ?",
-                                [conversationId, before ?? Int64.max, limit]).map { try Self.message(from: $0, db) }.reversed()
+            let (conditions, arguments) = query.whereClause()
+            let order = query.newestFirst ? "DESC" : "ASC"
+            let rows = try db.query("SELECT \(Self.messageColumns) FROM messages WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
+                                    arguments + [query.limit])
+            let messages = try rows.map { try Self.message(from: $0, db) }
+            return query.newestFirst ? messages.reversed() : messages
         }
     }
 }
