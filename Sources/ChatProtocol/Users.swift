@@ -8,6 +8,8 @@ public struct UserPayload: Codable, Sendable, Equatable {
     public var role: String?
     /// Epoch seconds of the user's last authenticated request, nil if never.
     public var lastActiveAt: Int64?
+    /// "online" while the user has a realtime connection, else "offline" (on user reads).
+    public var status: String?
     /// Relative to the caller: the caller blocked this user (absent when false).
     public var blockedByMe: Bool?
     /// Relative to the caller: this user blocked the caller (absent when false).

@@ -44,6 +44,18 @@ struct Routes {
         }
     }
 
+    /// `user` with its presence.
+    func withStatus(_ user: UserPayload) -> UserPayload {
+        var user = user
+        user.status = realtime.presence.isOnline(user.uid) ? "online" : "offline"
+        return user
+    }
+
+    /// A comma-separated query argument.
+    static func list(_ value: String?) -> [String] {
+        (value ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
+    }
+
     /// A page of users fetched with one extra row to learn whether another page follows.
     static func page(_ users: [UserPayload], limit: Int) -> Page<UserPayload> {
         Page(items: Array(users.prefix(limit)), next: users.count > limit ? users[limit - 1].uid : nil)
@@ -90,19 +102,31 @@ struct Routes {
         router.add("GET", Endpoints.me) { context in
             let uid = try authenticate(context)
             guard let user = try store.user(uid, for: uid) else { throw HTTPError.notFound("no user \(uid)") }
-            return .json(user)
+            return .json(withStatus(user))
         }
         router.add("GET", Endpoints.users) { context in
             let uid = try authenticate(context)
             let limit = try limit(context)
-            return .json(Self.page(try store.users(after: context.request.query["cursor"], limit: limit + 1, for: uid), limit: limit))
+            var filter = UserFilter()
+            filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
+            filter.tags = Self.list(context.request.query["tags"])
+            filter.roles = Self.list(context.request.query["roles"])
+            switch context.request.query["status"] {
+            case nil, "": break
+            case "online": filter.online = true
+            case "offline": filter.online = false
+            default: throw HTTPError.badParameter("`status` must be online or offline")
+            }
+            if filter.online != nil { filter.onlineUids = realtime.presence.online }
+            let users = try store.users(after: context.request.query["cursor"], limit: limit + 1, for: uid, filter: filter)
+            return .json(Self.page(users.map(withStatus), limit: limit))
         }
         router.add("GET", Endpoints.users + "/{uid}") { context in
             let uid = try authenticate(context)
             guard let user = try store.user(context.parameter("uid"), for: uid) else {
                 throw HTTPError.notFound("no user \(context.parameter("uid"))")
             }
-            return .json(user)
+            return .json(withStatus(user))
         }
         router.add("GET", Endpoints.blocks) { context in
             let uid = try authenticate(context)
@@ -218,11 +242,8 @@ extension Routes {
         guard !(anchoredForward && (query.beforeId != nil || query.sentBefore != nil)) else {
             throw HTTPError.badParameter("page one way: give `before`/`sentBefore` or `after`/`sentAfter`/`updatedAfter`, not both")
         }
-        func list(_ name: String) -> [String] {
-            (context.request.query[name] ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
-        }
-        query.categories = list("categories")
-        query.types = list("types")
+        query.categories = Self.list(context.request.query["categories"])
+        query.types = Self.list(context.request.query["types"])
         query.hideReplies = try context.boolQuery("hideReplies")
         query.hideDeleted = try context.boolQuery("hideDeleted")
         query.hasLinks = try context.boolQuery("hasLinks")

@@ -39,6 +39,8 @@ public final class RealtimeHub: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// Open realtime sockets, for health and tests.
     let connectionCount = Atomic<Int>(0)
+    /// Users with an open socket.
+    public let presence = Presence()
 
     public init(store: Store, configuration: Configuration,
                 monotonicNow: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {

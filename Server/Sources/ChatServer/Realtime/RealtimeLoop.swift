@@ -70,6 +70,7 @@ struct RealtimeLoop {
             let client = Client(socket: socket, session: session, now: hub.monotonicNow(), maxMessageSize: hub.configuration.maxMessageSize)
             clients.append(client)
             hub.connectionCount.add(1, ordering: .relaxed)
+            hub.presence.connected(session.uid)
             enqueue(hello, to: client)
             // Frames that came in the same packet as the handshake.
             parse(socket.initialBytes, from: client)
@@ -171,6 +172,7 @@ struct RealtimeLoop {
         for client in dead {
             client.socket.close()
             hub.connectionCount.subtract(1, ordering: .relaxed)
+            hub.presence.disconnected(client.uid)
         }
     }
 }

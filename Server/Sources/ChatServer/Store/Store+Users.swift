@@ -35,13 +35,36 @@ extension Store {
         }
     }
 
-    /// Users in uid order after `after`, as `caller` sees them.
-    public func users(after: String?, limit: Int, for caller: String) throws -> [UserPayload] {
-        try read { db in
-            try db.query("SELECT \(Self.userColumns) FROM users WHERE uid > ? ORDER BY uid LIMIT ?", [after ?? "", limit])
-                .map { try Self.flagged(try Self.user(from: $0), for: caller, db) }
+    /// Users in uid order after `after` that pass `filter`, as `caller` sees them.
+    public func users(after: String?, limit: Int, for caller: String, filter: UserFilter = UserFilter()) throws -> [UserPayload] {
+        var conditions = ["uid > ?"]
+        var arguments: [any SQLValueConvertible] = [after ?? ""]
+        if let keyword = filter.searchKeyword {
+            let pattern = "%" + MessageQuery.escapeLike(keyword) + "%"
+            conditions.append("(uid LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\')")
+            arguments += [pattern, pattern]
+        }
+        if !filter.tags.isEmpty {
+            conditions.append("EXISTS (SELECT 1 FROM json_each(users.tags) WHERE value IN (\(Self.placeholders(filter.tags.count))))")
+            arguments += filter.tags
+        }
+        if !filter.roles.isEmpty {
+            conditions.append("role IN (\(Self.placeholders(filter.roles.count)))")
+            arguments += filter.roles
+        }
+        if let online = filter.onlineUids {
+            let list = Array(online)
+            conditions.append("uid \(filter.online == true ? "IN" : "NOT IN") (\(Self.placeholders(list.count)))")
+            arguments += list
+        }
+        let sql = "SELECT \(Self.userColumns) FROM users WHERE \(conditions.joined(separator: " AND ")) ORDER BY uid LIMIT ?"
+        let finalArguments = arguments + [limit]
+        return try read { db in
+            try db.query(sql, finalArguments).map { try Self.flagged(try Self.user(from: $0), for: caller, db) }
         }
     }
+
+    static func placeholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
 
     /// Records activity, at most once a minute per user to keep reads cheap.
     func touch(_ uid: String) throws {
@@ -53,4 +76,18 @@ extension Store {
         guard stale else { return }
         try write { db, _ in try db.run("UPDATE users SET last_active_at = ? WHERE uid = ?", [nowSeconds, uid]) }
     }
+}
+
+/// The `UsersRequest` builder's filters on `GET /v1/users`.
+public struct UserFilter: Sendable {
+    /// Case-insensitive substring of the uid or the name.
+    public var searchKeyword: String?
+    /// Users with any of these tags / roles (empty: no filter).
+    public var tags: [String] = []
+    public var roles: [String] = []
+    /// true: only online users, false: only offline ones, nil: both.
+    public var online: Bool?
+    /// The uids online now, when `online` is set.
+    public var onlineUids: Set<String>?
+    public init() {}
 }
