@@ -12,6 +12,22 @@ public enum MessageCategory: String, Codable, Sendable {
     case call
 }
 
+/// The state of a call message (category `call`, type `audio` or `video`). Calls start
+/// `initiated`; `ongoing` once answered; `ended`, `missed`, `rejected`, `cancelled` and
+/// `busy` are final.
+public enum CallStatus: String, Codable, Sendable, CaseIterable {
+    case initiated, ongoing, ended, missed, rejected, cancelled, busy
+
+    /// The statuses a call may move to from this one.
+    public var next: Set<CallStatus> {
+        switch self {
+        case .initiated: [.ongoing, .missed, .rejected, .cancelled, .busy]
+        case .ongoing: [.ended]
+        case .ended, .missed, .rejected, .cancelled, .busy: []
+        }
+    }
+}
+
 /// Metadata of a media message's file. chatd stores metadata only; bytes live at `url`.
 public struct Attachment: Codable, Sendable, Equatable {
     public var url: String
@@ -44,12 +60,15 @@ public struct SendMessageRequest: Codable, Sendable {
     public var metadata: [String: JSONValue]?
     /// Makes the message a thread reply to this message (in the same conversation).
     public var parentMessageId: Int64?
+    /// For category `call`: the status the call starts in (default `initiated`).
+    public var callStatus: CallStatus?
 
     public init(muid: String, receiver: String, receiverType: ReceiverType = .user,
                 category: MessageCategory = .message, type: String = "text", text: String? = nil,
                 attachment: Attachment? = nil, customData: JSONValue? = nil, metadata: [String: JSONValue]? = nil,
-                parentMessageId: Int64? = nil) {
+                parentMessageId: Int64? = nil, callStatus: CallStatus? = nil) {
         self.parentMessageId = parentMessageId
+        self.callStatus = callStatus
         self.muid = muid
         self.receiver = receiver
         self.receiverType = receiverType
@@ -67,10 +86,14 @@ public struct EditMessageRequest: Codable, Sendable {
     public var text: String?
     public var customData: JSONValue?
     public var metadata: [String: JSONValue]?
-    public init(text: String? = nil, customData: JSONValue? = nil, metadata: [String: JSONValue]? = nil) {
+    /// Call messages only; either participant may move the call along `CallStatus.next`.
+    public var callStatus: CallStatus?
+    public init(text: String? = nil, customData: JSONValue? = nil, metadata: [String: JSONValue]? = nil,
+                callStatus: CallStatus? = nil) {
         self.text = text
         self.customData = customData
         self.metadata = metadata
+        self.callStatus = callStatus
     }
 }
 
@@ -100,14 +123,17 @@ public struct MessagePayload: Codable, Sendable, Equatable {
     public var parentMessageId: Int64?
     /// On a thread's parent: its replies that are not deleted (absent when none).
     public var replyCount: Int?
+    /// For call messages: where the call stands.
+    public var callStatus: CallStatus?
 
     public init(id: Int64, muid: String?, conversationId: String, sender: String, receiver: String,
                 receiverType: ReceiverType, category: MessageCategory, type: String, text: String?,
                 attachment: Attachment?, customData: JSONValue?, metadata: [String: JSONValue]?,
                 sentAt: Int64, updatedAt: Int64, editedAt: Int64?, deletedAt: Int64?, reactions: [ReactionCount]? = nil,
-                parentMessageId: Int64? = nil, replyCount: Int? = nil) {
+                parentMessageId: Int64? = nil, replyCount: Int? = nil, callStatus: CallStatus? = nil) {
         self.parentMessageId = parentMessageId
         self.replyCount = replyCount
+        self.callStatus = callStatus
         self.id = id
         self.muid = muid
         self.conversationId = conversationId

@@ -166,8 +166,11 @@ struct Routes {
         router.add("PATCH", Endpoints.messages + "/{id}") { context in
             let uid = try authenticate(context)
             let request = try context.decode(EditMessageRequest.self)
-            guard request.text != nil || request.customData != nil || request.metadata != nil else {
-                throw HTTPError.validation("send at least one of `text`, `customData`, `metadata`")
+            guard request.text != nil || request.customData != nil || request.metadata != nil || request.callStatus != nil else {
+                throw HTTPError.validation("send at least one of `text`, `customData`, `metadata`, `callStatus`")
+            }
+            guard request.callStatus == nil || (request.text == nil && request.customData == nil && request.metadata == nil) else {
+                throw HTTPError.validation("change `callStatus` on its own")
             }
             try Validate.text(request.text, field: "text", max: 64 << 10, required: request.text != nil)
             try Validate.json(request.customData, field: "customData")

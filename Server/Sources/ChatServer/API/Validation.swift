@@ -70,8 +70,18 @@ enum Validate {
             }
         case .custom:
             guard request.customData != nil else { throw HTTPError.validation("a custom message needs `customData`") }
-        case .action, .call:
-            throw HTTPError.validation("`category` \(request.category.rawValue) messages are created by chatd, not sent")
+        case .call:
+            guard request.type == "audio" || request.type == "video" else {
+                throw HTTPError.validation("a call message's `type` must be audio or video")
+            }
+            guard (request.callStatus ?? .initiated) == .initiated || (request.callStatus?.next.isEmpty ?? false) else {
+                throw HTTPError.validation("a call starts initiated, or is recorded in a final status (ended, missed, …)")
+            }
+        case .action:
+            throw HTTPError.validation("`category` action messages are created by chatd, not sent")
+        }
+        if request.category != .call && request.callStatus != nil {
+            throw HTTPError.validation("`callStatus` is only for category call")
         }
     }
 

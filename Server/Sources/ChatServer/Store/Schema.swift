@@ -88,6 +88,7 @@ enum Schema {
             ALTER TABLE messages ADD COLUMN reply_count INTEGER NOT NULL DEFAULT 0;
             CREATE INDEX messages_by_parent ON messages(parent_id, id) WHERE parent_id IS NOT NULL;
             """)
+        migrator.register(5, "calls", sql: "ALTER TABLE messages ADD COLUMN call_status TEXT")
         return migrator
     }()
 }

@@ -4,7 +4,7 @@ import SQLiteKit
 extension Store {
     static let messageColumns = """
         id, muid, conversation_id, sender, receiver, receiver_type, category, type, text, attachment,
-        custom_data, metadata, sent_at, updated_at, edited_at, deleted_at, parent_id, reply_count
+        custom_data, metadata, sent_at, updated_at, edited_at, deleted_at, parent_id, reply_count, call_status
         """
 
     static func message(from row: Row) throws -> MessagePayload {
@@ -19,7 +19,8 @@ extension Store {
             metadata: try decodeJSON([String: JSONValue].self, try row.get("metadata")),
             sentAt: try row.get("sent_at"), updatedAt: try row.get("updated_at"),
             editedAt: try row.get("edited_at"), deletedAt: try row.get("deleted_at"),
-            parentMessageId: try row.get("parent_id"), replyCount: try row.get("reply_count", as: Int.self).nonZero)
+            parentMessageId: try row.get("parent_id"), replyCount: try row.get("reply_count", as: Int.self).nonZero,
+            callStatus: (try row.get("call_status", as: String?.self)).flatMap(CallStatus.init(rawValue:)))
     }
 
     static func loadMessage(_ db: Connection, id: Int64) throws -> MessagePayload? {
@@ -71,11 +72,12 @@ extension Store {
                        [conversationId, request.receiver, sender])
             try db.run("""
                 INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
-                                     attachment, custom_data, metadata, sent_at, updated_at, parent_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
                       request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
-                      try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId])
+                      try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId,
+                      request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil])
             let id = db.lastInsertRowID
             try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
             // Sending implies having read everything before one's own message.
@@ -98,6 +100,7 @@ extension Store {
     public func edit(_ id: Int64, by uid: String, _ request: EditMessageRequest) throws -> MessagePayload {
         let now = clock.now()
         return try write { db, changes in
+            if let status = request.callStatus { return try moveCall(db, id: id, by: uid, to: status, at: now, into: &changes) }
             let message = try Self.ownMessage(db, id: id, uid: uid)
             guard message.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(id) is deleted") }
             if request.text != nil && message.text == nil {
@@ -109,6 +112,20 @@ extension Store {
                 """, [request.text, try Self.json(request.customData), try Self.json(request.metadata), now, now, id])
             return try publishUpdate(db, id: id, into: &changes)
         }
+    }
+
+    /// Moves a call along `CallStatus.next`; either participant may.
+    func moveCall(_ db: Connection, id: Int64, by uid: String, to status: CallStatus, at now: Int64,
+                  into changes: inout [PublishedChange]) throws -> MessagePayload {
+        let message = try Self.readableMessage(db, id: id, uid: uid)
+        guard message.category == .call, let current = message.callStatus else {
+            throw HTTPError.validation("message \(id) is not a call")
+        }
+        guard current.next.contains(status) else {
+            throw HTTPError(409, .conflict, "a call cannot go from \(current.rawValue) to \(status.rawValue)")
+        }
+        try db.run("UPDATE messages SET call_status = ?, updated_at = ? WHERE id = ?", [status.rawValue, now, id])
+        return try publishUpdate(db, id: id, into: &changes)
     }
 
     /// Soft-deletes the caller's own message: content cleared, `deletedAt` set. Repeats are no-ops.
