@@ -7,6 +7,8 @@ public enum Endpoints {
     public static let messages = "/v1/messages"
     public static let conversations = "/v1/conversations"
     public static let changes = "/v1/changes"
+    /// The caller's notification feed: mentions, replies and reactions, newest first.
+    public static let notifications = "/v1/notifications"
     /// `GET` the caller's blocked users; `PUT` / `DELETE /v1/blocks/{uid}` to block / unblock.
     public static let blocks = "/v1/blocks"
     public static let realtime = "/v1/realtime"

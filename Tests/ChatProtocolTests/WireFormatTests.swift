@@ -44,3 +44,10 @@ import Testing
         } }
     }
 }
+
+@Suite struct MentionTests {
+    @Test func mentionsAreParsedInOrderWithoutRepeats() {
+        #expect(NotificationFeedItem.mentions(in: "hi <@uid:bob> and <@uid:carol>, <@uid:bob>!") == ["bob", "carol"])
+        #expect(NotificationFeedItem.mentions(in: "no mentions, <@uid:> nor <@uid:open") == [])
+    }
+}

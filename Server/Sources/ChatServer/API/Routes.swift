@@ -21,6 +21,11 @@ struct Routes {
             let page = try store.changes(for: uid, cursor: context.request.query["cursor"], limit: Int(limit))
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: page.json)
         }
+        router.add("GET", Endpoints.notifications) { context in
+            let uid = try authenticate(context)
+            let before = try context.intQuery("before", in: 1...Int64.max)
+            return .json(try store.notifications(for: uid, before: before, limit: try limit(context)))
+        }
         router.add("GET", Endpoints.realtime) { context in
             let token = context.request.bearerToken ?? context.request.query["token"]
             let session = try store.session(token: token)

@@ -89,6 +89,18 @@ enum Schema {
             CREATE INDEX messages_by_parent ON messages(parent_id, id) WHERE parent_id IS NOT NULL;
             """)
         migrator.register(5, "calls", sql: "ALTER TABLE messages ADD COLUMN call_status TEXT")
+        migrator.register(6, "notification feed", sql: """
+            CREATE TABLE notifications(
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                uid TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                actor TEXT NOT NULL,
+                message_id INTEGER NOT NULL,
+                conversation_id TEXT NOT NULL,
+                reaction TEXT,
+                at INTEGER NOT NULL);
+            CREATE INDEX notifications_by_user ON notifications(uid, id);
+            """)
         return migrator
     }()
 }

@@ -56,8 +56,10 @@ extension Store {
                 throw HTTPError(403, .blocked, "\(sender) and \(request.receiver) have a block between them; unblock to send")
             }
             let conversationId = ConversationPayload.directID(sender, request.receiver)
+            var parent: MessagePayload?
             if let parentId = request.parentMessageId {
-                guard let parent = try Self.loadMessage(db, id: parentId), parent.conversationId == conversationId else {
+                parent = try Self.loadMessage(db, id: parentId)
+                guard let parent, parent.conversationId == conversationId else {
                     throw HTTPError.validation("`parentMessageId` \(parentId) is not a message of this conversation")
                 }
                 guard parent.parentMessageId == nil else {
@@ -87,6 +89,7 @@ extension Store {
             try record(db, .messageCreated, conversationId: conversationId, message: message,
                        audience: [sender, request.receiver], into: &changes)
             if let parentId = request.parentMessageId { try recountReplies(db, parentId, into: &changes) }
+            try Self.notifyAbout(message, parent: parent, db)
             return (message, true)
         }
     }

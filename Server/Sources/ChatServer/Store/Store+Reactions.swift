@@ -18,6 +18,7 @@ extension Store {
                        [id, uid, reaction, now])
             guard db.changes > 0 else { return (message, false) }
             let added = ReactionPayload(id: db.lastInsertRowID, messageId: id, uid: uid, reaction: reaction, reactedAt: now)
+            try Self.notify(db, message.sender, .reaction, actor: uid, message: message, reaction: reaction, at: now)
             return (try publishUpdate(db, id: id, kind: .reactionAdded, reaction: added, into: &changes), true)
         }
     }
