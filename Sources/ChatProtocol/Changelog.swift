@@ -9,10 +9,12 @@ public enum ChangeKind: String, Codable, Sendable {
     case reactionAdded = "reaction.added"
     /// A reaction was removed; `message` carries the new counts.
     case reactionRemoved = "reaction.removed"
-    /// The caller blocked a user (visible to the blocker only).
+    /// A user blocked another (visible to both).
     case userBlocked = "user.blocked"
-    /// The caller unblocked a user (visible to the blocker only).
+    /// A user unblocked another (visible to both).
     case userUnblocked = "user.unblocked"
+    /// A new item in the user's notification feed (visible to that user).
+    case notificationCreated = "notification.created"
 }
 
 /// Who blocked whom, for `user.blocked` / `user.unblocked` changes.
@@ -38,11 +40,14 @@ public struct ChangePayload: Codable, Sendable, Equatable {
     public var block: BlockPayload?
     /// The reaction, for `reaction.added` / `reaction.removed`.
     public var reaction: ReactionPayload?
+    /// The feed item, for `notification.created`.
+    public var notification: NotificationFeedItem?
     /// Epoch milliseconds of the change.
     public var at: Int64
 
     public init(seq: Int64, kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
-                receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil, at: Int64) {
+                receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
+                notification: NotificationFeedItem? = nil, at: Int64) {
         self.seq = seq
         self.kind = kind
         self.conversationId = conversationId
@@ -50,6 +55,7 @@ public struct ChangePayload: Codable, Sendable, Equatable {
         self.receipt = receipt
         self.block = block
         self.reaction = reaction
+        self.notification = notification
         self.at = at
     }
 }

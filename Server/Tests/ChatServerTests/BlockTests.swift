@@ -55,7 +55,8 @@ import WebSocket
         #expect(try await server.request("GET", Endpoints.blocks + "?direction=sideways", token: alice).status == 400)
     }
 
-    @Test func blockingIsIdempotentAndRecordedForTheBlockerOnly() async throws {
+    /// Both sides' reads change (`blockedByMe` / `hasBlockedMe`), so both changelogs record it.
+    @Test func blockingIsIdempotentAndRecordedForBothUsers() async throws {
         let server = try LiveServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
@@ -67,7 +68,23 @@ import WebSocket
         #expect(aliceChanges.changes.map(\.kind) == [.userBlocked, .userUnblocked])
         #expect(aliceChanges.changes.first?.block == BlockPayload(blocker: "alice", blocked: "bob"))
         let bobChanges = try await server.request("GET", Endpoints.changes + "?cursor=\(bobHead)", token: bob).decode(ChangelogPage.self)
-        #expect(bobChanges.changes.isEmpty)
+        #expect(bobChanges.changes.map(\.kind) == [.userBlocked, .userUnblocked])
+    }
+
+    @Test func aBlockAlsoStopsReactionsAndCallMoves() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        let message = try await server.send("x", from: alice, to: "bob")
+        let call = try await server.request("POST", Endpoints.messages, token: alice, json: SendMessageRequest(
+            muid: "call", receiver: "bob", category: .call, type: "audio")).decode(MessagePayload.self)
+        _ = try await server.request("PUT", "\(Endpoints.blocks)/alice", token: bob)
+        let reaction = try await server.request("POST", "\(Endpoints.messages)/\(message.id)/reactions", token: bob,
+                                                json: AddReactionRequest(reaction: "👍"))
+        #expect(reaction.status == 403 && reaction.error?.code == .blocked)
+        let move = try await server.request("PATCH", "\(Endpoints.messages)/\(call.id)", token: alice, json: EditMessageRequest(callStatus: .ongoing))
+        #expect(move.status == 403 && move.error?.code == .blocked)
+        #expect(try await server.request("GET", Endpoints.notifications, token: alice).decode([NotificationFeedItem].self).isEmpty)
     }
 
     @Test func blockingYourselfOrNobodyIsRefused() async throws {

@@ -27,5 +27,8 @@ import Testing
         #expect(older.map(\.kind) == [.mention])
         #expect(try await server.request("GET", Endpoints.notifications, token: carol).decode([NotificationFeedItem].self).isEmpty)
         #expect(try await server.request("GET", Endpoints.notifications, token: bob).decode([NotificationFeedItem].self).isEmpty)
+        // Each item is also a change for its user, so a synced client rebuilds the feed.
+        let changes = try await server.request("GET", Endpoints.changes + "?cursor=c1.0", token: alice).decode(ChangelogPage.self)
+        #expect(changes.changes.compactMap(\.notification).reversed() == feed)
     }
 }

@@ -58,6 +58,25 @@ import Testing
         #expect(try await server.request("GET", path(message.id) + "?before=5&after=1", token: alice).status == 400)
     }
 
+    @Test func aReactionIsAnUpdateOfTheMessageAndReactionsAreBounded() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        let message = try await server.send("x", from: alice, to: "bob")
+        let reacted = try await server.request("POST", path(message.id), token: bob, json: AddReactionRequest(reaction: "👍")).decode(MessagePayload.self)
+        #expect(reacted.updatedAt > message.updatedAt)
+        let updates = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages?updatedAfter=\(message.updatedAt)", token: alice)
+        #expect(try updates.decode([MessagePayload].self).map(\.id) == [message.id])
+        #expect(try await server.request("POST", path(message.id), token: bob, json: AddReactionRequest(reaction: "a/b")).status == 422)
+        for index in 1..<20 {
+            #expect(try await server.request("POST", path(message.id), token: bob, json: AddReactionRequest(reaction: "r\(index)")).status == 201)
+        }
+        let over = try await server.request("POST", path(message.id), token: bob, json: AddReactionRequest(reaction: "one too many"))
+        #expect(over.status == 422)
+        let counts = try await server.request("GET", "\(Endpoints.messages)/\(message.id)", token: bob).decode(MessagePayload.self).reactions
+        #expect(counts?.count == 20)
+    }
+
     @Test func reactionsReachTheChangelogWithTheNewCounts() async throws {
         let server = try LiveServer()
         let alice = try await server.user("alice")
@@ -67,9 +86,10 @@ import Testing
         _ = try await server.request("POST", path(message.id), token: bob, json: AddReactionRequest(reaction: "🎉"))
         _ = try await server.request("DELETE", path(message.id, "/\(encoded("🎉"))"), token: bob)
         let page = try await server.request("GET", Endpoints.changes + "?cursor=\(head)", token: alice).decode(ChangelogPage.self)
-        #expect(page.changes.map(\.kind) == [.reactionAdded, .reactionRemoved])
+        #expect(page.changes.map(\.kind) == [.reactionAdded, .notificationCreated, .reactionRemoved])
         #expect(page.changes[0].message?.reactions == [ReactionCount(reaction: "🎉", count: 1)])
         #expect(page.changes[0].reaction?.uid == "bob")
-        #expect(page.changes[1].message?.reactions == nil)
+        #expect(page.changes[1].notification?.kind == .reaction)
+        #expect(page.changes[2].message?.reactions == nil)
     }
 }

@@ -56,9 +56,11 @@ struct Routes {
         return user
     }
 
-    /// A comma-separated query argument.
-    static func list(_ value: String?) -> [String] {
-        (value ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
+    /// A comma-separated query argument, at most 50 items.
+    static func list(_ value: String?, name: String) throws -> [String] {
+        let items = (value ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
+        guard items.count <= 50 else { throw HTTPError.badParameter("`\(name)` lists at most 50 values") }
+        return items
     }
 
     /// A page of users fetched with one extra row to learn whether another page follows.
@@ -114,8 +116,8 @@ struct Routes {
             let limit = try limit(context)
             var filter = UserFilter()
             filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
-            filter.tags = Self.list(context.request.query["tags"])
-            filter.roles = Self.list(context.request.query["roles"])
+            filter.tags = try Self.list(context.request.query["tags"], name: "tags")
+            filter.roles = try Self.list(context.request.query["roles"], name: "roles")
             switch context.request.query["status"] {
             case nil, "": break
             case "online": filter.online = true
@@ -194,6 +196,7 @@ struct Routes {
             let uid = try authenticate(context)
             let request = try context.decode(AddReactionRequest.self)
             try Validate.text(request.reaction, field: "reaction", max: 64, required: true)
+            guard !request.reaction.contains("/") else { throw HTTPError.validation("`reaction` must not contain /") }
             let (message, added) = try store.react(request.reaction, to: try messageID(context), by: uid)
             return .json(message, status: added ? 201 : 200)
         }
@@ -250,8 +253,8 @@ extension Routes {
         guard !(anchoredForward && (query.beforeId != nil || query.sentBefore != nil)) else {
             throw HTTPError.badParameter("page one way: give `before`/`sentBefore` or `after`/`sentAfter`/`updatedAfter`, not both")
         }
-        query.categories = Self.list(context.request.query["categories"])
-        query.types = Self.list(context.request.query["types"])
+        query.categories = try Self.list(context.request.query["categories"], name: "categories")
+        query.types = try Self.list(context.request.query["types"], name: "types")
         query.hideReplies = try context.boolQuery("hideReplies")
         query.hideDeleted = try context.boolQuery("hideDeleted")
         query.hasLinks = try context.boolQuery("hasLinks")

@@ -68,15 +68,14 @@ public struct MessageQuery: Sendable {
 
     private func placeholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
 
-    /// Makes `%`, `_` and `\` match themselves in a LIKE pattern.
+    /// Makes `%`, `_` and `\` match themselves in a LIKE pattern (scalar by scalar: a
+    /// combining mark after `%` must not hide it).
     static func escapeLike(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_")
-    }
-}
-
-extension String {
-    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
-        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+        var escaped = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar == "\\" || scalar == "%" || scalar == "_" { escaped.append("\\") }
+            escaped.append(scalar)
+        }
+        return String(escaped)
     }
 }

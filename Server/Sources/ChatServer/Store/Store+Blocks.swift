@@ -35,8 +35,8 @@ extension Store {
     /// `blocker` blocks `uid` (or unblocks with `blocking == false`). Idempotent: a repeat
     /// records no change. Answers the user with its flags.
     public func setBlock(_ uid: String, by blocker: String, blocking: Bool) throws -> UserPayload {
-        let now = clock.now()
-        return try write { db, changes in
+        try write { db, changes in
+            let now = stamp()
             guard let row = try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [uid]) else {
                 throw HTTPError.notFound("no user \(uid)")
             }
@@ -48,7 +48,7 @@ extension Store {
             }
             if db.changes > 0 {
                 try record(db, blocking ? .userBlocked : .userUnblocked, conversationId: ConversationPayload.directID(blocker, uid),
-                           block: BlockPayload(blocker: blocker, blocked: uid), audience: [blocker], into: &changes)
+                           block: BlockPayload(blocker: blocker, blocked: uid), audience: [blocker, uid], into: &changes)
             }
             return try Self.flagged(try Self.user(from: row), for: blocker, db)
         }

@@ -81,8 +81,8 @@ extension Store {
     /// Marks everything up to `messageId` delivered (or read, which implies delivered).
     /// Receipts only move forward; a repeat returns the current receipt without a change.
     public func receipt(_ kind: ReceiptPayload.Kind, by uid: String, in conversationId: String, upTo messageId: Int64) throws -> ReceiptPayload {
-        let now = clock.now()
-        return try write { db, changes in
+        try write { db, changes in
+            let now = stamp()
             try Self.requireMember(db, uid, conversationId)
             guard try db.scalar("SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?", [messageId, conversationId], as: Int.self) != nil else {
                 throw HTTPError.validation("message \(messageId) is not in conversation \(conversationId)")

@@ -43,8 +43,8 @@ extension Store {
     /// Sends a validated message. Idempotent on (sender, muid): a repeat returns the original
     /// with `created == false` and changes nothing.
     public func send(from sender: String, _ request: SendMessageRequest) throws -> (message: MessagePayload, created: Bool) {
-        let now = clock.now()
-        return try write { db, changes in
+        try write { db, changes in
+            let now = stamp()
             if let id: Int64 = try db.scalar("SELECT id FROM messages WHERE sender = ? AND muid = ?", [sender, request.muid]),
                let original = try Self.loadMessage(db, id: id) {
                 return (original, false)
@@ -89,7 +89,7 @@ extension Store {
             try record(db, .messageCreated, conversationId: conversationId, message: message,
                        audience: [sender, request.receiver], into: &changes)
             if let parentId = request.parentMessageId { try recountReplies(db, parentId, into: &changes) }
-            try Self.notifyAbout(message, parent: parent, db)
+            try notifyAbout(message, parent: parent, db, into: &changes)
             return (message, true)
         }
     }
@@ -101,8 +101,8 @@ extension Store {
 
     /// Replaces text, custom data or metadata of the caller's own message.
     public func edit(_ id: Int64, by uid: String, _ request: EditMessageRequest) throws -> MessagePayload {
-        let now = clock.now()
-        return try write { db, changes in
+        try write { db, changes in
+            let now = stamp()
             if let status = request.callStatus { return try moveCall(db, id: id, by: uid, to: status, at: now, into: &changes) }
             let message = try Self.ownMessage(db, id: id, uid: uid)
             guard message.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(id) is deleted") }
@@ -124,6 +124,8 @@ extension Store {
         guard message.category == .call, let current = message.callStatus else {
             throw HTTPError.validation("message \(id) is not a call")
         }
+        guard message.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(id) is deleted") }
+        try Self.requireNoBlock(db, uid, message)
         guard current.next.contains(status) else {
             throw HTTPError(409, .conflict, "a call cannot go from \(current.rawValue) to \(status.rawValue)")
         }
@@ -133,8 +135,8 @@ extension Store {
 
     /// Soft-deletes the caller's own message: content cleared, `deletedAt` set. Repeats are no-ops.
     public func delete(_ id: Int64, by uid: String) throws -> MessagePayload {
-        let now = clock.now()
-        return try write { db, changes in
+        try write { db, changes in
+            let now = stamp()
             let message = try Self.ownMessage(db, id: id, uid: uid)
             guard message.deletedAt == nil else { return message }
             try db.run("""
@@ -161,7 +163,7 @@ extension Store {
         try db.run("""
             UPDATE messages SET reply_count = (SELECT count(*) FROM messages WHERE parent_id = ?1 AND deleted_at IS NULL),
                 updated_at = ?2 WHERE id = ?1
-            """, [parentId, clock.now()])
+            """, [parentId, stamp()])
         _ = try publishUpdate(db, id: parentId, into: &changes)
     }
 

@@ -2,23 +2,31 @@ import ChatProtocol
 import SQLiteKit
 
 extension Store {
-    /// Adds a feed item for `uid` unless they caused it themselves.
-    static func notify(_ db: Connection, _ uid: String, _ kind: NotificationFeedItem.Kind, actor: String,
-                       message: MessagePayload, reaction: String? = nil, at: Int64) throws {
+    /// Adds a feed item for `uid` unless they caused it themselves, and records it as a
+    /// `notification.created` change for that user.
+    func notify(_ db: Connection, _ uid: String, _ kind: NotificationFeedItem.Kind, actor: String,
+                message: MessagePayload, reaction: String? = nil, at: Int64, into changes: inout [PublishedChange]) throws {
         guard uid != actor else { return }
         try db.run("""
             INSERT INTO notifications(uid, kind, actor, message_id, conversation_id, reaction, at) VALUES (?, ?, ?, ?, ?, ?, ?)
             """, [uid, kind.rawValue, actor, message.id, message.conversationId, reaction, at])
+        let item = NotificationFeedItem(id: db.lastInsertRowID, kind: kind, actor: actor, messageId: message.id,
+                                        conversationId: message.conversationId, reaction: reaction, at: at)
+        try record(db, .notificationCreated, conversationId: message.conversationId, notification: item,
+                   audience: [uid], into: &changes)
     }
 
     /// Feed items for a new message: mentions of members of its conversation, and a reply
     /// item for the author of the thread's parent.
-    static func notifyAbout(_ message: MessagePayload, parent: MessagePayload?, _ db: Connection) throws {
+    func notifyAbout(_ message: MessagePayload, parent: MessagePayload?, _ db: Connection,
+                     into changes: inout [PublishedChange]) throws {
         let members = Set(try Self.members(db, of: message.conversationId))
         for uid in NotificationFeedItem.mentions(in: message.text ?? "") where members.contains(uid) {
-            try notify(db, uid, .mention, actor: message.sender, message: message, at: message.sentAt)
+            try notify(db, uid, .mention, actor: message.sender, message: message, at: message.sentAt, into: &changes)
         }
-        if let parent { try notify(db, parent.sender, .reply, actor: message.sender, message: message, at: message.sentAt) }
+        if let parent {
+            try notify(db, parent.sender, .reply, actor: message.sender, message: message, at: message.sentAt, into: &changes)
+        }
     }
 
     /// The caller's feed, newest first, before item id `before`.

@@ -10,16 +10,23 @@ extension Store {
     /// Adds the caller's `reaction` to a message they can read. A repeat changes nothing.
     /// Answers the message with its new counts and whether the reaction was new.
     public func react(_ reaction: String, to id: Int64, by uid: String) throws -> (message: MessagePayload, added: Bool) {
-        let now = clock.now()
-        return try write { db, changes in
+        try write { db, changes in
+            let now = stamp()
             let message = try Self.readableMessage(db, id: id, uid: uid)
             guard message.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(id) is deleted") }
+            try Self.requireNoBlock(db, uid, message)
+            let mine: Int = try db.scalar("SELECT count(*) FROM reactions WHERE message_id = ? AND uid = ?", [id, uid]) ?? 0
             try db.run("INSERT OR IGNORE INTO reactions(message_id, uid, reaction, reacted_at) VALUES (?, ?, ?, ?)",
                        [id, uid, reaction, now])
             guard db.changes > 0 else { return (message, false) }
+            guard mine < Self.maxReactionsPerUser else {
+                throw HTTPError.validation("at most \(Self.maxReactionsPerUser) different reactions per message and user")
+            }
+            try db.run("UPDATE messages SET updated_at = ? WHERE id = ?", [now, id])
             let added = ReactionPayload(id: db.lastInsertRowID, messageId: id, uid: uid, reaction: reaction, reactedAt: now)
-            try Self.notify(db, message.sender, .reaction, actor: uid, message: message, reaction: reaction, at: now)
-            return (try publishUpdate(db, id: id, kind: .reactionAdded, reaction: added, into: &changes), true)
+            let updated = try publishUpdate(db, id: id, kind: .reactionAdded, reaction: added, into: &changes)
+            try notify(db, message.sender, .reaction, actor: uid, message: message, reaction: reaction, at: now, into: &changes)
+            return (updated, true)
         }
     }
 
@@ -33,6 +40,7 @@ extension Store {
             }
             let removed = try Self.reaction(from: row)
             try db.run("DELETE FROM reactions WHERE id = ?", [removed.id])
+            try db.run("UPDATE messages SET updated_at = ? WHERE id = ?", [stamp(), id])
             return try publishUpdate(db, id: id, kind: .reactionRemoved, reaction: removed, into: &changes)
         }
     }
@@ -52,6 +60,17 @@ extension Store {
             }
             return try db.query("SELECT \(columns) FROM reactions WHERE message_id = ? AND id > ?\(kind) ORDER BY id LIMIT ?",
                                 [id, after ?? 0] + filter + [limit]).map(Self.reaction(from:))
+        }
+    }
+
+    /// One user may hold this many different reactions on one message.
+    static let maxReactionsPerUser = 20
+
+    /// 403 `blocked` when the caller and the other side of a one-to-one message block each other.
+    static func requireNoBlock(_ db: Connection, _ uid: String, _ message: MessagePayload) throws {
+        let peer = message.sender == uid ? message.receiver : message.sender
+        if try blocked(db, uid, peer) {
+            throw HTTPError(403, .blocked, "\(uid) and \(peer) have a block between them")
         }
     }
 

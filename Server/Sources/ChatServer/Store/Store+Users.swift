@@ -53,9 +53,9 @@ extension Store {
             arguments += filter.roles
         }
         if let online = filter.onlineUids {
-            let list = Array(online)
-            conditions.append("uid \(filter.online == true ? "IN" : "NOT IN") (\(Self.placeholders(list.count)))")
-            arguments += list
+            // One JSON array argument, however many users are online.
+            conditions.append("uid \(filter.online == true ? "IN" : "NOT IN") (SELECT value FROM json_each(?))")
+            arguments.append(try Self.json(online.sorted()) ?? "[]")
         }
         let sql = "SELECT \(Self.userColumns) FROM users WHERE \(conditions.joined(separator: " AND ")) ORDER BY uid LIMIT ?"
         let finalArguments = arguments + [limit]

@@ -25,6 +25,8 @@ public final class Store: Sendable {
     /// Changes kept for replay (0: all). Older cursors get `cursor_expired`.
     let retention: Int64
     private let publisher = PublisherSlot()
+    /// The last time handed out by `stamp()`.
+    private let lastStamp = Atomic<Int64>(0)
 
     static let encoder = JSONEncoder()
     static let decoder = JSONDecoder()
@@ -60,6 +62,15 @@ public final class Store: Sendable {
             if !changes.isEmpty { publisher.publish(changes) }
             return result
         }
+    }
+
+    /// The time for a write, epoch milliseconds: call it inside `write`, so stamps follow
+    /// commit order, and each is strictly greater than the last, so `sentAfter` /
+    /// `updatedAfter` paging never skips a row that shares a millisecond.
+    func stamp() -> Int64 {
+        let next = max(clock.now(), lastStamp.load(ordering: .relaxed) + 1)
+        lastStamp.store(next, ordering: .relaxed)
+        return next
     }
 
     /// Runs `body` under the write lock without a transaction (for atomic hand-offs such as
