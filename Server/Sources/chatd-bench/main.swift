@@ -101,6 +101,7 @@ for (index, socket) in sockets.enumerated() {
     }.start()
 }
 
+print("\(clients) realtime clients connected; sending …")
 // 3. Sends from 8 connections, random sender → receiver among the 50.
 let sendSeconds = parallel(workers) { worker in
     let client = try BenchHTTPClient(port: port)
