@@ -26,6 +26,8 @@ public final class RealtimeHub: Sendable {
         case broadcast(frame: [UInt8], audience: [String])
         /// Close the sockets opened with this token (it was revoked).
         case revoke(token: String)
+        /// A block between two users began (true) or ended (false): typing between them is dropped.
+        case block(BlockPayload, Bool)
         case stop
     }
 
@@ -104,11 +106,15 @@ public final class RealtimeHub: Sendable {
 
     /// Encodes each change once and queues it for the sockets of its audience.
     func publish(_ changes: [PublishedChange]) {
-        send(changes.map { published in
+        send(changes.flatMap { published in
             // The envelope `{"change": …, "type": "change"}` around the stored JSON, keys sorted.
             let json = #"{"change":"# + published.json + #","type":"change"}"#
-            return Command.broadcast(frame: Frame(opcode: .text, payload: Array(json.utf8)).encoded(),
-                                     audience: published.audience)
+            var commands = [Command.broadcast(frame: Frame(opcode: .text, payload: Array(json.utf8)).encoded(),
+                                              audience: published.audience)]
+            if let block = published.change.block {
+                commands.append(.block(block, published.change.kind == .userBlocked))
+            }
+            return commands
         })
     }
 

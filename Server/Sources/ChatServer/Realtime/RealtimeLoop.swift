@@ -29,8 +29,16 @@ struct RealtimeLoop {
     let hub: RealtimeHub
     var clients: [Client] = []
     var running = true
+    /// Blocked pairs as "blocker\nblocked": loaded once, then kept current by `.block`
+    /// commands, so typing frames never wait on the database.
+    var blocks: Set<String>
 
-    init(hub: RealtimeHub) { self.hub = hub }
+    init(hub: RealtimeHub) {
+        self.hub = hub
+        blocks = Set((try? hub.store.allBlocks()) ?? [])
+    }
+
+    func isBlocked(_ a: String, _ b: String) -> Bool { blocks.contains("\(a)\n\(b)") || blocks.contains("\(b)\n\(a)") }
 
     var heartbeat: UInt64 { UInt64(hub.configuration.heartbeatSeconds * 1e9) }
 
@@ -74,6 +82,9 @@ struct RealtimeLoop {
             enqueue(hello, to: client)
             // Frames that came in the same packet as the handshake.
             parse(socket.initialBytes, from: client)
+        case .block(let block, let active):
+            let key = "\(block.blocker)\n\(block.blocked)"
+            if active { blocks.insert(key) } else { blocks.remove(key) }
         case .revoke(let token):
             for client in clients where client.session.token == token { close(client, .policyViolation, "token revoked") }
         case .broadcast(let frame, let audience):
@@ -148,7 +159,7 @@ struct RealtimeLoop {
                 return
             }
             typing.sender = client.uid
-            guard (try? hub.store.isBlocked(client.uid, typing.receiver)) == false else { return }
+            guard !isBlocked(client.uid, typing.receiver) else { return }
             guard let frame = RealtimeHub.frame(RealtimeEnvelope(type: .typing, typing: typing)) else { return }
             for peer in clients where peer.uid == typing.receiver { enqueue(frame, to: peer) }
         }

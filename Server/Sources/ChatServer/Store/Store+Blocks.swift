@@ -27,9 +27,9 @@ extension Store {
         return user
     }
 
-    /// Whether either of two users blocked the other (realtime typing checks it).
-    public func isBlocked(_ a: String, _ b: String) throws -> Bool {
-        try read { try Self.blocked($0, a, b) }
+    /// Every block as "blocker\nblocked" (the realtime loop loads them once at start).
+    func allBlocks() throws -> [String] {
+        try read { db in try db.query("SELECT blocker, blocked FROM blocks").map { "\(try $0.get(0) as String)\n\(try $0.get(1) as String)" } }
     }
 
     /// `blocker` blocks `uid` (or unblocks with `blocking == false`). Idempotent: a repeat
