@@ -54,8 +54,8 @@ public struct MessageQuery: Sendable {
         if let beforeId { add("id < ?", [beforeId]) }
         if let sentAfter { add("sent_at > ?", [sentAfter]) }
         if let sentBefore { add("sent_at < ?", [sentBefore]) }
-        if !categories.isEmpty { add("category IN (\(placeholders(categories.count)))", categories) }
-        if !types.isEmpty { add("type IN (\(placeholders(types.count)))", types) }
+        if !categories.isEmpty { add("category IN (\(sqlPlaceholders(categories.count)))", categories) }
+        if !types.isEmpty { add("type IN (\(sqlPlaceholders(types.count)))", types) }
         if hideReplies { add("parent_id IS NULL") }
         if hideDeleted { add("deleted_at IS NULL") }
         if let searchKeyword { add("text LIKE ? ESCAPE '\\'", ["%" + Self.escapeLike(searchKeyword) + "%"]) }
@@ -66,7 +66,6 @@ public struct MessageQuery: Sendable {
         return (conditions.joined(separator: " AND "), arguments)
     }
 
-    private func placeholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
 
     /// Makes `%`, `_` and `\` match themselves in a LIKE pattern (scalar by scalar: a
     /// combining mark after `%` must not hide it).
@@ -79,3 +78,6 @@ public struct MessageQuery: Sendable {
         return String(escaped)
     }
 }
+
+/// `?, ?, …` for an `IN (…)` list of `count` bound values.
+func sqlPlaceholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }

@@ -27,10 +27,16 @@ extension Store {
     }
 
     /// The uid and expiry (epoch seconds) of a valid bearer token, or a 401 saying why not.
+    /// Also records the user's activity, writing at most once a minute per user.
     func session(token: String?) throws -> (uid: String, expiresAt: Int64) {
         guard let token else { throw HTTPError(401, .unauthorized, "send Authorization: Bearer <authToken>") }
         let nowSeconds = clock.now() / 1000
-        let row = try read { db in try db.queryFirst("SELECT uid, expires_at, revoked_at FROM tokens WHERE token = ?", [token]) }
+        let row = try read { db in
+            try db.queryFirst("""
+                SELECT t.uid, t.expires_at, t.revoked_at, u.last_active_at
+                FROM tokens t JOIN users u ON u.uid = t.uid WHERE t.token = ?
+                """, [token])
+        }
         guard let row else { throw HTTPError(401, .unauthorized, "unknown auth token") }
         if try row.get("revoked_at", as: Int64?.self) != nil {
             throw HTTPError(401, .tokenRevoked, "the auth token was revoked; log in again")
@@ -38,7 +44,11 @@ extension Store {
         if try row.get("expires_at", as: Int64.self) <= nowSeconds {
             throw HTTPError(401, .tokenExpired, "the auth token expired; log in again")
         }
-        return (try row.get("uid"), try row.get("expires_at"))
+        let uid: String = try row.get("uid")
+        if (try row.get("last_active_at", as: Int64?.self) ?? 0) < nowSeconds - 60 {
+            try write { db, _ in try db.run("UPDATE users SET last_active_at = ? WHERE uid = ?", [nowSeconds, uid]) }
+        }
+        return (uid, try row.get("expires_at"))
     }
 
     /// Revokes a token; false when there is no such token.

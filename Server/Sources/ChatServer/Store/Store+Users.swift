@@ -45,11 +45,11 @@ extension Store {
             arguments += [pattern, pattern]
         }
         if !filter.tags.isEmpty {
-            conditions.append("EXISTS (SELECT 1 FROM json_each(users.tags) WHERE value IN (\(Self.placeholders(filter.tags.count))))")
+            conditions.append("EXISTS (SELECT 1 FROM json_each(users.tags) WHERE value IN (\(sqlPlaceholders(filter.tags.count))))")
             arguments += filter.tags
         }
         if !filter.roles.isEmpty {
-            conditions.append("role IN (\(Self.placeholders(filter.roles.count)))")
+            conditions.append("role IN (\(sqlPlaceholders(filter.roles.count)))")
             arguments += filter.roles
         }
         if let online = filter.onlineUids {
@@ -64,18 +64,6 @@ extension Store {
         }
     }
 
-    static func placeholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }
-
-    /// Records activity, at most once a minute per user to keep reads cheap.
-    func touch(_ uid: String) throws {
-        let nowSeconds = clock.now() / 1000
-        let stale = try read { db in
-            try db.scalar("SELECT 1 FROM users WHERE uid = ? AND (last_active_at IS NULL OR last_active_at < ?)",
-                          [uid, nowSeconds - 60], as: Int.self) != nil
-        }
-        guard stale else { return }
-        try write { db, _ in try db.run("UPDATE users SET last_active_at = ? WHERE uid = ?", [nowSeconds, uid]) }
-    }
 }
 
 /// The `UsersRequest` builder's filters on `GET /v1/users`.
