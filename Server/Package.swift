@@ -19,10 +19,12 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(
             name: "ChatServer",
             dependencies: [
                 "CMicroHTTPD",
+                "CCrypto",
                 .product(name: "ChatProtocol", package: root),
                 .product(name: "SQLiteKit", package: root),
                 .product(name: "WebSocket", package: root),

@@ -3,7 +3,7 @@
 # for the C libraries, tmux for terminal tests, and Python test tools from PyPI.
 set -euo pipefail
 
-debs=(libsqlcipher-dev libsqlite3-dev libmicrohttpd-dev pkg-config tmux curl)
+debs=(libsqlcipher-dev libsqlite3-dev libmicrohttpd-dev libssl-dev pkg-config tmux curl)
 missing=()
 for deb in "${debs[@]}"; do
     dpkg -s "$deb" >/dev/null 2>&1 || missing+=("$deb")

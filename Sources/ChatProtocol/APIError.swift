@@ -42,6 +42,8 @@ public struct ErrorCode: RawRepresentable, Codable, Sendable, Hashable {
     public static let forbidden = ErrorCode(rawValue: "forbidden")
     /// 403: one of the two users has blocked the other; messages and typing between them are refused.
     public static let blocked = ErrorCode(rawValue: "blocked")
+    /// 403: the caller is banned from the group; an admin must unban them first.
+    public static let banned = ErrorCode(rawValue: "banned")
     /// 404: no such resource (or not visible to the caller).
     public static let notFound = ErrorCode(rawValue: "not_found")
     /// 405: the path exists, the method does not.

@@ -15,6 +15,15 @@ public enum ChangeKind: String, Codable, Sendable {
     case userUnblocked = "user.unblocked"
     /// A new item in the user's notification feed (visible to that user).
     case notificationCreated = "notification.created"
+    /// A group was created (visible to its owner); `group` carries it.
+    case groupCreated = "group.created"
+    /// A group's details or owner changed (visible to its members); `group` carries it.
+    case groupUpdated = "group.updated"
+    /// A group was deleted (visible to its last members); `group` carries it as it was.
+    case groupDeleted = "group.deleted"
+    /// A membership change: `message` is the group's new action message and
+    /// `message.action` says what happened. Visible to the members and to the target.
+    case groupMember = "group.member"
 }
 
 /// Who blocked whom, for `user.blocked` / `user.unblocked` changes.
@@ -42,12 +51,16 @@ public struct ChangePayload: Codable, Sendable, Equatable {
     public var reaction: ReactionPayload?
     /// The feed item, for `notification.created`.
     public var notification: NotificationFeedItem?
+    /// The group, for `group.*` kinds other than `group.member`. Its caller fields
+    /// (`hasJoined`, `scope`, `joinedAt`) are not set: a change is shared by all its audience.
+    public var group: GroupPayload?
     /// Epoch milliseconds of the change.
     public var at: Int64
 
     public init(seq: Int64, kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
                 receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
-                notification: NotificationFeedItem? = nil, at: Int64) {
+                notification: NotificationFeedItem? = nil, group: GroupPayload? = nil, at: Int64) {
+        self.group = group
         self.seq = seq
         self.kind = kind
         self.conversationId = conversationId

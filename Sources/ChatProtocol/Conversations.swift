@@ -1,24 +1,58 @@
+/// The other side of a conversation: a user for one-to-one chats, a group otherwise.
+/// On the wire it is the user or group object itself (a group has a `guid`).
+public enum ConversationPeer: Codable, Sendable, Equatable {
+    case user(UserPayload)
+    case group(GroupPayload)
+
+    public var user: UserPayload? { if case .user(let user) = self { user } else { nil } }
+    public var group: GroupPayload? { if case .group(let group) = self { group } else { nil } }
+    /// The uid or the guid.
+    public var id: String {
+        switch self {
+        case .user(let user): user.uid
+        case .group(let group): group.guid
+        }
+    }
+
+    private enum Probe: String, CodingKey { case guid }
+
+    public init(from decoder: any Decoder) throws {
+        if try decoder.container(keyedBy: Probe.self).contains(.guid) {
+            self = .group(try GroupPayload(from: decoder))
+        } else {
+            self = .user(try UserPayload(from: decoder))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .user(let user): try user.encode(to: encoder)
+        case .group(let group): try group.encode(to: encoder)
+        }
+    }
+}
+
 /// One entry of the caller's conversation list.
 public struct ConversationPayload: Codable, Sendable, Equatable {
     /// For one-to-one chats: the two uids sorted and joined by `~`, a character uids cannot
-    /// contain, so two different pairs never share an id.
+    /// contain, so two different pairs never share an id. For groups: `group_` + guid.
     public var conversationId: String
     public var conversationType: ReceiverType
-    /// The other participant.
-    public var conversationWith: UserPayload
+    /// The other participant, or the group.
+    public var conversationWith: ConversationPeer
     public var lastMessage: MessagePayload?
     /// Messages from others after the caller's read receipt, deleted ones excluded.
     public var unreadMessageCount: Int
     /// The caller's own receipts.
     public var lastDeliveredMessageId: Int64?
     public var lastReadMessageId: Int64?
-    /// The other side's receipts (for ticks on one's own messages).
+    /// The other side's receipts (for ticks on one's own messages); one-to-one chats only.
     public var peerDeliveredMessageId: Int64?
     public var peerReadMessageId: Int64?
     /// Epoch milliseconds of the last activity; the list is ordered by it, newest first.
     public var updatedAt: Int64
 
-    public init(conversationId: String, conversationType: ReceiverType, conversationWith: UserPayload,
+    public init(conversationId: String, conversationType: ReceiverType, conversationWith: ConversationPeer,
                 lastMessage: MessagePayload?, unreadMessageCount: Int, lastDeliveredMessageId: Int64?,
                 lastReadMessageId: Int64?, peerDeliveredMessageId: Int64?, peerReadMessageId: Int64?,
                 updatedAt: Int64) {
@@ -38,4 +72,7 @@ public struct ConversationPayload: Codable, Sendable, Equatable {
     public static func directID(_ a: String, _ b: String) -> String {
         a < b ? "\(a)~\(b)" : "\(b)~\(a)"
     }
+
+    /// The id of a group's conversation.
+    public static func groupID(_ guid: String) -> String { "group_\(guid)" }
 }

@@ -11,6 +11,8 @@ public enum Endpoints {
     public static let notifications = "/v1/notifications"
     /// `GET` the caller's blocked users; `PUT` / `DELETE /v1/blocks/{uid}` to block / unblock.
     public static let blocks = "/v1/blocks"
+    /// Groups, their members (`/{guid}/members`), bans (`/{guid}/bans`) and ownership (`/{guid}/owner`).
+    public static let groups = "/v1/groups"
     public static let realtime = "/v1/realtime"
     public static let adminUsers = "/v1/admin/users"
     public static let adminTokens = "/v1/admin/tokens"

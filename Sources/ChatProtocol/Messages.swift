@@ -125,12 +125,16 @@ public struct MessagePayload: Codable, Sendable, Equatable {
     public var replyCount: Int?
     /// For call messages: where the call stands.
     public var callStatus: CallStatus?
+    /// For group action messages (category `action`, type `groupMember`): the membership change.
+    public var action: MemberActionPayload?
 
     public init(id: Int64, muid: String?, conversationId: String, sender: String, receiver: String,
                 receiverType: ReceiverType, category: MessageCategory, type: String, text: String?,
                 attachment: Attachment?, customData: JSONValue?, metadata: [String: JSONValue]?,
                 sentAt: Int64, updatedAt: Int64, editedAt: Int64?, deletedAt: Int64?, reactions: [ReactionCount]? = nil,
-                parentMessageId: Int64? = nil, replyCount: Int? = nil, callStatus: CallStatus? = nil) {
+                parentMessageId: Int64? = nil, replyCount: Int? = nil, callStatus: CallStatus? = nil,
+                action: MemberActionPayload? = nil) {
+        self.action = action
         self.parentMessageId = parentMessageId
         self.replyCount = replyCount
         self.callStatus = callStatus

@@ -29,7 +29,7 @@ import WebSocket
         try await server.send("kept", from: alice, to: "bob")
         _ = try await server.request("PUT", "\(Endpoints.blocks)/bob", token: alice)
         let aliceList = try await server.request("GET", Endpoints.conversations, token: alice).decode(Page<ConversationPayload>.self)
-        #expect(aliceList.items.first?.conversationWith.blockedByMe == true)
+        #expect(aliceList.items.first?.conversationWith.user?.blockedByMe == true)
         #expect(aliceList.items.first?.lastMessage?.text == "kept")
         let bobView = try await server.request("GET", "\(Endpoints.users)/alice", token: bob).decode(UserPayload.self)
         #expect(bobView.hasBlockedMe == true && bobView.blockedByMe == nil)

@@ -13,14 +13,24 @@ struct UserView: Equatable {
         var read: Int64 = 0
     }
 
-    /// Applies one change. Read implies delivered; sending implies the sender read up to it.
-    mutating func apply(_ change: ChangePayload) {
+    /// Applies one change for `me`. Read implies delivered; sending implies the sender read
+    /// up to it; a membership change the target is in marks them read up to it, and one that
+    /// takes them out of a group (or the group's deletion) takes the group from their view.
+    mutating func apply(_ change: ChangePayload, for me: String) {
         if let message = change.message {
-            messages[message.id] = message
-            if change.kind == .messageCreated {
+            merge(message)
+            if change.kind == .messageCreated || change.kind == .groupMember {
                 bump(change.conversationId, message.sender, read: message.id)
             }
+            if let action = message.action, action.target == me {
+                if action.action.removesTarget {
+                    drop(change.conversationId)
+                } else if action.action == .joined || action.action == .added {
+                    bump(change.conversationId, me, read: message.id)
+                }
+            }
         }
+        if change.kind == .groupDeleted { drop(change.conversationId) }
         if let receipt = change.receipt {
             if receipt.kind == .read {
                 bump(change.conversationId, receipt.uid, read: receipt.messageId)
@@ -29,6 +39,25 @@ struct UserView: Equatable {
                     max(receipts[change.conversationId]?[receipt.uid]?.delivered ?? 0, receipt.messageId)
             }
         }
+    }
+
+    /// Keeps the newer state of a message (a client merges by `updatedAt`).
+    mutating func merge(_ message: MessagePayload) {
+        if let known = messages[message.id], known.updatedAt > message.updatedAt { return }
+        messages[message.id] = message
+    }
+
+    mutating func drop(_ conversationId: String) {
+        messages = messages.filter { $0.value.conversationId != conversationId }
+        receipts[conversationId] = nil
+    }
+
+    /// Only `me`'s own receipts in groups (the read endpoints show no one else's there).
+    mutating func keepOwnGroupReceipts(_ me: String) {
+        for (conversation, byUser) in receipts where conversation.hasPrefix(ConversationPayload.groupID("")) {
+            receipts[conversation] = byUser.filter { $0.key == me }
+        }
+        receipts = receipts.filter { !$0.value.isEmpty }
     }
 
     private mutating func bump(_ conversation: String, _ uid: String, read id: Int64) {
@@ -87,6 +116,11 @@ struct UserView: Equatable {
         var tokens: [String: String] = [:]
         for uid in uids { tokens[uid] = try await server.user(uid) }
         let start = try await server.request("GET", Endpoints.changes, token: tokens["u0"]!).decode(ChangelogPage.self).cursor
+        // g0: public, anyone joins and leaves. g1: private, run by u1 (owner) and u2 (admin).
+        try await server.group("g0", by: tokens["u0"]!)
+        try await server.group("g1", .private, by: tokens["u1"]!)
+        try await server.addMember("u2", to: "g1", scope: .admin, by: tokens["u1"]!)
+        try await server.addMember("u3", to: "g1", by: tokens["u1"]!)
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (worker, uid) in uids.enumerated() {
@@ -96,14 +130,17 @@ struct UserView: Equatable {
                     var mine: [MessagePayload] = []
                     for step in 0..<500 {
                         let peer = uids.filter { $0 != uid }[Int(random.next() % 4)]
-                        switch random.next() % 12 {
+                        switch random.next() % 17 {
                         case 0...3:
-                            mine.append(try await server.send("\(uid) #\(step)", from: token, to: peer))
+                            // Refused (and ignored) while a block stands between the two.
+                            let reply = try await server.request("POST", Endpoints.messages, token: token,
+                                                                 json: SendMessageRequest(muid: "m\(uid)-\(step)", receiver: peer, text: "\(uid) #\(step)"))
+                            if reply.status == 201 { mine.append(try reply.decode()) }
                         case 4 where !mine.isEmpty:
                             // A thread reply (refused, and ignored, when the parent is deleted or a reply).
                             let parent = mine[Int(random.next() % UInt64(mine.count))]
                             _ = try await server.request("POST", Endpoints.messages, token: token,
-                                                         json: SendMessageRequest(muid: "r\(uid)-\(step)", receiver: parent.receiver,
+                                                         json: SendMessageRequest(muid: "r\(uid)-\(step)", receiver: parent.receiver, receiverType: parent.receiverType,
                                                                                   text: "reply \(step)", parentMessageId: parent.id))
                         case 5...6 where !mine.isEmpty:
                             let target = mine[Int(random.next() % UInt64(mine.count))]
@@ -121,8 +158,24 @@ struct UserView: Equatable {
                                 _ = try await server.request("POST", "\(Endpoints.messages)/\(target.id)/reactions", token: token,
                                                              json: AddReactionRequest(reaction: emoji))
                             }
+                        case 12:
+                            _ = try await server.request("POST", "\(Endpoints.groups)/g0/\(random.next() % 2 == 0 ? "join" : "leave")", token: token)
+                        case 13...14:
+                            // Refused (and ignored) when not a member.
+                            let reply = try await server.sendToGroup("\(uid) in group #\(step)", from: token, to: "g\(random.next() % 2)")
+                            if reply.status == 201 { mine.append(try reply.decode()) }
+                        case 15 where uid == "u1" || uid == "u2":
+                            let path = "\(Endpoints.groups)/g1"
+                            switch random.next() % 4 {
+                            case 0: _ = try await server.addMember(peer, to: "g1", by: token)
+                            case 1: _ = try await server.request("DELETE", "\(path)/members/\(peer)", token: token)
+                            case 2: _ = try await server.request("PUT", "\(path)/bans/\(peer)", token: token)
+                            default: _ = try await server.request("DELETE", "\(path)/bans/\(peer)", token: token)
+                            }
+                        case 15...16:
+                            _ = try await server.request(random.next() % 2 == 0 ? "PUT" : "DELETE", "\(Endpoints.blocks)/\(peer)", token: token)
                         default:
-                            let conversation = ConversationPayload.directID(uid, peer)
+                            let conversation = random.next() % 3 == 0 ? ConversationPayload.groupID("g0") : ConversationPayload.directID(uid, peer)
                             let history = try await server.request("GET", "\(Endpoints.conversations)/\(conversation)/messages?limit=1", token: token)
                             guard history.status == 200, let last = try history.decode([MessagePayload].self).last else { continue }
                             let kind = random.next() % 2 == 0 ? "read" : "delivered"
@@ -135,6 +188,7 @@ struct UserView: Equatable {
             try await group.waitForAll()
         }
 
+        var kindsSeen: [ChangeKind: Int] = [:]
         for uid in uids {
             let token = tokens[uid]!
             var replayed = UserView()
@@ -147,17 +201,29 @@ struct UserView: Equatable {
                 for change in page.changes {
                     #expect(change.seq > lastSeq, "changes strictly ordered, no duplicates")
                     lastSeq = change.seq
-                    replayed.apply(change)
+                    kindsSeen[change.kind, default: 0] += 1
+                    replayed.apply(change, for: uid)
+                    // Coming into a group, a client fetches its history (members read all of it).
+                    if let action = change.message?.action, action.target == uid, action.action == .joined || action.action == .added {
+                        for message in try await history(of: change.conversationId, token: token, server: server) { replayed.merge(message) }
+                    }
                 }
                 pages += 1
                 cursor = page.cursor
                 if !page.hasMore { break }
             }
             #expect(pages > 1)
+            replayed.keepOwnGroupReceipts(uid)
             let actual = try await currentView(of: uid, token: token, server: server)
             #expect(replayed.messages.count == actual.messages.count)
             #expect(replayed == actual, "replay of \(uid) differs from the read endpoints")
         }
+        // The mix really covers groups, membership and blocks.
+        for kind in [ChangeKind.groupMember, .userBlocked, .userUnblocked, .reactionAdded, .receiptRead] {
+            #expect(kindsSeen[kind, default: 0] >= 10, "only \(kindsSeen[kind, default: 0]) \(kind.rawValue) changes")
+        }
+        let groupMessages = kindsSeen[.messageCreated, default: 0]
+        #expect(groupMessages > 100)
     }
 
     /// What the read endpoints show `uid`: every message of every conversation, and receipts.
@@ -168,24 +234,34 @@ struct UserView: Equatable {
             let query = "?limit=100" + (cursor.map { "&cursor=\($0)" } ?? "")
             let page = try await server.request("GET", Endpoints.conversations + query, token: token).decode(Page<ConversationPayload>.self)
             for conversation in page.items {
-                var after: Int64 = 0
-                while true {
-                    let batch = try await server.request("GET", "\(Endpoints.conversations)/\(conversation.conversationId)/messages?limit=100&after=\(after)",
-                                                         token: token).decode([MessagePayload].self)
-                    for message in batch { view.messages[message.id] = message }
-                    guard let last = batch.last else { break }
-                    after = last.id
-                }
-                let peer = conversation.conversationWith.uid
+                for message in try await history(of: conversation.conversationId, token: token, server: server) { view.messages[message.id] = message }
                 var receipts: [String: UserView.Receipts] = [:]
                 receipts[uid] = UserView.Receipts(delivered: conversation.lastDeliveredMessageId ?? 0, read: conversation.lastReadMessageId ?? 0)
-                receipts[peer] = UserView.Receipts(delivered: conversation.peerDeliveredMessageId ?? 0, read: conversation.peerReadMessageId ?? 0)
+                if let peer = conversation.conversationWith.user?.uid {
+                    receipts[peer] = UserView.Receipts(delivered: conversation.peerDeliveredMessageId ?? 0, read: conversation.peerReadMessageId ?? 0)
+                }
                 view.receipts[conversation.conversationId] = receipts.filter { $0.value != UserView.Receipts() }
             }
             cursor = page.next
         } while cursor != nil
         view.receipts = view.receipts.filter { !$0.value.isEmpty }
         return view
+    }
+}
+
+extension ChangelogTests {
+    /// Every message of a conversation the caller can read (none when they cannot).
+    func history(of conversationId: String, token: String, server: LiveServer) async throws -> [MessagePayload] {
+        var messages: [MessagePayload] = []
+        var after: Int64 = 0
+        while true {
+            let reply = try await server.request("GET", "\(Endpoints.conversations)/\(conversationId)/messages?limit=100&after=\(after)", token: token)
+            guard reply.status == 200 else { return messages }
+            let batch = try reply.decode([MessagePayload].self)
+            messages += batch
+            guard let last = batch.last else { return messages }
+            after = last.id
+        }
     }
 }
 

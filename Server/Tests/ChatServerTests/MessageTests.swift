@@ -44,13 +44,15 @@ import Testing
             (SendMessageRequest(muid: "d", receiver: "alice", text: "x"), "yourself"),
             (SendMessageRequest(muid: "e", receiver: "bob", type: "sticker", text: "x"), "type"),
             (SendMessageRequest(muid: "f", receiver: "bob", category: .action, type: "x"), "created by chatd"),
-            (SendMessageRequest(muid: "g", receiver: "bob", receiverType: .group, text: "x"), "group"),
         ]
         for (request, reason) in cases {
             let reply = try await server.request("POST", Endpoints.messages, token: alice, json: request)
             #expect(reply.status == 422, "\(request)")
             #expect(reply.error?.message.contains(reason) == true, "\(reply.error?.message ?? "") should mention \(reason)")
         }
+        let noGroup = try await server.request("POST", Endpoints.messages, token: alice,
+                                               json: SendMessageRequest(muid: "g", receiver: "bob", receiverType: .group, text: "x"))
+        #expect(noGroup.status == 404 && noGroup.error?.message.contains("no group bob") == true)
         let unknown = try await server.request("POST", Endpoints.messages, token: alice,
                                                json: SendMessageRequest(muid: "h", receiver: "ghost", text: "x"))
         #expect(unknown.status == 404)

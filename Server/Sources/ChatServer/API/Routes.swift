@@ -15,6 +15,8 @@ struct Routes {
         addUsers(to: &router)
         addMessages(to: &router)
         addConversations(to: &router)
+        addGroups(to: &router)
+        addGroupMembers(to: &router)
         router.add("GET", Endpoints.changes) { context in
             let uid = try authenticate(context)
             let limit = try context.intQuery("limit", in: 1...Int64(ChangelogPage.maxLimit)) ?? Int64(ChangelogPage.maxLimit)
@@ -60,9 +62,20 @@ struct Routes {
         return items
     }
 
-    /// A page of users fetched with one extra row to learn whether another page follows.
-    static func page(_ users: [UserPayload], limit: Int) -> Page<UserPayload> {
-        Page(items: Array(users.prefix(limit)), next: users.count > limit ? users[limit - 1].uid : nil)
+    /// A page of items fetched with one extra row to learn whether another page follows;
+    /// `next` is the last item's key.
+    static func page<Item>(_ items: [Item], limit: Int, key: (Item) -> String) -> Page<Item> {
+        Page(items: Array(items.prefix(limit)), next: items.count > limit ? key(items[limit - 1]) : nil)
+    }
+
+    /// `status=online|offline` as true / false, absent as nil.
+    func onlineFilter(_ context: RouteContext) throws -> Bool? {
+        switch context.request.query["status"] {
+        case nil, "": nil
+        case "online": true
+        case "offline": false
+        default: throw HTTPError.badParameter("`status` must be online or offline")
+        }
     }
 
     func limit(_ context: RouteContext, default value: Int = 30) throws -> Int {
@@ -115,15 +128,10 @@ struct Routes {
             filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
             filter.tags = try Self.list(context.request.query["tags"], name: "tags")
             filter.roles = try Self.list(context.request.query["roles"], name: "roles")
-            switch context.request.query["status"] {
-            case nil, "": break
-            case "online": filter.online = true
-            case "offline": filter.online = false
-            default: throw HTTPError.badParameter("`status` must be online or offline")
-            }
+            filter.online = try onlineFilter(context)
             if filter.online != nil { filter.onlineUids = realtime.presence.online }
             let users = try store.users(after: context.request.query["cursor"], limit: limit + 1, for: uid, filter: filter)
-            return .json(Self.page(users.map(withStatus), limit: limit))
+            return .json(Self.page(users.map(withStatus), limit: limit, key: \.uid))
         }
         router.add("GET", Endpoints.users + "/{uid}") { context in
             let uid = try authenticate(context)
@@ -140,7 +148,7 @@ struct Routes {
             }
             let limit = try limit(context)
             let users = try store.blocks(of: uid, direction: direction, after: context.request.query["cursor"], limit: limit + 1)
-            return .json(Self.page(users, limit: limit))
+            return .json(Self.page(users, limit: limit, key: \.uid))
         }
         for (method, blocking) in [("PUT", true), ("DELETE", false)] {
             router.add(method, Endpoints.blocks + "/{uid}") { context in
@@ -260,7 +268,10 @@ extension Routes {
             throw HTTPError.badParameter("`updatesOnly` needs `updatedAfter`")
         }
         query.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
-        query.sender = context.request.query["sender"].flatMap { $0.isEmpty ? nil : $0 }
+        // `uid` (the `MessagesRequest` builder's name, one sender in a group) or `sender`.
+        let senders = Set(["uid", "sender"].compactMap { context.request.query[$0] }.filter { !$0.isEmpty })
+        guard senders.count <= 1 else { throw HTTPError.badParameter("`uid` and `sender` name different senders") }
+        query.sender = senders.first
         return query
     }
 }

@@ -48,10 +48,9 @@ enum Validate {
     static func send(_ request: SendMessageRequest, from sender: String) throws {
         try text(request.muid, field: "muid", max: 128, required: true)
         try uid(request.receiver, field: "receiver")
-        guard request.receiverType == .user else {
-            throw HTTPError.validation("`receiverType` group is not supported yet; send to a user")
+        guard request.receiverType == .group || request.receiver != sender else {
+            throw HTTPError.validation("you cannot send a message to yourself")
         }
-        guard request.receiver != sender else { throw HTTPError.validation("you cannot send a message to yourself") }
         try text(request.type, field: "type", max: 64, required: true)
         try text(request.text, field: "text", max: 64 << 10)
         try json(request.customData, field: "customData")
@@ -91,6 +90,17 @@ enum Validate {
         try text(attachment.mimeType, field: "attachment.mimeType", max: 255, required: true)
         try text(attachment.extension, field: "attachment.extension", max: 32)
         guard attachment.size >= 0 else { throw HTTPError.validation("`attachment.size` must not be negative") }
+    }
+
+    static func group(name: String?, icon: String?, description: String?, metadata: [String: JSONValue]?,
+                      tags: [String]?, password: String?) throws {
+        try text(name, field: "name", max: 255, required: name != nil)
+        try text(icon, field: "icon", max: 2048)
+        try text(description, field: "description", max: 4096)
+        try self.metadata(metadata)
+        guard (tags ?? []).count <= 50 else { throw HTTPError.validation("`tags` holds at most 50 tags") }
+        for tag in tags ?? [] { try text(tag, field: "tags", max: 64, required: true) }
+        try text(password, field: "password", max: 256, required: password != nil)
     }
 
     static func user(_ request: CreateUserRequest) throws {

@@ -28,6 +28,10 @@ public final class RealtimeHub: Sendable {
         case revoke(token: String)
         /// A block between two users began (true) or ended (false): typing between them is dropped.
         case block(BlockPayload, Bool)
+        /// A user came into (true) or left (false) a group: group typing reaches members only.
+        case membership(guid: String, uid: String, Bool)
+        /// A group was deleted.
+        case dropGroup(String)
         case stop
     }
 
@@ -114,8 +118,25 @@ public final class RealtimeHub: Sendable {
             if let block = published.change.block {
                 commands.append(.block(block, published.change.kind == .userBlocked))
             }
+            commands += Self.membershipCommands(published.change)
             return commands
         })
+    }
+
+    /// What a change means for the realtime loop's copy of group membership.
+    static func membershipCommands(_ change: ChangePayload) -> [Command] {
+        switch change.kind {
+        case .groupCreated: return change.group.map { [.membership(guid: $0.guid, uid: $0.owner, true)] } ?? []
+        case .groupDeleted: return change.group.map { [.dropGroup($0.guid)] } ?? []
+        case .groupMember:
+            guard let action = change.message?.action else { return [] }
+            switch action.action {
+            case .joined, .added: return [.membership(guid: action.guid, uid: action.target, true)]
+            case .left, .kicked, .banned: return [.membership(guid: action.guid, uid: action.target, false)]
+            case .unbanned, .scopeChanged, .ownershipTransferred: return []
+            }
+        default: return []
+        }
     }
 
     static func frame(_ envelope: RealtimeEnvelope) -> [UInt8]? {

@@ -32,10 +32,13 @@ struct RealtimeLoop {
     /// Blocked pairs as "blocker\nblocked": loaded once, then kept current by `.block`
     /// commands, so typing frames never wait on the database.
     var blocks: Set<String>
+    /// guid → members, kept the same way for group typing.
+    var groups: [String: Set<String>] = [:]
 
     init(hub: RealtimeHub) {
         self.hub = hub
         blocks = Set((try? hub.store.allBlocks()) ?? [])
+        for (guid, uid) in (try? hub.store.allGroupMembers()) ?? [] { groups[guid, default: []].insert(uid) }
     }
 
     func isBlocked(_ a: String, _ b: String) -> Bool { blocks.contains("\(a)\n\(b)") || blocks.contains("\(b)\n\(a)") }
@@ -85,6 +88,10 @@ struct RealtimeLoop {
         case .block(let block, let active):
             let key = "\(block.blocker)\n\(block.blocked)"
             if active { blocks.insert(key) } else { blocks.remove(key) }
+        case .membership(let guid, let uid, let member):
+            if member { groups[guid, default: []].insert(uid) } else { groups[guid]?.remove(uid) }
+        case .dropGroup(let guid):
+            groups[guid] = nil
         case .revoke(let token):
             for client in clients where client.session.token == token { close(client, .policyViolation, "token revoked") }
         case .broadcast(let frame, let audience):
@@ -159,9 +166,16 @@ struct RealtimeLoop {
                 return
             }
             typing.sender = client.uid
-            guard !isBlocked(client.uid, typing.receiver) else { return }
+            let audience: Set<String>
+            if typing.receiverType == .group {
+                guard let members = groups[typing.receiver], members.contains(client.uid) else { return }
+                audience = members.subtracting([client.uid])
+            } else {
+                guard !isBlocked(client.uid, typing.receiver) else { return }
+                audience = [typing.receiver]
+            }
             guard let frame = RealtimeHub.frame(RealtimeEnvelope(type: .typing, typing: typing)) else { return }
-            for peer in clients where peer.uid == typing.receiver { enqueue(frame, to: peer) }
+            for peer in clients where audience.contains(peer.uid) { enqueue(frame, to: peer) }
         }
     }
 

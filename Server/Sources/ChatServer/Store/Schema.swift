@@ -101,6 +101,31 @@ enum Schema {
                 at INTEGER NOT NULL);
             CREATE INDEX notifications_by_user ON notifications(uid, id);
             """)
+        migrator.register(7, "groups", sql: """
+            CREATE TABLE groups(
+                guid TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                type TEXT NOT NULL,
+                password_hash TEXT,
+                icon TEXT,
+                description TEXT,
+                metadata TEXT,
+                tags TEXT NOT NULL DEFAULT '[]',
+                owner TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                deleted_at INTEGER);
+            -- Group membership is the group conversation's member rows, with a scope.
+            ALTER TABLE conversation_members ADD COLUMN scope TEXT;
+            ALTER TABLE conversation_members ADD COLUMN joined_at INTEGER;
+            CREATE TABLE group_bans(
+                guid TEXT NOT NULL,
+                uid TEXT NOT NULL,
+                banned_by TEXT NOT NULL,
+                banned_at INTEGER NOT NULL,
+                PRIMARY KEY(guid, uid)) WITHOUT ROWID;
+            ALTER TABLE messages ADD COLUMN action TEXT;
+            """)
         return migrator
     }()
 }

@@ -19,14 +19,15 @@ extension Store {
     @discardableResult
     func record(_ db: Connection, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
                 receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
-                notification: NotificationFeedItem? = nil, audience: [String],
+                notification: NotificationFeedItem? = nil, group: GroupPayload? = nil, audience: [String],
                 into changes: inout [PublishedChange]) throws -> ChangePayload {
         let at = stamp()
         // Under the write lock the next sequence is known, so the stored JSON carries it and is
         // served verbatim by replays and realtime frames (encoded once, never re-encoded).
         let last: Int64 = try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
         let change = ChangePayload(seq: last + 1, kind: kind, conversationId: conversationId, message: message,
-                                   receipt: receipt, block: block, reaction: reaction, notification: notification, at: at)
+                                   receipt: receipt, block: block, reaction: reaction, notification: notification,
+                                   group: group, at: at)
         let json = try Self.json(change) ?? "{}"
         try db.run("INSERT INTO changes(seq, conversation_id, payload, at) VALUES (?, ?, ?, ?)",
                    [change.seq, conversationId, json, at])

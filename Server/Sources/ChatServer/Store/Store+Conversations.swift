@@ -23,11 +23,16 @@ extension Store {
 
     func conversation(from row: Row, for uid: String, _ db: Connection) throws -> ConversationPayload {
         let id: String = try row.get("id")
-        let peer: String = try row.get("peer")
         let readId: Int64 = try row.get("read_id")
-        let peerUser = try Self.flagged(
-            try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [peer]).map(Self.user(from:))
-                ?? UserPayload(uid: peer, name: peer), for: uid, db)
+        let with: ConversationPeer
+        if try row.get("type", as: String.self) == "group" {
+            with = .group(try Self.visibleGroup(db, String(id.dropFirst(ConversationPayload.groupID("").count)), for: uid))
+        } else {
+            let peer: String = try row.get("peer")
+            with = .user(try Self.flagged(
+                try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [peer]).map(Self.user(from:))
+                    ?? UserPayload(uid: peer, name: peer), for: uid, db))
+        }
         let unread: Int = try db.scalar("""
             SELECT count(*) FROM messages WHERE conversation_id = ? AND id > ? AND sender != ? AND deleted_at IS NULL
             """, [id, readId, uid]) ?? 0
@@ -36,7 +41,7 @@ extension Store {
             let value: Int64? = try row.get(name)
             return value.flatMap { $0 > 0 ? $0 : nil }
         }
-        return ConversationPayload(conversationId: id, conversationType: .user, conversationWith: peerUser,
+        return ConversationPayload(conversationId: id, conversationType: with.group == nil ? .user : .group, conversationWith: with,
                                    lastMessage: lastMessage, unreadMessageCount: unread,
                                    lastDeliveredMessageId: try positive("delivered_id"), lastReadMessageId: try positive("read_id"),
                                    peerDeliveredMessageId: try positive("peer_delivered_id"),

@@ -4,7 +4,7 @@ import SQLiteKit
 extension Store {
     static let messageColumns = """
         id, muid, conversation_id, sender, receiver, receiver_type, category, type, text, attachment,
-        custom_data, metadata, sent_at, updated_at, edited_at, deleted_at, parent_id, reply_count, call_status
+        custom_data, metadata, sent_at, updated_at, edited_at, deleted_at, parent_id, reply_count, call_status, action
         """
 
     static func message(from row: Row) throws -> MessagePayload {
@@ -20,7 +20,8 @@ extension Store {
             sentAt: try row.get("sent_at"), updatedAt: try row.get("updated_at"),
             editedAt: try row.get("edited_at"), deletedAt: try row.get("deleted_at"),
             parentMessageId: try row.get("parent_id"), replyCount: try row.get("reply_count", as: Int.self).nonZero,
-            callStatus: (try row.get("call_status", as: String?.self)).flatMap(CallStatus.init(rawValue:)))
+            callStatus: (try row.get("call_status", as: String?.self)).flatMap(CallStatus.init(rawValue:)),
+            action: try decodeJSON(MemberActionPayload.self, try row.get("action")))
     }
 
     static func loadMessage(_ db: Connection, id: Int64) throws -> MessagePayload? {
@@ -49,13 +50,7 @@ extension Store {
                let original = try Self.loadMessage(db, id: id) {
                 return (original, false)
             }
-            guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.receiver], as: Int.self) != nil else {
-                throw HTTPError.notFound("no user \(request.receiver)")
-            }
-            if try Self.blocked(db, sender, request.receiver) {
-                throw HTTPError(403, .blocked, "\(sender) and \(request.receiver) have a block between them; unblock to send")
-            }
-            let conversationId = ConversationPayload.directID(sender, request.receiver)
+            let conversationId = try prepareConversation(db, from: sender, request, at: now)
             var parent: MessagePayload?
             if let parentId = request.parentMessageId {
                 parent = try Self.loadMessage(db, id: parentId)
@@ -67,11 +62,6 @@ extension Store {
                 }
                 guard parent.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(parentId) is deleted") }
             }
-            try db.run("INSERT OR IGNORE INTO conversations(id, type, updated_at) VALUES (?, 'user', ?)", [conversationId, now])
-            try db.run("INSERT OR IGNORE INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?)",
-                       [conversationId, sender, request.receiver])
-            try db.run("INSERT OR IGNORE INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?)",
-                       [conversationId, request.receiver, sender])
             try db.run("""
                 INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
                                      attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status)
@@ -87,11 +77,34 @@ extension Store {
                        [id, id, conversationId, sender])
             guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
             try record(db, .messageCreated, conversationId: conversationId, message: message,
-                       audience: [sender, request.receiver], into: &changes)
+                       audience: try Self.members(db, of: conversationId), into: &changes)
             if let parentId = request.parentMessageId { try recountReplies(db, parentId, into: &changes) }
             try notifyAbout(message, parent: parent, db, into: &changes)
             return (message, true)
         }
+    }
+
+    /// The conversation a new message goes to, checking the sender may post there: a group
+    /// they are a member of, or a user with no block between them (the one-to-one
+    /// conversation is created on first use).
+    func prepareConversation(_ db: Connection, from sender: String, _ request: SendMessageRequest, at now: Int64) throws -> String {
+        if request.receiverType == .group {
+            _ = try Self.memberScope(db, request.receiver, sender)
+            return ConversationPayload.groupID(request.receiver)
+        }
+        guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.receiver], as: Int.self) != nil else {
+            throw HTTPError.notFound("no user \(request.receiver)")
+        }
+        if try Self.blocked(db, sender, request.receiver) {
+            throw HTTPError(403, .blocked, "\(sender) and \(request.receiver) have a block between them; unblock to send")
+        }
+        let conversationId = ConversationPayload.directID(sender, request.receiver)
+        try db.run("INSERT OR IGNORE INTO conversations(id, type, updated_at) VALUES (?, 'user', ?)", [conversationId, now])
+        try db.run("INSERT OR IGNORE INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?)",
+                   [conversationId, sender, request.receiver])
+        try db.run("INSERT OR IGNORE INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?)",
+                   [conversationId, request.receiver, sender])
+        return conversationId
     }
 
     /// A message the caller may read; 404 when missing, 403 when in someone else's conversation.
@@ -133,11 +146,19 @@ extension Store {
         return try publishUpdate(db, id: id, into: &changes)
     }
 
-    /// Soft-deletes the caller's own message: content cleared, `deletedAt` set. Repeats are no-ops.
+    /// Soft-deletes a message: content cleared, `deletedAt` set. The sender may delete their
+    /// own; in a group, moderators and up may delete anyone's. Repeats are no-ops.
     public func delete(_ id: Int64, by uid: String) throws -> MessagePayload {
         try write { db, changes in
             let now = stamp()
-            let message = try Self.ownMessage(db, id: id, uid: uid)
+            let message = try Self.readableMessage(db, id: id, uid: uid)
+            guard message.category != .action else { throw HTTPError(409, .conflict, "action messages cannot be deleted") }
+            if message.sender != uid {
+                guard message.receiverType == .group,
+                      try Self.memberScope(db, message.receiver, uid).may(.deleteOthersMessages) else {
+                    throw HTTPError.forbidden("only the sender (or, in a group, a moderator) may delete message \(id)")
+                }
+            }
             guard message.deletedAt == nil else { return message }
             try db.run("""
                 UPDATE messages SET text = NULL, attachment = NULL, custom_data = NULL, metadata = NULL,
@@ -170,6 +191,7 @@ extension Store {
     static func ownMessage(_ db: Connection, id: Int64, uid: String) throws -> MessagePayload {
         let message = try readableMessage(db, id: id, uid: uid)
         guard message.sender == uid else { throw HTTPError.forbidden("only the sender may change message \(id)") }
+        guard message.category != .action else { throw HTTPError(409, .conflict, "action messages cannot be changed") }
         return message
     }
 

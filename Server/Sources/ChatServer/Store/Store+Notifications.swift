@@ -2,11 +2,13 @@ import ChatProtocol
 import SQLiteKit
 
 extension Store {
-    /// Adds a feed item for `uid` unless they caused it themselves, and records it as a
-    /// `notification.created` change for that user.
+    /// Adds a feed item for `uid` unless they caused it themselves or can no longer read the
+    /// conversation (they left the group), and records it as a `notification.created`
+    /// change for that user.
     func notify(_ db: Connection, _ uid: String, _ kind: NotificationFeedItem.Kind, actor: String,
                 message: MessagePayload, reaction: String? = nil, at: Int64, into changes: inout [PublishedChange]) throws {
-        guard uid != actor else { return }
+        guard uid != actor, try db.scalar("SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?",
+                                          [message.conversationId, uid], as: Int.self) != nil else { return }
         try db.run("""
             INSERT INTO notifications(uid, kind, actor, message_id, conversation_id, reaction, at) VALUES (?, ?, ?, ?, ?, ?, ?)
             """, [uid, kind.rawValue, actor, message.id, message.conversationId, reaction, at])

@@ -68,6 +68,7 @@ extension Store {
 
     /// 403 `blocked` when the caller and the other side of a one-to-one message block each other.
     static func requireNoBlock(_ db: Connection, _ uid: String, _ message: MessagePayload) throws {
+        guard message.receiverType == .user else { return }  // blocks govern one-to-one chats only
         let peer = message.sender == uid ? message.receiver : message.sender
         if try blocked(db, uid, peer) {
             throw HTTPError(403, .blocked, "\(uid) and \(peer) have a block between them")

@@ -1,0 +1,130 @@
+import ChatProtocol
+
+/// `/v1/groups`: groups, membership, bans. Passwords are hashed and verified here, before
+/// the store takes its write lock.
+extension Routes {
+    func addGroups(to router: inout Router) {
+        router.add("POST", Endpoints.groups) { context in
+            let uid = try authenticate(context)
+            let request = try context.decode(CreateGroupRequest.self)
+            try Validate.uid(request.guid, field: "guid")
+            try Validate.group(name: request.name, icon: request.icon, description: request.description,
+                               metadata: request.metadata, tags: request.tags, password: request.password)
+            guard (request.type == .password) == (request.password != nil) else {
+                throw HTTPError.validation(request.type == .password ? "a password group needs a `password`"
+                                                                      : "`password` is only for password groups")
+            }
+            let hash = try request.password.map(PasswordHash.make)
+            return .json(try store.createGroup(request, by: uid, passwordHash: hash), status: 201)
+        }
+        router.add("GET", Endpoints.groups) { context in
+            let uid = try authenticate(context)
+            let limit = try limit(context)
+            var filter = GroupFilter()
+            filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
+            filter.tags = try Self.list(context.request.query["tags"], name: "tags")
+            filter.joinedOnly = try context.boolQuery("joinedOnly")
+            let groups = try store.groups(for: uid, filter: filter, after: context.request.query["cursor"], limit: limit + 1)
+            return .json(Self.page(groups, limit: limit, key: \.guid))
+        }
+        router.add("GET", Endpoints.groups + "/{guid}") { context in
+            let uid = try authenticate(context)
+            return .json(try store.group(context.parameter("guid"), for: uid))
+        }
+        router.add("PATCH", Endpoints.groups + "/{guid}") { context in
+            let uid = try authenticate(context)
+            let request = try context.decode(EditGroupRequest.self)
+            try Validate.group(name: request.name, icon: request.icon, description: request.description,
+                               metadata: request.metadata, tags: request.tags, password: request.password)
+            let hash = try request.password.map(PasswordHash.make)
+            return .json(try store.editGroup(context.parameter("guid"), by: uid, request, passwordHash: hash))
+        }
+        router.add("DELETE", Endpoints.groups + "/{guid}") { context in
+            let uid = try authenticate(context)
+            try store.deleteGroup(context.parameter("guid"), by: uid)
+            return .noContent
+        }
+        router.add("POST", Endpoints.groups + "/{guid}/join") { context in
+            let uid = try authenticate(context)
+            let request = context.request.body.isEmpty ? JoinGroupRequest() : try context.decode(JoinGroupRequest.self)
+            let guid = context.parameter("guid")
+            var verified: String?
+            if let stored = try store.groupPasswordHash(guid) {
+                guard let password = request.password, PasswordHash.verify(password, against: stored) else {
+                    throw HTTPError.forbidden("wrong password for group \(guid)")
+                }
+                verified = stored
+            }
+            let (group, joined) = try store.join(guid, uid: uid, verifiedHash: verified)
+            return .json(group, status: joined ? 201 : 200)
+        }
+        router.add("POST", Endpoints.groups + "/{guid}/leave") { context in
+            let uid = try authenticate(context)
+            try store.leave(context.parameter("guid"), uid: uid)
+            return .noContent
+        }
+        router.add("POST", Endpoints.groups + "/{guid}/owner") { context in
+            let uid = try authenticate(context)
+            let request = try context.decode(TransferOwnershipRequest.self)
+            return .json(try store.transferOwnership(context.parameter("guid"), to: request.uid, by: uid))
+        }
+    }
+
+    func addGroupMembers(to router: inout Router) {
+        let members = Endpoints.groups + "/{guid}/members"
+        router.add("GET", members) { context in
+            let uid = try authenticate(context)
+            let limit = try limit(context)
+            var filter = MemberFilter()
+            filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
+            filter.scopes = try Self.list(context.request.query["scopes"], name: "scopes").map { raw in
+                guard let scope = GroupScope(rawValue: raw) else {
+                    throw HTTPError.badParameter("`scopes` lists owner, admin, moderator or participant")
+                }
+                return scope
+            }
+            filter.online = try onlineFilter(context)
+            if filter.online != nil { filter.onlineUids = realtime.presence.online }
+            let found = try store.members(of: context.parameter("guid"), for: uid, filter: filter,
+                                          after: context.request.query["cursor"], limit: limit + 1)
+            return .json(Self.page(found.map { member in
+                var member = member
+                member.user = withStatus(member.user)
+                return member
+            }, limit: limit, key: \.user.uid))
+        }
+        router.add("POST", members) { context in
+            let uid = try authenticate(context)
+            let request = try context.decode(AddMemberRequest.self)
+            try Validate.uid(request.uid)
+            let (member, added) = try store.addMember(context.parameter("guid"), request.uid, scope: request.scope ?? .participant, by: uid)
+            return .json(member, status: added ? 201 : 200)
+        }
+        router.add("PATCH", members + "/{uid}") { context in
+            let uid = try authenticate(context)
+            let request = try context.decode(ChangeScopeRequest.self)
+            return .json(try store.changeScope(context.parameter("guid"), context.parameter("uid"), to: request.scope, by: uid))
+        }
+        router.add("DELETE", members + "/{uid}") { context in
+            let uid = try authenticate(context)
+            try store.kick(context.parameter("guid"), context.parameter("uid"), by: uid)
+            return .noContent
+        }
+        let bans = Endpoints.groups + "/{guid}/bans"
+        router.add("GET", bans) { context in
+            let uid = try authenticate(context)
+            let limit = try limit(context)
+            let found = try store.bans(of: context.parameter("guid"), for: uid, after: context.request.query["cursor"], limit: limit + 1)
+            return .json(Self.page(found, limit: limit, key: \.user.uid))
+        }
+        router.add("PUT", bans + "/{uid}") { context in
+            let uid = try authenticate(context)
+            return .json(try store.ban(context.parameter("guid"), context.parameter("uid"), by: uid))
+        }
+        router.add("DELETE", bans + "/{uid}") { context in
+            let uid = try authenticate(context)
+            try store.unban(context.parameter("guid"), context.parameter("uid"), by: uid)
+            return .noContent
+        }
+    }
+}

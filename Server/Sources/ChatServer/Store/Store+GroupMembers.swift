@@ -1,0 +1,288 @@
+import ChatProtocol
+import SQLiteKit
+
+/// The `GroupMembersRequest` builder's filters on `GET /v1/groups/{guid}/members`.
+public struct MemberFilter: Sendable {
+    /// Case-insensitive substring of the uid or the name.
+    public var searchKeyword: String?
+    /// Members with any of these scopes (empty: all).
+    public var scopes: [GroupScope] = []
+    /// true: only online members, false: only offline ones, nil: both.
+    public var online: Bool?
+    /// The uids online now, when `online` is set.
+    public var onlineUids: Set<String>?
+    public init() {}
+}
+
+/// Membership changes. Each one is a write transaction that updates the member rows and
+/// adds the group's action message, recorded as one `group.member` change for the members
+/// and the target.
+extension Store {
+    static let memberUserColumns = userColumns.split(separator: ",").map { "u." + $0.trimmingCharacters(in: .whitespaces) }
+        .joined(separator: ", ")
+
+    /// Joins a public group, or a password group with a verified password (`verifiedHash`
+    /// is the stored hash the password was checked against). A repeat changes nothing.
+    public func join(_ guid: String, uid: String, verifiedHash: String?) throws -> (group: GroupPayload, joined: Bool) {
+        try write { db, changes in
+            let now = stamp()
+            let group = try Self.visibleGroup(db, guid, for: uid)
+            if group.hasJoined { return (group, false) }
+            try Self.requireNotBanned(db, guid, uid)
+            switch group.type {
+            case .private: throw HTTPError.forbidden("group \(guid) is private; an admin must add you")
+            case .password:
+                let stored: String? = try db.scalar("SELECT password_hash FROM groups WHERE guid = ?", [guid])
+                guard let stored, stored == verifiedHash else { throw HTTPError.forbidden("wrong password for group \(guid)") }
+            case .public: break
+            }
+            try insertMember(db, guid, uid, scope: .participant, at: now)
+            try memberAction(db, MemberActionPayload(guid: guid, action: .joined, actor: uid, target: uid, newScope: .participant),
+                             at: now, into: &changes)
+            return (try Self.visibleGroup(db, guid, for: uid), true)
+        }
+    }
+
+    /// Leaves a group. The owner must transfer ownership first.
+    public func leave(_ guid: String, uid: String) throws {
+        try write { db, changes in
+            let now = stamp()
+            let scope = try Self.memberScope(db, guid, uid)
+            guard scope != .owner else {
+                throw HTTPError(409, .conflict, "the owner cannot leave group \(guid); transfer ownership first")
+            }
+            try removeMember(db, guid, uid)
+            try memberAction(db, MemberActionPayload(guid: guid, action: .left, actor: uid, target: uid, oldScope: scope),
+                             at: now, into: &changes)
+        }
+    }
+
+    /// Adds a user (admins and the owner), with a scope no higher than the actor's. Adding
+    /// a member again answers the member unchanged (`added == false`).
+    public func addMember(_ guid: String, _ target: String, scope: GroupScope, by actor: String) throws -> (member: GroupMemberPayload, added: Bool) {
+        try write { db, changes in
+            let now = stamp()
+            let actorScope = try Self.requireScope(db, guid, actor, for: .add)
+            guard scope != .owner else { throw HTTPError.validation("a group has one owner; transfer ownership instead") }
+            guard scope <= actorScope else { throw HTTPError.forbidden("a \(actorScope.rawValue) cannot add a \(scope.rawValue)") }
+            guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [target], as: Int.self) != nil else {
+                throw HTTPError.notFound("no user \(target)")
+            }
+            if let existing = try Self.member(db, guid, target) { return (existing, false) }
+            if try Self.isBanned(db, guid, target) {
+                throw HTTPError(409, .conflict, "\(target) is banned from group \(guid); unban them first")
+            }
+            try insertMember(db, guid, target, scope: scope, at: now)
+            try memberAction(db, MemberActionPayload(guid: guid, action: .added, actor: actor, target: target, newScope: scope),
+                             at: now, into: &changes)
+            return (try Self.member(db, guid, target)!, true)
+        }
+    }
+
+    /// Removes a member who ranks below the actor (moderators and up).
+    public func kick(_ guid: String, _ target: String, by actor: String) throws {
+        try write { db, changes in
+            let now = stamp()
+            let actorScope = try Self.requireScope(db, guid, actor, for: .kick)
+            guard let member = try Self.member(db, guid, target) else { throw HTTPError.notFound("\(target) is not a member of group \(guid)") }
+            try Self.requireOutranks(actorScope, member.scope, actor: actor, target: target)
+            try removeMember(db, guid, target)
+            try memberAction(db, MemberActionPayload(guid: guid, action: .kicked, actor: actor, target: target, oldScope: member.scope),
+                             at: now, into: &changes)
+        }
+    }
+
+    /// Bans a user (moderators and up; a member must rank below the actor): they leave the
+    /// group and cannot join or be added until unbanned. A repeat changes nothing.
+    public func ban(_ guid: String, _ target: String, by actor: String) throws -> GroupBanPayload {
+        try write { db, changes in
+            let now = stamp()
+            let actorScope = try Self.requireScope(db, guid, actor, for: .ban)
+            guard let row = try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [target]) else {
+                throw HTTPError.notFound("no user \(target)")
+            }
+            if let ban = try Self.bans(db, guid, uid: target, after: "", limit: 1).first { return ban }
+            let member = try Self.member(db, guid, target)
+            if let member {
+                try Self.requireOutranks(actorScope, member.scope, actor: actor, target: target)
+                try removeMember(db, guid, target)
+            }
+            try db.run("INSERT INTO group_bans(guid, uid, banned_by, banned_at) VALUES (?, ?, ?, ?)", [guid, target, actor, now])
+            try memberAction(db, MemberActionPayload(guid: guid, action: .banned, actor: actor, target: target, oldScope: member?.scope),
+                             at: now, into: &changes)
+            return GroupBanPayload(guid: guid, user: try Self.user(from: row), bannedBy: actor, bannedAt: now)
+        }
+    }
+
+    /// Lifts a ban (moderators and up). The user may then join or be added again.
+    public func unban(_ guid: String, _ target: String, by actor: String) throws {
+        try write { db, changes in
+            let now = stamp()
+            _ = try Self.requireScope(db, guid, actor, for: .unban)
+            try db.run("DELETE FROM group_bans WHERE guid = ? AND uid = ?", [guid, target])
+            guard db.changes > 0 else { throw HTTPError.notFound("\(target) is not banned from group \(guid)") }
+            try memberAction(db, MemberActionPayload(guid: guid, action: .unbanned, actor: actor, target: target),
+                             at: now, into: &changes)
+        }
+    }
+
+    /// Changes a member's scope (admins and the owner): the target must rank below the actor
+    /// and the new scope may not exceed the actor's. Ownership moves only by transfer.
+    public func changeScope(_ guid: String, _ target: String, to scope: GroupScope, by actor: String) throws -> GroupMemberPayload {
+        try write { db, changes in
+            let now = stamp()
+            let actorScope = try Self.requireScope(db, guid, actor, for: .changeScope)
+            guard scope != .owner else { throw HTTPError.validation("a group has one owner; use POST /v1/groups/{guid}/owner") }
+            guard let member = try Self.member(db, guid, target) else { throw HTTPError.notFound("\(target) is not a member of group \(guid)") }
+            try Self.requireOutranks(actorScope, member.scope, actor: actor, target: target)
+            guard scope <= actorScope else { throw HTTPError.forbidden("a \(actorScope.rawValue) cannot make someone \(scope.rawValue)") }
+            guard scope != member.scope else { return member }
+            try db.run("UPDATE conversation_members SET scope = ? WHERE conversation_id = ? AND uid = ?",
+                       [scope.rawValue, ConversationPayload.groupID(guid), target])
+            try memberAction(db, MemberActionPayload(guid: guid, action: .scopeChanged, actor: actor, target: target,
+                                                     oldScope: member.scope, newScope: scope), at: now, into: &changes)
+            return try Self.member(db, guid, target)!
+        }
+    }
+
+    /// Makes a member the owner (owner only); the old owner becomes an admin.
+    public func transferOwnership(_ guid: String, to target: String, by actor: String) throws -> GroupPayload {
+        try write { db, changes in
+            let now = stamp()
+            _ = try Self.requireScope(db, guid, actor, for: .transferOwnership)
+            guard target != actor else { throw HTTPError.validation("you already own group \(guid)") }
+            guard let member = try Self.member(db, guid, target) else { throw HTTPError.notFound("\(target) is not a member of group \(guid)") }
+            let conversationId = ConversationPayload.groupID(guid)
+            try db.run("UPDATE conversation_members SET scope = 'owner' WHERE conversation_id = ? AND uid = ?", [conversationId, target])
+            try db.run("UPDATE conversation_members SET scope = 'admin' WHERE conversation_id = ? AND uid = ?", [conversationId, actor])
+            try db.run("UPDATE groups SET owner = ?, updated_at = ? WHERE guid = ?", [target, now, guid])
+            try memberAction(db, MemberActionPayload(guid: guid, action: .ownershipTransferred, actor: actor, target: target,
+                                                     oldScope: member.scope, newScope: .owner), at: now, into: &changes)
+            try recordGroupUpdate(db, guid, into: &changes)
+            return try Self.visibleGroup(db, guid, for: actor)
+        }
+    }
+
+    /// Members of a group the caller is in, in uid order after `after`.
+    public func members(of guid: String, for caller: String, filter: MemberFilter, after: String?, limit: Int) throws -> [GroupMemberPayload] {
+        var conditions = ["m.conversation_id = ?", "m.uid > ?"]
+        var arguments: [any SQLValueConvertible] = [ConversationPayload.groupID(guid), after ?? ""]
+        if let keyword = filter.searchKeyword {
+            let pattern = "%" + MessageQuery.escapeLike(keyword) + "%"
+            conditions.append("(u.uid LIKE ? ESCAPE '\\' OR u.name LIKE ? ESCAPE '\\')")
+            arguments += [pattern, pattern]
+        }
+        if !filter.scopes.isEmpty {
+            conditions.append("m.scope IN (\(sqlPlaceholders(filter.scopes.count)))")
+            arguments += filter.scopes.map(\.rawValue)
+        }
+        if let online = filter.onlineUids {
+            conditions.append("m.uid \(filter.online == true ? "IN" : "NOT IN") (SELECT value FROM json_each(?))")
+            arguments.append(try Self.json(online.sorted()) ?? "[]")
+        }
+        let sql = """
+            SELECT \(Self.memberUserColumns), m.scope, m.joined_at FROM conversation_members m JOIN users u ON u.uid = m.uid
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY m.uid LIMIT ?
+            """
+        let finalArguments = arguments + [limit]
+        return try read { db in
+            _ = try Self.memberScope(db, guid, caller)
+            return try db.query(sql, finalArguments).map { try Self.member(from: $0, guid: guid) }
+        }
+    }
+
+    /// Banned users of a group (moderators and up), in uid order after `after`.
+    public func bans(of guid: String, for caller: String, after: String?, limit: Int) throws -> [GroupBanPayload] {
+        try read { db in
+            _ = try Self.requireScope(db, guid, caller, for: .listBans)
+            return try Self.bans(db, guid, uid: nil, after: after ?? "", limit: limit)
+        }
+    }
+
+    // MARK: - Helpers
+
+    static func member(from row: Row, guid: String) throws -> GroupMemberPayload {
+        GroupMemberPayload(guid: guid, user: try user(from: row),
+                           scope: GroupScope(rawValue: try row.get("scope")) ?? .participant, joinedAt: try row.get("joined_at"))
+    }
+
+    static func member(_ db: Connection, _ guid: String, _ uid: String) throws -> GroupMemberPayload? {
+        try db.queryFirst("""
+            SELECT \(memberUserColumns), m.scope, m.joined_at FROM conversation_members m JOIN users u ON u.uid = m.uid
+            WHERE m.conversation_id = ? AND m.uid = ?
+            """, [ConversationPayload.groupID(guid), uid]).map { try member(from: $0, guid: guid) }
+    }
+
+    static func bans(_ db: Connection, _ guid: String, uid: String?, after: String, limit: Int) throws -> [GroupBanPayload] {
+        try db.query("""
+            SELECT \(memberUserColumns), b.banned_by, b.banned_at FROM group_bans b JOIN users u ON u.uid = b.uid
+            WHERE b.guid = ? AND (?2 IS NULL OR b.uid = ?2) AND b.uid > ? ORDER BY b.uid LIMIT ?
+            """, [guid, uid, after, limit]).map {
+            GroupBanPayload(guid: guid, user: try user(from: $0), bannedBy: try $0.get("banned_by"), bannedAt: try $0.get("banned_at"))
+        }
+    }
+
+    static func isBanned(_ db: Connection, _ guid: String, _ uid: String) throws -> Bool {
+        try db.scalar("SELECT 1 FROM group_bans WHERE guid = ? AND uid = ?", [guid, uid], as: Int.self) != nil
+    }
+
+    static func requireNotBanned(_ db: Connection, _ guid: String, _ uid: String) throws {
+        if try isBanned(db, guid, uid) { throw HTTPError(403, .banned, "you are banned from group \(guid)") }
+    }
+
+    static func requireOutranks(_ actor: GroupScope, _ target: GroupScope, actor actorUid: String, target targetUid: String) throws {
+        guard actorUid != targetUid else { throw HTTPError.forbidden("you cannot do that to yourself; leave the group instead") }
+        guard actor > target else {
+            throw HTTPError.forbidden("a \(actor.rawValue) cannot act on a \(target.rawValue) (\(targetUid))")
+        }
+    }
+
+    func insertMember(_ db: Connection, _ guid: String, _ uid: String, scope: GroupScope, at now: Int64) throws {
+        try db.run("INSERT INTO conversation_members(conversation_id, uid, scope, joined_at) VALUES (?, ?, ?, ?)",
+                   [ConversationPayload.groupID(guid), uid, scope.rawValue, now])
+    }
+
+    func removeMember(_ db: Connection, _ guid: String, _ uid: String) throws {
+        try db.run("DELETE FROM conversation_members WHERE conversation_id = ? AND uid = ?", [ConversationPayload.groupID(guid), uid])
+    }
+
+    /// Adds the action message for `action` to the group's conversation and records it for
+    /// the members and the target. The actor has read up to it (as after any send), and so
+    /// has a target who just came in: their unread count starts after it.
+    @discardableResult
+    func memberAction(_ db: Connection, _ action: MemberActionPayload, at now: Int64,
+                      into changes: inout [PublishedChange]) throws -> MessagePayload {
+        let conversationId = ConversationPayload.groupID(action.guid)
+        try db.run("""
+            INSERT INTO messages(conversation_id, sender, receiver, receiver_type, category, type, text, sent_at, updated_at, action)
+            VALUES (?, ?, ?, 'group', 'action', 'groupMember', ?, ?, ?, ?)
+            """, [conversationId, action.actor, action.guid, action.sentence, now, now, try Self.json(action)])
+        let id = db.lastInsertRowID
+        try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
+        let readers = action.action == .joined || action.action == .added ? [action.actor, action.target] : [action.actor]
+        try db.run("""
+            UPDATE conversation_members SET read_id = max(read_id, ?1), delivered_id = max(delivered_id, ?1)
+            WHERE conversation_id = ?2 AND uid IN (?3, ?4)
+            """, [id, conversationId, readers[0], readers.last!])
+        guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
+        try record(db, .groupMember, conversationId: conversationId, message: message,
+                   audience: try Self.members(db, of: conversationId) + [action.target], into: &changes)
+        return message
+    }
+}
+
+extension MemberActionPayload {
+    /// The action message's text, e.g. "alice kicked bob".
+    var sentence: String {
+        switch action {
+        case .joined: "\(actor) joined"
+        case .left: "\(actor) left"
+        case .added: "\(actor) added \(target)"
+        case .kicked: "\(actor) kicked \(target)"
+        case .banned: "\(actor) banned \(target)"
+        case .unbanned: "\(actor) unbanned \(target)"
+        case .scopeChanged: "\(actor) made \(target) \(newScope?.rawValue ?? "")"
+        case .ownershipTransferred: "\(actor) made \(target) the owner"
+        }
+    }
+}

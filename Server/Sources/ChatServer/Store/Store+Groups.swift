@@ -1,0 +1,186 @@
+import ChatProtocol
+import SQLiteKit
+
+/// The `GroupsRequest` builder's filters on `GET /v1/groups`.
+public struct GroupFilter: Sendable {
+    /// Case-insensitive substring of the guid or the name.
+    public var searchKeyword: String?
+    /// Groups with any of these tags (empty: no filter).
+    public var tags: [String] = []
+    /// Only groups the caller is a member of.
+    public var joinedOnly = false
+    public init() {}
+}
+
+extension Store {
+    /// A group with the caller's membership (`me.*`, absent when not a member). Bind the
+    /// caller's uid first.
+    static let groupQuery = """
+        SELECT g.guid, g.name, g.type, g.icon, g.description, g.metadata, g.tags, g.owner, g.created_at, g.updated_at,
+               (SELECT count(*) FROM conversation_members c WHERE c.conversation_id = 'group_' || g.guid) AS members_count,
+               me.scope AS my_scope, me.joined_at AS my_joined_at
+        FROM groups g
+        LEFT JOIN conversation_members me ON me.conversation_id = 'group_' || g.guid AND me.uid = ?
+        """
+
+    static func group(from row: Row) throws -> GroupPayload {
+        let scope = (try row.get("my_scope", as: String?.self)).flatMap(GroupScope.init(rawValue:))
+        return GroupPayload(guid: try row.get("guid"), name: try row.get("name"),
+                            type: GroupType(rawValue: try row.get("type")) ?? .private, icon: try row.get("icon"),
+                            description: try row.get("description"),
+                            metadata: try decodeJSON([String: JSONValue].self, try row.get("metadata")),
+                            tags: try decodeJSON([String].self, try row.get("tags")) ?? [], owner: try row.get("owner"),
+                            membersCount: try row.get("members_count"), createdAt: try row.get("created_at"),
+                            updatedAt: try row.get("updated_at"), hasJoined: scope != nil, scope: scope,
+                            joinedAt: try row.get("my_joined_at"))
+    }
+
+    /// A live group as `caller` sees it; 404 when it does not exist, was deleted, or is
+    /// private and the caller is not a member (private groups are invisible to outsiders).
+    static func visibleGroup(_ db: Connection, _ guid: String, for caller: String) throws -> GroupPayload {
+        guard let row = try db.queryFirst("\(groupQuery) WHERE g.guid = ? AND g.deleted_at IS NULL", [caller, guid]) else {
+            throw HTTPError.notFound("no group \(guid)")
+        }
+        let group = try group(from: row)
+        guard group.type != .private || group.hasJoined else { throw HTTPError.notFound("no group \(guid)") }
+        return group
+    }
+
+    /// The caller's scope in a live group; 404 for no group, 403 (`banned` when banned) for
+    /// a non-member.
+    static func memberScope(_ db: Connection, _ guid: String, _ uid: String) throws -> GroupScope {
+        let group = try visibleGroup(db, guid, for: uid)
+        if let scope = group.scope { return scope }
+        if try db.scalar("SELECT 1 FROM group_bans WHERE guid = ? AND uid = ?", [guid, uid], as: Int.self) != nil {
+            throw HTTPError(403, .banned, "you are banned from group \(guid)")
+        }
+        throw HTTPError.forbidden("you are not a member of group \(guid)")
+    }
+
+    /// The caller's scope when it allows `action`, else 403 naming the scope needed.
+    static func requireScope(_ db: Connection, _ guid: String, _ uid: String, for action: GroupPermission) throws -> GroupScope {
+        let scope = try memberScope(db, guid, uid)
+        guard scope.may(action) else {
+            throw HTTPError.forbidden("\(action.rawValue) in group \(guid) needs scope \(GroupScope.minimum(for: action).rawValue) or higher; you are \(scope.rawValue)")
+        }
+        return scope
+    }
+
+    /// The group as shared in changes: without any one caller's membership.
+    static func sharedGroup(_ db: Connection, _ guid: String) throws -> GroupPayload {
+        guard let row = try db.queryFirst("\(groupQuery) WHERE g.guid = ?", ["", guid]) else {
+            throw HTTPError(500, .internalError, "group \(guid) vanished")
+        }
+        return try group(from: row)
+    }
+
+    /// Creates a group owned by `owner`, with its conversation. 409 when the guid was ever used.
+    public func createGroup(_ request: CreateGroupRequest, by owner: String, passwordHash: String?) throws -> GroupPayload {
+        try write { db, changes in
+            let now = stamp()
+            if try db.scalar("SELECT 1 FROM groups WHERE guid = ?", [request.guid], as: Int.self) != nil {
+                throw HTTPError(409, .conflict, "group \(request.guid) already exists (or existed)")
+            }
+            let conversationId = ConversationPayload.groupID(request.guid)
+            try db.run("""
+                INSERT INTO groups(guid, name, type, password_hash, icon, description, metadata, tags, owner, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, [request.guid, request.name, request.type.rawValue, passwordHash, request.icon, request.description,
+                      try Self.json(request.metadata), try Self.json(request.tags ?? []), owner, now, now])
+            try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'group', ?)", [conversationId, now])
+            try db.run("INSERT INTO conversation_members(conversation_id, uid, scope, joined_at) VALUES (?, ?, 'owner', ?)",
+                       [conversationId, owner, now])
+            try record(db, .groupCreated, conversationId: conversationId, group: try Self.sharedGroup(db, request.guid),
+                       audience: [owner], into: &changes)
+            return try Self.visibleGroup(db, request.guid, for: owner)
+        }
+    }
+
+    /// Live groups `caller` may see (public and password groups, and private ones they are
+    /// in), in guid order after `after`.
+    public func groups(for caller: String, filter: GroupFilter, after: String?, limit: Int) throws -> [GroupPayload] {
+        var conditions = ["g.guid > ?", "g.deleted_at IS NULL", "(g.type != 'private' OR me.uid IS NOT NULL)"]
+        var arguments: [any SQLValueConvertible] = [caller, after ?? ""]
+        if filter.joinedOnly { conditions.append("me.uid IS NOT NULL") }
+        if let keyword = filter.searchKeyword {
+            let pattern = "%" + MessageQuery.escapeLike(keyword) + "%"
+            conditions.append("(g.guid LIKE ? ESCAPE '\\' OR g.name LIKE ? ESCAPE '\\')")
+            arguments += [pattern, pattern]
+        }
+        if !filter.tags.isEmpty {
+            conditions.append("EXISTS (SELECT 1 FROM json_each(g.tags) WHERE value IN (\(sqlPlaceholders(filter.tags.count))))")
+            arguments += filter.tags
+        }
+        let sql = "\(Self.groupQuery) WHERE \(conditions.joined(separator: " AND ")) ORDER BY g.guid LIMIT ?"
+        let finalArguments = arguments + [limit]
+        return try read { db in try db.query(sql, finalArguments).map(Self.group(from:)) }
+    }
+
+    /// One group as `caller` sees it.
+    public func group(_ guid: String, for caller: String) throws -> GroupPayload {
+        try read { try Self.visibleGroup($0, guid, for: caller) }
+    }
+
+    /// The stored password hash of a live password group (nil for other types), so the
+    /// caller can verify a password outside the write lock.
+    public func groupPasswordHash(_ guid: String) throws -> String? {
+        try read { db in try db.scalar("SELECT password_hash FROM groups WHERE guid = ? AND deleted_at IS NULL AND type = 'password'", [guid]) }
+    }
+
+    /// Replaces the given fields (admins and the owner). `passwordHash` is the new password's
+    /// hash when one was given.
+    public func editGroup(_ guid: String, by uid: String, _ request: EditGroupRequest, passwordHash: String?) throws -> GroupPayload {
+        try write { db, changes in
+            let now = stamp()
+            _ = try Self.requireScope(db, guid, uid, for: .edit)
+            let current = try Self.sharedGroup(db, guid)
+            let type = request.type ?? current.type
+            let storedHash = try db.queryFirst("SELECT password_hash FROM groups WHERE guid = ?", [guid])?.get(0, as: String?.self)
+            if type == .password && passwordHash == nil && (current.type != .password || storedHash == nil) {
+                throw HTTPError.validation("a password group needs a `password`")
+            }
+            if type != .password && passwordHash != nil {
+                throw HTTPError.validation("`password` is only for password groups")
+            }
+            let newHash: String? = type == .password ? passwordHash ?? storedHash : nil
+            try db.run("""
+                UPDATE groups SET name = coalesce(?, name), type = ?, password_hash = ?, icon = coalesce(?, icon),
+                    description = coalesce(?, description), metadata = coalesce(?, metadata), tags = coalesce(?, tags),
+                    updated_at = ? WHERE guid = ?
+                """, [request.name, type.rawValue, newHash, request.icon,
+                      request.description, try Self.json(request.metadata), try Self.json(request.tags), now, guid])
+            try recordGroupUpdate(db, guid, into: &changes)
+            return try Self.visibleGroup(db, guid, for: uid)
+        }
+    }
+
+    func recordGroupUpdate(_ db: Connection, _ guid: String, kind: ChangeKind = .groupUpdated,
+                           audience: [String]? = nil, into changes: inout [PublishedChange]) throws {
+        let conversationId = ConversationPayload.groupID(guid)
+        try record(db, kind, conversationId: conversationId, group: try Self.sharedGroup(db, guid),
+                   audience: try audience ?? Self.members(db, of: conversationId), into: &changes)
+    }
+
+    /// Deletes a group (owner only): every member loses it at once. Its messages stay
+    /// stored but unreadable; the guid is never reused.
+    public func deleteGroup(_ guid: String, by uid: String) throws {
+        try write { db, changes in
+            let now = stamp()
+            _ = try Self.requireScope(db, guid, uid, for: .delete)
+            let conversationId = ConversationPayload.groupID(guid)
+            let members = try Self.members(db, of: conversationId)
+            try db.run("UPDATE groups SET deleted_at = ?, updated_at = ? WHERE guid = ?", [now, now, guid])
+            try db.run("DELETE FROM conversation_members WHERE conversation_id = ?", [conversationId])
+            try db.run("DELETE FROM group_bans WHERE guid = ?", [guid])
+            try recordGroupUpdate(db, guid, kind: .groupDeleted, audience: members, into: &changes)
+        }
+    }
+
+    /// Every (guid, uid) membership of live groups (the realtime loop loads them once at start).
+    func allGroupMembers() throws -> [(guid: String, uid: String)] {
+        try read { db in
+            try db.query("SELECT substr(conversation_id, 7), uid FROM conversation_members WHERE conversation_id LIKE 'group\\_%' ESCAPE '\\'")
+                .map { (try $0.get(0), try $0.get(1)) }
+        }
+    }
+}
