@@ -24,6 +24,10 @@ token=$(curl -sf "${admin[@]}" -d '{"ttlSeconds":86400}' "$base/v1/admin/users/a
 curl -sf -H "Authorization: Bearer $token" -H "Content-Type: application/json" \
      -d '{"muid":"seed","receiver":"bob","receiverType":"user","category":"message","type":"text","text":"hi"}' \
      "$base/v1/messages" >/dev/null
+curl -sf -H "Authorization: Bearer $token" -H "Content-Type: application/json" \
+     -d '{"guid":"g","name":"Team","type":"public"}' "$base/v1/groups" >/dev/null
+curl -sf -H "Authorization: Bearer $token" -H "Content-Type: application/json" \
+     -d '{"uid":"bob"}' "$base/v1/groups/g/members" >/dev/null
 
 schemathesis run docs/openapi.yaml --url "$base" \
     -H "Authorization: Bearer $token" -H "X-Admin-Key: schemathesis-admin" \

@@ -151,9 +151,12 @@ import WebSocket
         try await server.addMember("bob", to: "g", by: owner)
         #expect(try await server.request("DELETE", "\(Endpoints.groups)/g", token: bob).status == 403)
         let head = try await server.request("GET", Endpoints.changes, token: bob).decode(ChangelogPage.self).cursor
+        #expect(try await server.request("PATCH", "\(Endpoints.groups)/g", token: owner,
+                                         json: EditGroupRequest(name: "Renamed", tags: ["x"])).status == 200)
         #expect(try await server.request("DELETE", "\(Endpoints.groups)/g", token: owner).status == 204)
         let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=\(head)", token: bob).decode(ChangelogPage.self).changes
-        #expect(changes.map(\.kind) == [.groupDeleted] && changes.first?.group?.guid == "g")
+        #expect(changes.map(\.kind) == [.groupUpdated, .groupDeleted])
+        #expect(changes.first?.group?.name == "Renamed" && changes.first?.group?.tags == ["x"] && changes.last?.group?.guid == "g")
         #expect(try await server.request("GET", "\(Endpoints.groups)/g", token: owner).status == 404)
         #expect(try await server.groupMessages("g", token: bob).status == 403)
         let conversations = try await server.request("GET", Endpoints.conversations, token: owner).decode(Page<ConversationPayload>.self)

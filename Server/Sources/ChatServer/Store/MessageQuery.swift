@@ -40,12 +40,8 @@ public struct MessageQuery: Sendable {
 
     /// SQL conditions with their arguments, in order.
     func whereClause() -> (String, [any SQLValueConvertible]) {
-        var conditions: [String] = []
-        var arguments: [any SQLValueConvertible] = []
-        func add(_ condition: String, _ values: [any SQLValueConvertible] = []) {
-            conditions.append(condition)
-            arguments += values
-        }
+        var conditions = SQLConditions()
+        func add(_ condition: String, _ values: [any SQLValueConvertible] = []) { conditions.add(condition, values) }
         switch scope {
         case .conversation(let id): add("conversation_id = ?", [id])
         case .thread(let parentId): add("parent_id = ?", [parentId])
@@ -58,12 +54,12 @@ public struct MessageQuery: Sendable {
         if !types.isEmpty { add("type IN (\(sqlPlaceholders(types.count)))", types) }
         if hideReplies { add("parent_id IS NULL") }
         if hideDeleted { add("deleted_at IS NULL") }
-        if let searchKeyword { add("text LIKE ? ESCAPE '\\'", ["%" + Self.escapeLike(searchKeyword) + "%"]) }
+        conditions.keyword(searchKeyword, in: ["text"])
         if hasLinks { add("(text LIKE '%http://%' OR text LIKE '%https://%' OR text LIKE '%www.%')") }
         if let updatedAfter { add("updated_at > ?", [updatedAfter]) }
         if updatesOnly { add("(edited_at IS NOT NULL OR deleted_at IS NOT NULL)") }
         if let sender { add("sender = ?", [sender]) }
-        return (conditions.joined(separator: " AND "), arguments)
+        return (conditions.clause, conditions.arguments)
     }
 
 

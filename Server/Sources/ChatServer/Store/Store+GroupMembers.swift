@@ -165,26 +165,18 @@ extension Store {
 
     /// Members of a group the caller is in, in uid order after `after`.
     public func members(of guid: String, for caller: String, filter: MemberFilter, after: String?, limit: Int) throws -> [GroupMemberPayload] {
-        var conditions = ["m.conversation_id = ?", "m.uid > ?"]
-        var arguments: [any SQLValueConvertible] = [ConversationPayload.groupID(guid), after ?? ""]
-        if let keyword = filter.searchKeyword {
-            let pattern = "%" + MessageQuery.escapeLike(keyword) + "%"
-            conditions.append("(u.uid LIKE ? ESCAPE '\\' OR u.name LIKE ? ESCAPE '\\')")
-            arguments += [pattern, pattern]
-        }
+        var conditions = SQLConditions()
+        conditions.add("m.conversation_id = ? AND m.uid > ?", [ConversationPayload.groupID(guid), after ?? ""])
+        conditions.keyword(filter.searchKeyword, in: ["u.uid", "u.name"])
         if !filter.scopes.isEmpty {
-            conditions.append("m.scope IN (\(sqlPlaceholders(filter.scopes.count)))")
-            arguments += filter.scopes.map(\.rawValue)
+            conditions.add("m.scope IN (\(sqlPlaceholders(filter.scopes.count)))", filter.scopes.map(\.rawValue))
         }
-        if let online = filter.onlineUids {
-            conditions.append("m.uid \(filter.online == true ? "IN" : "NOT IN") (SELECT value FROM json_each(?))")
-            arguments.append(try Self.json(online.sorted()) ?? "[]")
-        }
+        try conditions.presence(filter.online, filter.onlineUids, column: "m.uid")
         let sql = """
             SELECT \(Self.memberUserColumns), m.scope, m.joined_at FROM conversation_members m JOIN users u ON u.uid = m.uid
-            WHERE \(conditions.joined(separator: " AND ")) ORDER BY m.uid LIMIT ?
+            WHERE \(conditions.clause) ORDER BY m.uid LIMIT ?
             """
-        let finalArguments = arguments + [limit]
+        let finalArguments = conditions.arguments + [limit]
         return try read { db in
             _ = try Self.memberScope(db, guid, caller)
             return try db.query(sql, finalArguments).map { try Self.member(from: $0, guid: guid) }

@@ -99,20 +99,14 @@ extension Store {
     /// Live groups `caller` may see (public and password groups, and private ones they are
     /// in), in guid order after `after`.
     public func groups(for caller: String, filter: GroupFilter, after: String?, limit: Int) throws -> [GroupPayload] {
-        var conditions = ["g.guid > ?", "g.deleted_at IS NULL", "(g.type != 'private' OR me.uid IS NOT NULL)"]
-        var arguments: [any SQLValueConvertible] = [caller, after ?? ""]
-        if filter.joinedOnly { conditions.append("me.uid IS NOT NULL") }
-        if let keyword = filter.searchKeyword {
-            let pattern = "%" + MessageQuery.escapeLike(keyword) + "%"
-            conditions.append("(g.guid LIKE ? ESCAPE '\\' OR g.name LIKE ? ESCAPE '\\')")
-            arguments += [pattern, pattern]
-        }
-        if !filter.tags.isEmpty {
-            conditions.append("EXISTS (SELECT 1 FROM json_each(g.tags) WHERE value IN (\(sqlPlaceholders(filter.tags.count))))")
-            arguments += filter.tags
-        }
-        let sql = "\(Self.groupQuery) WHERE \(conditions.joined(separator: " AND ")) ORDER BY g.guid LIMIT ?"
-        let finalArguments = arguments + [limit]
+        var conditions = SQLConditions()
+        conditions.add("g.guid > ?", [after ?? ""])
+        conditions.add("g.deleted_at IS NULL AND (g.type != 'private' OR me.uid IS NOT NULL)")
+        if filter.joinedOnly { conditions.add("me.uid IS NOT NULL") }
+        conditions.keyword(filter.searchKeyword, in: ["g.guid", "g.name"])
+        conditions.anyTag(filter.tags, in: "g.tags")
+        let sql = "\(Self.groupQuery) WHERE \(conditions.clause) ORDER BY g.guid LIMIT ?"
+        let finalArguments = [caller] + conditions.arguments + [limit]
         return try read { db in try db.query(sql, finalArguments).map(Self.group(from:)) }
     }
 

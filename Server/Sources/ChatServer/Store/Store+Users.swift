@@ -37,28 +37,14 @@ extension Store {
 
     /// Users in uid order after `after` that pass `filter`, as `caller` sees them.
     public func users(after: String?, limit: Int, for caller: String, filter: UserFilter = UserFilter()) throws -> [UserPayload] {
-        var conditions = ["uid > ?"]
-        var arguments: [any SQLValueConvertible] = [after ?? ""]
-        if let keyword = filter.searchKeyword {
-            let pattern = "%" + MessageQuery.escapeLike(keyword) + "%"
-            conditions.append("(uid LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\')")
-            arguments += [pattern, pattern]
-        }
-        if !filter.tags.isEmpty {
-            conditions.append("EXISTS (SELECT 1 FROM json_each(users.tags) WHERE value IN (\(sqlPlaceholders(filter.tags.count))))")
-            arguments += filter.tags
-        }
-        if !filter.roles.isEmpty {
-            conditions.append("role IN (\(sqlPlaceholders(filter.roles.count)))")
-            arguments += filter.roles
-        }
-        if let online = filter.onlineUids {
-            // One JSON array argument, however many users are online.
-            conditions.append("uid \(filter.online == true ? "IN" : "NOT IN") (SELECT value FROM json_each(?))")
-            arguments.append(try Self.json(online.sorted()) ?? "[]")
-        }
-        let sql = "SELECT \(Self.userColumns) FROM users WHERE \(conditions.joined(separator: " AND ")) ORDER BY uid LIMIT ?"
-        let finalArguments = arguments + [limit]
+        var conditions = SQLConditions()
+        conditions.add("uid > ?", [after ?? ""])
+        conditions.keyword(filter.searchKeyword, in: ["uid", "name"])
+        conditions.anyTag(filter.tags, in: "users.tags")
+        if !filter.roles.isEmpty { conditions.add("role IN (\(sqlPlaceholders(filter.roles.count)))", filter.roles) }
+        try conditions.presence(filter.online, filter.onlineUids, column: "uid")
+        let sql = "SELECT \(Self.userColumns) FROM users WHERE \(conditions.clause) ORDER BY uid LIMIT ?"
+        let finalArguments = conditions.arguments + [limit]
         return try read { db in
             try db.query(sql, finalArguments).map { try Self.flagged(try Self.user(from: $0), for: caller, db) }
         }
