@@ -133,8 +133,12 @@ struct UserView: Equatable {
                         switch random.next() % 17 {
                         case 0...3:
                             // Refused (and ignored) while a block stands between the two.
-                            let reply = try await server.request("POST", Endpoints.messages, token: token,
-                                                                 json: SendMessageRequest(muid: "m\(uid)-\(step)", receiver: peer, text: "\(uid) #\(step)"))
+                            // Some mention the peer (feed items); some are calls.
+                            let text = random.next() % 4 == 0 ? "hey <@uid:\(peer)> #\(step)" : "\(uid) #\(step)"
+                            let request = random.next() % 5 == 0
+                                ? SendMessageRequest(muid: "m\(uid)-\(step)", receiver: peer, category: .call, type: "audio")
+                                : SendMessageRequest(muid: "m\(uid)-\(step)", receiver: peer, text: text)
+                            let reply = try await server.request("POST", Endpoints.messages, token: token, json: request)
                             if reply.status == 201 { mine.append(try reply.decode()) }
                         case 4 where !mine.isEmpty:
                             // A thread reply (refused, and ignored, when the parent is deleted or a reply).
@@ -144,8 +148,10 @@ struct UserView: Equatable {
                                                                                   text: "reply \(step)", parentMessageId: parent.id))
                         case 5...6 where !mine.isEmpty:
                             let target = mine[Int(random.next() % UInt64(mine.count))]
-                            _ = try await server.request("PATCH", "\(Endpoints.messages)/\(target.id)", token: token,
-                                                         json: EditMessageRequest(text: "edited \(step)"))
+                            // A call moves on (refused, and ignored, when it cannot); text is edited.
+                            let edit = target.category == .call ? EditMessageRequest(callStatus: [.ongoing, .ended, .missed][Int(random.next() % 3)])
+                                                                : EditMessageRequest(text: "edited \(step)")
+                            _ = try await server.request("PATCH", "\(Endpoints.messages)/\(target.id)", token: token, json: edit)
                         case 7 where !mine.isEmpty:
                             let target = mine[Int(random.next() % UInt64(mine.count))]
                             _ = try await server.request("DELETE", "\(Endpoints.messages)/\(target.id)", token: token)
@@ -219,11 +225,10 @@ struct UserView: Equatable {
             #expect(replayed == actual, "replay of \(uid) differs from the read endpoints")
         }
         // The mix really covers groups, membership and blocks.
-        for kind in [ChangeKind.groupMember, .userBlocked, .userUnblocked, .reactionAdded, .receiptRead] {
+        for kind in [ChangeKind.groupMember, .userBlocked, .userUnblocked, .reactionAdded, .receiptRead, .notificationCreated] {
             #expect(kindsSeen[kind, default: 0] >= 10, "only \(kindsSeen[kind, default: 0]) \(kind.rawValue) changes")
         }
-        let groupMessages = kindsSeen[.messageCreated, default: 0]
-        #expect(groupMessages > 100)
+        #expect(kindsSeen[.messageCreated, default: 0] > 100)
     }
 
     /// What the read endpoints show `uid`: every message of every conversation, and receipts.
