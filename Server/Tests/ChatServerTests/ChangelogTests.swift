@@ -210,8 +210,12 @@ struct UserView: Equatable {
                     kindsSeen[change.kind, default: 0] += 1
                     replayed.apply(change, for: uid)
                     // Coming into a group, a client fetches its history (members read all of it).
-                    if let action = change.message?.action, action.target == uid, action.action == .joined || action.action == .added {
-                        for message in try await history(of: change.conversationId, token: token, server: server) { replayed.merge(message) }
+                    // Only messages from before the join: later ones must arrive as changes.
+                    if let message = change.message, let action = message.action, action.target == uid,
+                       action.action == .joined || action.action == .added {
+                        for old in try await history(of: change.conversationId, token: token, server: server) where old.id < message.id {
+                            replayed.merge(old)
+                        }
                     }
                 }
                 pages += 1

@@ -38,6 +38,8 @@ import WebSocket
         let join = { (guid: String, password: String?) in
             try await server.request("POST", "\(Endpoints.groups)/\(guid)/join", token: bob, json: JoinGroupRequest(password: password))
         }
+        #expect(try await server.request("GET", "\(Endpoints.conversations)/\(ConversationPayload.groupID("secret"))/messages",
+                                         token: bob).status == 404, "a private group's conversation is as invisible as the group")
         #expect(try await join("open", nil).status == 201)
         #expect(try await join("open", nil).status == 200, "joining again changes nothing")
         #expect(try await join("locked", nil).status == 403)
@@ -45,6 +47,7 @@ import WebSocket
         let joined = try await join("locked", "s3cret")
         let joinedGroup = try joined.decode(GroupPayload.self)
         #expect(joined.status == 201 && joinedGroup.scope == .participant)
+        #expect(try await join("locked", nil).status == 200, "a member joining again needs no password")
 
         // A private group is invisible to outsiders and cannot be joined.
         #expect(try await join("secret", nil).status == 404)
@@ -132,6 +135,8 @@ import WebSocket
         #expect(try await server.request("PUT", "\(Endpoints.groups)/g/bans/carol", token: owner).status == 200)
         let banned = try await server.sendToGroup("hello?", from: carol, to: "g")
         #expect(banned.status == 403 && banned.error?.code == .banned)
+        #expect(try await server.groupMessages("g", token: carol).error?.code == .banned)
+        #expect(try await server.request("GET", "\(Endpoints.messages)/\(early.id)", token: carol).error?.code == .banned)
         let rejoin = try await server.request("POST", "\(Endpoints.groups)/g/join", token: carol)
         #expect(rejoin.status == 403 && rejoin.error?.code == .banned)
         #expect(try await server.addMember("carol", to: "g", by: owner) == 409)
@@ -141,6 +146,14 @@ import WebSocket
         #expect(try await server.request("POST", "\(Endpoints.groups)/g/join", token: carol).status == 201)
         let history = try await server.groupMessages("g", token: carol).decode([MessagePayload].self)
         #expect(history.contains { $0.text == "before" }, "a member who comes back reads the group's history")
+
+        // Banning and unbanning an outsider tells the outsider nothing about the group.
+        let dave = try await server.user("dave")
+        let daveHead = try await server.request("GET", Endpoints.changes, token: dave).decode(ChangelogPage.self).cursor
+        #expect(try await server.request("PUT", "\(Endpoints.groups)/g/bans/dave", token: owner).status == 200)
+        #expect(try await server.request("DELETE", "\(Endpoints.groups)/g/bans/dave", token: owner).status == 204)
+        let daveChanges = try await server.request("GET", "\(Endpoints.changes)?cursor=\(daveHead)", token: dave).decode(ChangelogPage.self)
+        #expect(daveChanges.changes.isEmpty)
     }
 
     @Test func deletingAGroupTakesItFromEveryMember() async throws {
@@ -158,7 +171,7 @@ import WebSocket
         #expect(changes.map(\.kind) == [.groupUpdated, .groupDeleted])
         #expect(changes.first?.group?.name == "Renamed" && changes.first?.group?.tags == ["x"] && changes.last?.group?.guid == "g")
         #expect(try await server.request("GET", "\(Endpoints.groups)/g", token: owner).status == 404)
-        #expect(try await server.groupMessages("g", token: bob).status == 403)
+        #expect(try await server.groupMessages("g", token: bob).status == 404)
         let conversations = try await server.request("GET", Endpoints.conversations, token: owner).decode(Page<ConversationPayload>.self)
         #expect(conversations.items.isEmpty)
         #expect(try await server.request("POST", Endpoints.groups, token: owner, json: CreateGroupRequest(guid: "g", name: "again")).status == 409)
@@ -182,6 +195,12 @@ import WebSocket
         let deletedMessage = try deleted.decode(MessagePayload.self)
         #expect(deleted.status == 200 && deletedMessage.deletedAt != nil)
         #expect(try await server.request("DELETE", "\(Endpoints.messages)/\(ownerMessage.id)", token: moderator).status == 200)
+        // Moving someone else's call needs a moderator too.
+        let call = try await server.request("POST", Endpoints.messages, token: bob,
+                                            json: SendMessageRequest(muid: "call", receiver: "g", receiverType: .group, category: .call, type: "audio"))
+            .decode(MessagePayload.self)
+        #expect(try await server.request("PATCH", "\(Endpoints.messages)/\(call.id)", token: carol, json: EditMessageRequest(callStatus: .ongoing)).status == 403)
+        #expect(try await server.request("PATCH", "\(Endpoints.messages)/\(call.id)", token: moderator, json: EditMessageRequest(callStatus: .ongoing)).status == 200)
         // Editing stays with the sender.
         #expect(try await server.request("PATCH", "\(Endpoints.messages)/\(ownerMessage.id)", token: moderator,
                                          json: EditMessageRequest(text: "x")).status == 403)

@@ -36,6 +36,7 @@ extension Routes {
             let request = try context.decode(EditGroupRequest.self)
             try Validate.group(name: request.name, icon: request.icon, description: request.description,
                                metadata: request.metadata, tags: request.tags, password: request.password)
+            if request.password != nil { try store.requireScope(context.parameter("guid"), uid, for: .edit) }
             let hash = try request.password.map(PasswordHash.make)
             return .json(try store.editGroup(context.parameter("guid"), by: uid, request, passwordHash: hash))
         }
@@ -48,13 +49,14 @@ extension Routes {
             let uid = try authenticate(context)
             let request = context.request.body.isEmpty ? JoinGroupRequest() : try context.decode(JoinGroupRequest.self)
             let guid = context.parameter("guid")
-            var verified: String?
-            if let stored = try store.groupPasswordHash(guid) {
+            let (current, stored) = try store.joinCheck(guid, uid: uid)
+            if current.hasJoined { return .json(current) }
+            if let stored {
                 guard let password = request.password, PasswordHash.verify(password, against: stored) else {
                     throw HTTPError.forbidden("wrong password for group \(guid)")
                 }
-                verified = stored
             }
+            let verified = stored
             let (group, joined) = try store.join(guid, uid: uid, verifiedHash: verified)
             return .json(group, status: joined ? 201 : 200)
         }

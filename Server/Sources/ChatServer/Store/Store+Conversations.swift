@@ -2,10 +2,16 @@ import ChatProtocol
 import SQLiteKit
 
 extension Store {
-    /// 404 when the conversation does not exist, 403 when `uid` is not in it.
+    /// 404 when the conversation does not exist, 403 when `uid` is not in it. For groups, the
+    /// group's rules: 404 for a deleted group or a private one the caller is not in, 403
+    /// `banned` for a banned user.
     static func requireMember(_ db: Connection, _ uid: String, _ conversationId: String) throws {
-        guard try db.scalar("SELECT 1 FROM conversations WHERE id = ?", [conversationId], as: Int.self) != nil else {
+        guard let type: String = try db.scalar("SELECT type FROM conversations WHERE id = ?", [conversationId]) else {
             throw HTTPError.notFound("no conversation \(conversationId)")
+        }
+        if type == "group" {
+            _ = try memberScope(db, String(conversationId.dropFirst(ConversationPayload.groupID("").count)), uid)
+            return
         }
         guard try db.scalar("SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?",
                             [conversationId, uid], as: Int.self) != nil else {

@@ -208,7 +208,7 @@ extension Store {
     static func bans(_ db: Connection, _ guid: String, uid: String?, after: String, limit: Int) throws -> [GroupBanPayload] {
         try db.query("""
             SELECT \(memberUserColumns), b.banned_by, b.banned_at FROM group_bans b JOIN users u ON u.uid = b.uid
-            WHERE b.guid = ? AND (?2 IS NULL OR b.uid = ?2) AND b.uid > ? ORDER BY b.uid LIMIT ?
+            WHERE b.guid = ?1 AND (?2 IS NULL OR b.uid = ?2) AND b.uid > ?3 ORDER BY b.uid LIMIT ?4
             """, [guid, uid, after, limit]).map {
             GroupBanPayload(guid: guid, user: try user(from: $0), bannedBy: try $0.get("banned_by"), bannedAt: try $0.get("banned_at"))
         }
@@ -239,8 +239,10 @@ extension Store {
     }
 
     /// Adds the action message for `action` to the group's conversation and records it for
-    /// the members and the target. The actor has read up to it (as after any send), and so
-    /// has a target who just came in: their unread count starts after it.
+    /// the members, and for a target who was a member until now (so their client learns why
+    /// the group went away; an outsider banned or unbanned learns nothing of the group). The
+    /// actor has read up to it (as after any send), and so has a target who just came in:
+    /// their unread count starts after it.
     @discardableResult
     func memberAction(_ db: Connection, _ action: MemberActionPayload, at now: Int64,
                       into changes: inout [PublishedChange]) throws -> MessagePayload {
@@ -258,7 +260,8 @@ extension Store {
             """, [id, conversationId, readers[0], readers.last!])
         guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
         try record(db, .groupMember, conversationId: conversationId, message: message,
-                   audience: try Self.members(db, of: conversationId) + [action.target], into: &changes)
+                   audience: try Self.members(db, of: conversationId) + (action.oldScope != nil ? [action.target] : []),
+                   into: &changes)
         return message
     }
 }

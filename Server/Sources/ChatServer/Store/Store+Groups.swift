@@ -115,10 +115,23 @@ extension Store {
         try read { try Self.visibleGroup($0, guid, for: caller) }
     }
 
-    /// The stored password hash of a live password group (nil for other types), so the
-    /// caller can verify a password outside the write lock.
-    public func groupPasswordHash(_ guid: String) throws -> String? {
-        try read { db in try db.scalar("SELECT password_hash FROM groups WHERE guid = ? AND deleted_at IS NULL AND type = 'password'", [guid]) }
+    /// What a join needs to know before the write: the group as the caller sees it, and the
+    /// stored hash when a password must be verified (outside the write lock). Banned users
+    /// are refused here, before any password is tried.
+    public func joinCheck(_ guid: String, uid: String) throws -> (group: GroupPayload, passwordHash: String?) {
+        try read { db in
+            let group = try Self.visibleGroup(db, guid, for: uid)
+            if group.hasJoined { return (group, nil) }
+            try Self.requireNotBanned(db, guid, uid)
+            guard group.type == .password else { return (group, nil) }
+            return (group, try db.scalar("SELECT password_hash FROM groups WHERE guid = ?", [guid]))
+        }
+    }
+
+    /// Refuses callers whose scope does not allow `action` (a read, for checks that must come
+    /// before expensive work such as hashing a password).
+    public func requireScope(_ guid: String, _ uid: String, for action: GroupPermission) throws {
+        try read { db in _ = try Self.requireScope(db, guid, uid, for: action) }
     }
 
     /// Replaces the given fields (admins and the owner). `passwordHash` is the new password's
@@ -173,7 +186,10 @@ extension Store {
     /// Every (guid, uid) membership of live groups (the realtime loop loads them once at start).
     func allGroupMembers() throws -> [(guid: String, uid: String)] {
         try read { db in
-            try db.query("SELECT substr(conversation_id, 7), uid FROM conversation_members WHERE conversation_id LIKE 'group\\_%' ESCAPE '\\'")
+            try db.query("""
+                SELECT substr(m.conversation_id, 7), m.uid FROM conversation_members m
+                JOIN conversations c ON c.id = m.conversation_id AND c.type = 'group'
+                """)
                 .map { (try $0.get(0), try $0.get(1)) }
         }
     }

@@ -130,7 +130,8 @@ extension Store {
         }
     }
 
-    /// Moves a call along `CallStatus.next`; either participant may.
+    /// Moves a call along `CallStatus.next`: either participant of a one-to-one call; in a
+    /// group, the caller or a moderator and up.
     func moveCall(_ db: Connection, id: Int64, by uid: String, to status: CallStatus, at now: Int64,
                   into changes: inout [PublishedChange]) throws -> MessagePayload {
         let message = try Self.readableMessage(db, id: id, uid: uid)
@@ -139,6 +140,11 @@ extension Store {
         }
         guard message.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(id) is deleted") }
         try Self.requireNoBlock(db, uid, message)
+        if message.receiverType == .group && message.sender != uid {
+            guard try Self.memberScope(db, message.receiver, uid).may(.deleteOthersMessages) else {
+                throw HTTPError.forbidden("in a group, only the caller or a moderator moves call \(id)")
+            }
+        }
         guard current.next.contains(status) else {
             throw HTTPError(409, .conflict, "a call cannot go from \(current.rawValue) to \(status.rawValue)")
         }
