@@ -3,7 +3,7 @@ SWIFT ?= swift
 STRICT = -Xswiftc -warnings-as-errors
 SYSTEM_SQLITE = --disable-default-traits --traits SystemSQLite --scratch-path .build/system-sqlite
 
-.PHONY: deps build test test-sdk test-sdk-system test-server demo bench clean
+.PHONY: deps build server test test-sdk test-sdk-system test-server demo bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -12,17 +12,21 @@ build: deps
 	$(SWIFT) build $(STRICT)
 	cd Server && $(SWIFT) build $(STRICT)
 
-## Every test: the SDK packages on both SQLite flavours, then chatd (unit, live-server, interop, schemathesis).
-test: deps test-sdk test-sdk-system test-server
+## chatd (debug): the SDK's live tests run against it.
+server:
+	cd Server && $(SWIFT) build $(STRICT)
 
-test-sdk:
+## Every test: the SDK packages on both SQLite flavours, then chatd (unit, live-server, interop, schemathesis).
+test: deps server test-sdk test-sdk-system test-server
+
+test-sdk: server
 	$(SWIFT) test $(STRICT)
 
-test-sdk-system:
+test-sdk-system: server
 	$(SWIFT) test $(STRICT) $(SYSTEM_SQLITE)
 
-test-server:
-	cd Server && $(SWIFT) build $(STRICT) && $(SWIFT) test $(STRICT)
+test-server: server
+	cd Server && $(SWIFT) test $(STRICT)
 	scripts/schemathesis.sh
 
 demo: deps

@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "ChatProtocol", targets: ["ChatProtocol"]),
         .library(name: "SQLiteKit", targets: ["SQLiteKit"]),
         .library(name: "WebSocket", targets: ["WebSocket"]),
+        .library(name: "OfflineChat", targets: ["OfflineChat"]),
+        .library(name: "ChatTesting", targets: ["ChatTesting"]),
     ],
     traits: [
         .default(enabledTraits: ["SQLCipher"]),
@@ -32,6 +34,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(name: "ChatProtocol", swiftSettings: swiftSettings),
         .target(name: "WebSocket", swiftSettings: swiftSettings),
+        .target(name: "OfflineChat", dependencies: ["ChatProtocol", "SQLiteKit", "WebSocket"], swiftSettings: swiftSettings),
+        .target(name: "ChatTesting", dependencies: ["OfflineChat"], swiftSettings: swiftSettings),
+        .testTarget(name: "OfflineChatTests", dependencies: ["OfflineChat", "ChatTesting", "WebSocket"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"], swiftSettings: swiftSettings),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], exclude: ["Interop"], swiftSettings: swiftSettings),
         .testTarget(name: "ChatProtocolTests", dependencies: ["ChatProtocol"], swiftSettings: swiftSettings),

@@ -50,7 +50,7 @@ public struct ChangePayload: Codable, Sendable, Equatable {
     /// The reaction, for `reaction.added` / `reaction.removed`.
     public var reaction: ReactionPayload?
     /// The feed item, for `notification.created`.
-    public var notification: NotificationFeedItem?
+    public var notification: FeedItemPayload?
     /// The group, for `group.*` kinds other than `group.member`. Its caller fields
     /// (`hasJoined`, `scope`, `joinedAt`) are not set: a change is shared by all its audience.
     public var group: GroupPayload?
@@ -59,7 +59,7 @@ public struct ChangePayload: Codable, Sendable, Equatable {
 
     public init(seq: Int64, kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
                 receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
-                notification: NotificationFeedItem? = nil, group: GroupPayload? = nil, at: Int64) {
+                notification: FeedItemPayload? = nil, group: GroupPayload? = nil, at: Int64) {
         self.group = group
         self.seq = seq
         self.kind = kind

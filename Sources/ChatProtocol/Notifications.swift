@@ -1,5 +1,5 @@
 /// One item of a user's notification feed (`GET /v1/notifications`).
-public struct NotificationFeedItem: Codable, Sendable, Equatable {
+public struct FeedItemPayload: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable {
         /// Someone mentioned the user (`<@uid:UID>` in a message's text).
         case mention

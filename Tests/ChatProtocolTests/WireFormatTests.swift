@@ -47,7 +47,7 @@ import Testing
 
 @Suite struct MentionTests {
     @Test func mentionsAreParsedInOrderWithoutRepeats() {
-        #expect(NotificationFeedItem.mentions(in: "hi <@uid:bob> and <@uid:carol>, <@uid:bob>!") == ["bob", "carol"])
-        #expect(NotificationFeedItem.mentions(in: "no mentions, <@uid:> nor <@uid:open") == [])
+        #expect(FeedItemPayload.mentions(in: "hi <@uid:bob> and <@uid:carol>, <@uid:bob>!") == ["bob", "carol"])
+        #expect(FeedItemPayload.mentions(in: "no mentions, <@uid:> nor <@uid:open") == [])
     }
 }

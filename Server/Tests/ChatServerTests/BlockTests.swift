@@ -84,7 +84,7 @@ import WebSocket
         #expect(reaction.status == 403 && reaction.error?.code == .blocked)
         let move = try await server.request("PATCH", "\(Endpoints.messages)/\(call.id)", token: alice, json: EditMessageRequest(callStatus: .ongoing))
         #expect(move.status == 403 && move.error?.code == .blocked)
-        #expect(try await server.request("GET", Endpoints.notifications, token: alice).decode([NotificationFeedItem].self).isEmpty)
+        #expect(try await server.request("GET", Endpoints.notifications, token: alice).decode([FeedItemPayload].self).isEmpty)
     }
 
     @Test func blockingYourselfOrNobodyIsRefused() async throws {

@@ -223,7 +223,7 @@ import WebSocket
         let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=\(head)", token: bob).decode(ChangelogPage.self).changes
         #expect(changes.map(\.kind) == [.messageCreated, .notificationCreated, .messageCreated, .messageUpdated])
         #expect(changes[3].message?.replyCount == 1)
-        let outsiderFeed = try await server.request("GET", Endpoints.notifications, token: outsider).decode([NotificationFeedItem].self)
+        let outsiderFeed = try await server.request("GET", Endpoints.notifications, token: outsider).decode([FeedItemPayload].self)
         #expect(outsiderFeed.isEmpty, "mentioning a non-member notifies nobody")
         // Bob read the owner's message by replying; the owner has bob's reply unread.
         let conversation = try await server.request("GET", "\(Endpoints.conversations)/\(ConversationPayload.groupID("g"))", token: owner)

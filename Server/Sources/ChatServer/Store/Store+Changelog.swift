@@ -19,7 +19,7 @@ extension Store {
     @discardableResult
     func record(_ db: Connection, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
                 receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
-                notification: NotificationFeedItem? = nil, group: GroupPayload? = nil, audience: [String],
+                notification: FeedItemPayload? = nil, group: GroupPayload? = nil, audience: [String],
                 into changes: inout [PublishedChange]) throws -> ChangePayload {
         let at = stamp()
         // Under the write lock the next sequence is known, so the stored JSON carries it and is

@@ -5,14 +5,14 @@ extension Store {
     /// Adds a feed item for `uid` unless they caused it themselves or can no longer read the
     /// conversation (they left the group), and records it as a `notification.created`
     /// change for that user.
-    func notify(_ db: Connection, _ uid: String, _ kind: NotificationFeedItem.Kind, actor: String,
+    func notify(_ db: Connection, _ uid: String, _ kind: FeedItemPayload.Kind, actor: String,
                 message: MessagePayload, reaction: String? = nil, at: Int64, into changes: inout [PublishedChange]) throws {
         guard uid != actor, try db.scalar("SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?",
                                           [message.conversationId, uid], as: Int.self) != nil else { return }
         try db.run("""
             INSERT INTO notifications(uid, kind, actor, message_id, conversation_id, reaction, at) VALUES (?, ?, ?, ?, ?, ?, ?)
             """, [uid, kind.rawValue, actor, message.id, message.conversationId, reaction, at])
-        let item = NotificationFeedItem(id: db.lastInsertRowID, kind: kind, actor: actor, messageId: message.id,
+        let item = FeedItemPayload(id: db.lastInsertRowID, kind: kind, actor: actor, messageId: message.id,
                                         conversationId: message.conversationId, reaction: reaction, at: at)
         try record(db, .notificationCreated, conversationId: message.conversationId, notification: item,
                    audience: [uid], into: &changes)
@@ -23,7 +23,7 @@ extension Store {
     func notifyAbout(_ message: MessagePayload, parent: MessagePayload?, _ db: Connection,
                      into changes: inout [PublishedChange]) throws {
         let members = Set(try Self.members(db, of: message.conversationId))
-        for uid in NotificationFeedItem.mentions(in: message.text ?? "") where members.contains(uid) {
+        for uid in FeedItemPayload.mentions(in: message.text ?? "") where members.contains(uid) {
             try notify(db, uid, .mention, actor: message.sender, message: message, at: message.sentAt, into: &changes)
         }
         if let parent {
@@ -32,14 +32,14 @@ extension Store {
     }
 
     /// The caller's feed, newest first, before item id `before`.
-    public func notifications(for uid: String, before: Int64?, limit: Int) throws -> [NotificationFeedItem] {
+    public func notifications(for uid: String, before: Int64?, limit: Int) throws -> [FeedItemPayload] {
         try read { db in
             try db.query("""
                 SELECT id, kind, actor, message_id, conversation_id, reaction, at FROM notifications
                 WHERE uid = ? AND id < ? ORDER BY id DESC LIMIT ?
                 """, [uid, before ?? Int64.max, limit]).map { row in
-                NotificationFeedItem(id: try row.get("id"),
-                                     kind: NotificationFeedItem.Kind(rawValue: try row.get("kind")) ?? .mention,
+                FeedItemPayload(id: try row.get("id"),
+                                     kind: FeedItemPayload.Kind(rawValue: try row.get("kind")) ?? .mention,
                                      actor: try row.get("actor"), messageId: try row.get("message_id"),
                                      conversationId: try row.get("conversation_id"), reaction: try row.get("reaction"),
                                      at: try row.get("at"))

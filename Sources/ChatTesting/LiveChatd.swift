@@ -1,0 +1,132 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import OfflineChat
+
+/// The real `chatd` as a child process on a loopback port, with a fresh data directory, for
+/// tests. `stop()` makes the server unreachable ("offline"); `restart()` brings it back on the
+/// same port and data. Build chatd first (`make test` does): the binary is looked up in
+/// `$CHATD_BINARY`, else `Server/.build/debug/chatd` of this repository.
+public final class LiveChatd: @unchecked Sendable {  // `process` is only replaced in start/stop, by the owning test
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    public static let adminKey = "test-admin-key"
+    public let dataDirectory: URL
+    public private(set) var port: Int = 0
+    private var process: Process?
+    private let extraArguments: [String]
+    private let session: URLSession
+
+    public static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["CHATD_BINARY"] { return URL(fileURLWithPath: path) }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Server/.build/debug/chatd")
+    }
+
+    public init(arguments: [String] = []) throws {
+        dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-sdk-test-\(UUID().uuidString)")
+        extraArguments = arguments
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 30
+        session = URLSession(configuration: configuration)
+        try start(port: 0)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: dataDirectory)
+    }
+
+    public var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    private func start(port requested: Int) throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
+            throw Failure("build chatd first (cd Server && swift build): \(Self.binary.path) is missing")
+        }
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = Self.binary
+        process.arguments = ["--data", dataDirectory.path, "--port", "\(requested)", "--admin-key", Self.adminKey, "--test-clock"]
+            + extraArguments
+        process.standardOutput = output
+        try process.run()
+        var seen = ""
+        while !seen.contains("listening on") {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw Failure("chatd exited before listening: \(seen)") }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let range = seen.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+              let port = Int(seen[range].split(separator: ":").last ?? "") else {
+            throw Failure("no port in chatd's output: \(seen)")
+        }
+        self.port = port
+        self.process = process
+    }
+
+    /// SIGTERM and wait: the server is now unreachable.
+    public func stop() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// Starts chatd again on the same port with the same data.
+    public func restart() throws {
+        stop()
+        try start(port: port)
+    }
+
+    /// Creates a user and returns a token for them.
+    public func user(_ uid: String, name: String? = nil) async throws -> String {
+        var body: [String: String] = ["uid": uid]
+        if let name { body["name"] = name }
+        let created = try await admin("POST", "/v1/admin/users", body)
+        guard created.status == 201 else { throw Failure("create \(uid): \(created.status) \(String(decoding: created.data, as: UTF8.self))") }
+        return try await token(uid)
+    }
+
+    /// A fresh token for an existing user.
+    public func token(_ uid: String, ttlSeconds: Int64? = nil) async throws -> String {
+        let reply = try await admin("POST", "/v1/admin/users/\(uid)/tokens", ttlSeconds.map { ["ttlSeconds": $0] } ?? [String: Int64]())
+        guard let object = try JSONSerialization.jsonObject(with: reply.data) as? [String: Any], let token = object["authToken"] as? String else {
+            throw Failure("token for \(uid): \(reply.status)")
+        }
+        return token
+    }
+
+    /// Revokes a token (its sockets close, its requests answer 401).
+    public func revoke(_ token: String) async throws {
+        _ = try await admin("DELETE", "/v1/admin/tokens/\(token)", nil as [String: String]?)
+    }
+
+    /// Moves the server's test clock forward.
+    public func advanceClock(seconds: Int64) async throws {
+        _ = try await admin("POST", "/v1/admin/clock", ["advanceSeconds": seconds])
+    }
+
+    /// Any request as a user (with a token) or as the admin (without).
+    public func request(_ method: String, _ path: String, token: String? = nil,
+                        json: (some Encodable)? = nil as String?) async throws -> (status: Int, data: Data) {
+        var request = URLRequest(url: URL(string: url.absoluteString + path)!)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") } else {
+            request.setValue(Self.adminKey, forHTTPHeaderField: "X-Admin-Key")
+        }
+        if let json {
+            request.httpBody = try JSONEncoder().encode(json)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await session.data(for: request)
+        return ((response as! HTTPURLResponse).statusCode, data)
+    }
+
+    private func admin(_ method: String, _ path: String, _ json: (some Encodable)?) async throws -> (status: Int, data: Data) {
+        try await request(method, path, json: json)
+    }
+}

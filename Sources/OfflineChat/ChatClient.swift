@@ -1,0 +1,122 @@
+import Foundation
+
+/// The SDK's entry point: one instance per app configuration. Several clients may run in
+/// one process (tests, multi-account apps); each has its own session and listeners.
+///
+/// ```swift
+/// let chat = try ChatClient(config: ChatConfig(appID: "demo", server: url, storageDirectory: dir))
+/// let me = try await chat.login(uid: "alice", authToken: token)
+/// chat.addMessageListener("MSG", listener)
+/// ```
+public final class ChatClient: Sendable {
+    public let config: ChatConfig
+    let messageListeners: ListenerRegistry<any MessageListener>
+    let connectionListeners: ListenerRegistry<any ConnectionListener>
+    let session = Locked<Session?>(nil)
+    let transport: any RealtimeTransport
+
+    /// A logged-in user's live state.
+    final class Session: Sendable {
+        let user: User
+        let api: APIClient
+        let realtime: RealtimeConnection
+        init(user: User, api: APIClient, realtime: RealtimeConnection) {
+            self.user = user
+            self.api = api
+            self.realtime = realtime
+        }
+    }
+
+    public convenience init(config: ChatConfig) throws {
+        try self.init(config: config, transport: RealtimeTransports.platformDefault)
+    }
+
+    init(config: ChatConfig, transport: any RealtimeTransport) throws {
+        guard !config.appID.isEmpty, config.appID.allSatisfy(Self.idCharacters.contains) else {
+            throw ChatException.invalid("`appID` must be letters, digits, _ - . @")
+        }
+        guard ["http", "https"].contains(config.server.scheme ?? "") else {
+            throw ChatException.invalid("`server` must be an http:// or https:// URL")
+        }
+        self.config = config
+        self.transport = transport
+        messageListeners = ListenerRegistry(queue: config.callbackQueue)
+        connectionListeners = ListenerRegistry(queue: config.callbackQueue)
+    }
+
+    static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@")
+
+    // MARK: - Session
+
+    /// Logs in with a token from your backend (chatd's `POST /v1/admin/users/{uid}/tokens`).
+    /// Verifies the token with the server, then opens the realtime connection. A different
+    /// user logged in before is logged out first.
+    @discardableResult
+    public func login(uid: String, authToken: String) async throws -> User {
+        guard !uid.isEmpty, uid.allSatisfy(Self.idCharacters.contains) else { throw ChatException.invalid("`uid` is not a valid uid") }
+        let api = APIClient(baseURL: config.server, token: authToken, session: APIClient.session(timeout: config.requestTimeout))
+        let me: UserPayload = try await api.get(Endpoints.me)
+        guard me.uid == uid else {
+            throw ChatException(errorCode: ChatException.authTokenInvalid, errorDescription: "the token belongs to \(me.uid), not \(uid)")
+        }
+        if let previous = session.current { end(previous) }
+        let realtime = makeRealtime(token: authToken)
+        let started = Session(user: User(me), api: api, realtime: realtime)
+        session.withLock { $0 = started }
+        realtime.start()
+        return started.user
+    }
+
+    /// The callback form of `login(uid:authToken:)`; callbacks run on the callback queue.
+    public func login(uid: String, authToken: String, onSuccess: @escaping @Sendable (User) -> Void,
+                      onError: @escaping @Sendable (ChatException) -> Void) {
+        settle({ try await self.login(uid: uid, authToken: authToken) }, onSuccess: onSuccess, onError: onError)
+    }
+
+    /// Ends the session: closes the realtime connection and forgets the token.
+    public func logout() {
+        guard let current = session.withLock({ value -> Session? in defer { value = nil }; return value }) else { return }
+        end(current)
+    }
+
+    private func end(_ old: Session) {
+        session.withLock { if $0 === old { $0 = nil } }
+        old.realtime.stop()
+    }
+
+    /// The logged-in user, nil when logged out.
+    public func getLoggedInUser() -> User? { session.current?.user }
+
+    public func getConnectionStatus() -> ConnectionStatus { session.current?.realtime.status ?? .disconnected }
+
+    /// The current session, or `ERROR_USER_NOT_LOGGED_IN`.
+    func requireSession() throws -> Session {
+        guard let current = session.current else { throw ChatException.notLoggedIn() }
+        return current
+    }
+
+    // MARK: - Listeners
+
+    public func addMessageListener(_ id: String, _ listener: any MessageListener) { messageListeners.add(id, listener) }
+    public func removeMessageListener(_ id: String) { messageListeners.remove(id) }
+    public func addConnectionListener(_ id: String, _ listener: any ConnectionListener) { connectionListeners.add(id, listener) }
+    public func removeConnectionListener(_ id: String) { connectionListeners.remove(id) }
+
+    // MARK: - Helpers
+
+    /// Runs `work` and reports its outcome on the callback queue: exactly one callback.
+    func settle<T: Sendable>(_ work: @escaping @Sendable () async throws -> T, onSuccess: @escaping @Sendable (T) -> Void,
+                             onError: @escaping @Sendable (ChatException) -> Void) {
+        let queue = config.callbackQueue
+        Task {
+            do {
+                let value = try await work()
+                queue.async { onSuccess(value) }
+            } catch {
+                let exception = error as? ChatException
+                    ?? ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "\(error)")
+                queue.async { onError(exception) }
+            }
+        }
+    }
+}

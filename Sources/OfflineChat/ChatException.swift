@@ -1,0 +1,48 @@
+/// Every error the SDK reports: a stable `errorCode` and a sentence saying what happened.
+/// Server errors keep chatd's code (for example `forbidden`, `banned`, `not_found`).
+public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible {
+    public let errorCode: String
+    public let errorDescription: String
+    /// The HTTP status for server errors, nil for errors raised on the device.
+    public let httpStatus: Int?
+
+    public init(errorCode: String, errorDescription: String, httpStatus: Int? = nil) {
+        self.errorCode = errorCode
+        self.errorDescription = errorDescription
+        self.httpStatus = httpStatus
+    }
+
+    public var description: String { "\(errorCode): \(errorDescription)" }
+
+    /// No answer from the server (offline, unreachable, timed out). For a read: the cached
+    /// phase already fired. For a send: the message is queued, not failed.
+    public static let internetUnavailable = "ERROR_INTERNET_UNAVAILABLE"
+    /// A second fetch on a request object while its first is in flight.
+    public static let requestInProgress = "ERROR_REQUEST_IN_PROGRESS"
+    public static let userNotLoggedIn = "ERROR_USER_NOT_LOGGED_IN"
+    public static let offlineDisabled = "ERROR_OFFLINE_DISABLED"
+    public static let syncInProgress = "ERROR_OFFLINE_SYNC_IN_PROGRESS"
+    public static let syncCooldown = "ERROR_OFFLINE_SYNC_COOLDOWN"
+    public static let messageDiscarded = "ERROR_OFFLINE_MESSAGE_DISCARDED"
+    public static let offlineMediaCopyFailed = "ERROR_OFFLINE_MEDIA_COPY_FAILED"
+    /// The token expired or was revoked: the user is logged out and their cache wiped.
+    public static let authTokenInvalid = "ERROR_AUTH_TOKEN_INVALID"
+    /// The request was invalid before it reached the server.
+    public static let invalidArgument = "ERROR_INVALID_ARGUMENT"
+    /// The server answered something the SDK could not read.
+    public static let unexpectedResponse = "ERROR_UNEXPECTED_RESPONSE"
+    /// The cache failed (disk full, damaged file); the read or write changed nothing.
+    public static let cacheFailure = "ERROR_CACHE_FAILURE"
+
+    static func offline(_ detail: String) -> ChatException {
+        ChatException(errorCode: internetUnavailable, errorDescription: "the server cannot be reached (\(detail))")
+    }
+
+    static func notLoggedIn() -> ChatException {
+        ChatException(errorCode: userNotLoggedIn, errorDescription: "log in first")
+    }
+
+    static func invalid(_ detail: String) -> ChatException {
+        ChatException(errorCode: invalidArgument, errorDescription: detail)
+    }
+}

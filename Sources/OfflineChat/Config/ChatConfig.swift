@@ -1,0 +1,35 @@
+import Foundation
+
+/// Everything a `ChatClient` needs to start. A value: build it once, hand it to the client.
+public struct ChatConfig: Sendable {
+    public var appID: String
+    /// chatd's base URL, e.g. `http://127.0.0.1:8080`.
+    public var server: URL
+    /// Where per-user caches live: `storageDirectory/<appID>/<uid>`.
+    public var storageDirectory: URL
+    public var offline: OfflineConfig
+    /// Every listener and completion callback runs here.
+    public var callbackQueue: DispatchQueue
+    /// Time for every timeout, backoff and delay.
+    public var clock: any ChatClock
+    /// How long a new connection must stay up before it counts as settled (milliseconds).
+    public var connectionSettleDelay: Int64 = 2_500
+    /// Reconnect backoff: first delay and cap (milliseconds), with full jitter.
+    public var reconnectBaseDelay: Int64 = 500
+    public var reconnectMaxDelay: Int64 = 30_000
+    /// HTTP requests that take longer fail as `ERROR_INTERNET_UNAVAILABLE` (seconds).
+    public var requestTimeout: TimeInterval = 15
+    public var logger: any ChatLogger
+
+    public init(appID: String, server: URL, storageDirectory: URL, offline: OfflineConfig = OfflineConfig(),
+                callbackQueue: DispatchQueue = .main, clock: any ChatClock = SystemClock(),
+                logger: any ChatLogger = StandardErrorLogger()) {
+        self.appID = appID
+        self.server = server
+        self.storageDirectory = storageDirectory
+        self.offline = offline
+        self.callbackQueue = callbackQueue
+        self.clock = clock
+        self.logger = logger
+    }
+}

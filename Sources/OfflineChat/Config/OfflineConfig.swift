@@ -1,0 +1,56 @@
+/// What to do when encryption is on but cannot be applied at all (for example a build
+/// without SQLCipher).
+public enum EncryptionFailureBehavior: String, Sendable {
+    /// No local cache: the session runs server-only and `isOfflineEnabled()` is false.
+    case onlineOnly
+    /// Open an unencrypted cache and log the downgrade at error level.
+    case plaintextFallback
+}
+
+/// Offline support: the on-device cache, its limits and the outbox. Off by default.
+public struct OfflineConfig: Sendable, Equatable {
+    public var enabled = false
+    /// SQLCipher at rest (default off).
+    public var encryption = false
+    public var encryptionFailureBehavior = EncryptionFailureBehavior.onlineOnly
+    /// Bytes of database and media on disk; zero or less means unlimited.
+    public var maxStorageSize: Int64 = 250 << 20
+    /// Conversations kept with their messages (clamped to 1…10,000).
+    public var maxConversations = 100 { didSet { maxConversations = Self.clamp(maxConversations, 1...10_000) } }
+    /// Messages kept per conversation (clamped to 1…100,000).
+    public var maxMessagesPerConversation = 500 {
+        didSet { maxMessagesPerConversation = Self.clamp(maxMessagesPerConversation, 1...100_000) }
+    }
+    /// Queued sends at once (clamped to 1…10,000); a send beyond it is refused, never an old one dropped.
+    public var maxPendingMessages = 50 { didSet { maxPendingMessages = Self.clamp(maxPendingMessages, 1...10_000) } }
+    /// Send queued messages as soon as the connection settles (else they wait for a retry).
+    public var autoSendPendingOnReconnect = true
+
+    public init() {}
+
+    static func clamp(_ value: Int, _ range: ClosedRange<Int>) -> Int { min(max(value, range.lowerBound), range.upperBound) }
+
+    /// The seed's builder shape: `OfflineConfig.Builder().setEnabled(true)…build()`.
+    public final class Builder {
+        private var config = OfflineConfig()
+        public init() {}
+        @discardableResult public func setEnabled(_ value: Bool) -> Builder { config.enabled = value; return self }
+        @discardableResult public func setEncryption(_ value: Bool) -> Builder { config.encryption = value; return self }
+        @discardableResult public func setEncryptionFailureBehavior(_ value: EncryptionFailureBehavior) -> Builder {
+            config.encryptionFailureBehavior = value
+            return self
+        }
+        @discardableResult public func setMaxStorageSize(_ bytes: Int64) -> Builder { config.maxStorageSize = bytes; return self }
+        @discardableResult public func setMaxConversations(_ value: Int) -> Builder { config.maxConversations = value; return self }
+        @discardableResult public func setMaxMessagesPerConversation(_ value: Int) -> Builder {
+            config.maxMessagesPerConversation = value
+            return self
+        }
+        @discardableResult public func setMaxPendingMessages(_ value: Int) -> Builder { config.maxPendingMessages = value; return self }
+        @discardableResult public func setAutoSendPendingOnReconnect(_ value: Bool) -> Builder {
+            config.autoSendPendingOnReconnect = value
+            return self
+        }
+        public func build() -> OfflineConfig { config }
+    }
+}

@@ -1,0 +1,75 @@
+/// New, edited and deleted messages, typing and receipts. Every method is optional.
+public protocol MessageListener: AnyObject {
+    func onTextMessageReceived(_ message: TextMessage)
+    func onMediaMessageReceived(_ message: MediaMessage)
+    func onCustomMessageReceived(_ message: CustomMessage)
+    /// Group membership changes (and other server-written messages).
+    func onActionMessageReceived(_ message: ActionMessage)
+    func onCallMessageReceived(_ message: Call)
+    func onMessageEdited(_ message: BaseMessage)
+    /// A deletion arrives as an update: the message with `deletedAt` set.
+    func onMessageDeleted(_ message: BaseMessage)
+    /// Reaction counts changed (`message.reactions`).
+    func onMessageReactionChanged(_ message: BaseMessage, _ reaction: Reaction, added: Bool)
+    func onTypingStarted(_ indicator: TypingIndicator)
+    func onTypingEnded(_ indicator: TypingIndicator)
+    func onMessagesDelivered(_ receipt: MessageReceipt)
+    func onMessagesRead(_ receipt: MessageReceipt)
+    /// After a catch-up sync: updates to messages already cached, together.
+    func onMessagesSynced(_ messages: [BaseMessage])
+}
+
+public extension MessageListener {
+    func onTextMessageReceived(_ message: TextMessage) {}
+    func onMediaMessageReceived(_ message: MediaMessage) {}
+    func onCustomMessageReceived(_ message: CustomMessage) {}
+    func onActionMessageReceived(_ message: ActionMessage) {}
+    func onCallMessageReceived(_ message: Call) {}
+    func onMessageEdited(_ message: BaseMessage) {}
+    func onMessageDeleted(_ message: BaseMessage) {}
+    func onMessageReactionChanged(_ message: BaseMessage, _ reaction: Reaction, added: Bool) {}
+    func onTypingStarted(_ indicator: TypingIndicator) {}
+    func onTypingEnded(_ indicator: TypingIndicator) {}
+    func onMessagesDelivered(_ receipt: MessageReceipt) {}
+    func onMessagesRead(_ receipt: MessageReceipt) {}
+    func onMessagesSynced(_ messages: [BaseMessage]) {}
+}
+
+/// The realtime connection's state changes.
+public protocol ConnectionListener: AnyObject {
+    func onConnecting()
+    func onConnected()
+    func onDisconnected()
+}
+
+public extension ConnectionListener {
+    func onConnecting() {}
+    func onConnected() {}
+    func onDisconnected() {}
+}
+
+/// The realtime connection.
+public enum ConnectionStatus: String, Sendable {
+    case disconnected
+    case connecting
+    case connected
+}
+
+/// Someone is typing to the logged-in user or in one of their groups.
+public struct TypingIndicator: Sendable, Equatable {
+    public var sender: String
+    public var receiverId: String
+    public var receiverType: ReceiverType
+}
+
+/// Someone received or read a conversation up to a message.
+public struct MessageReceipt: Sendable, Equatable {
+    public enum Kind: String, Sendable { case delivered, read }
+    public var kind: Kind
+    public var conversationId: String
+    /// Who received or read.
+    public var uid: String
+    public var messageId: Int64
+    /// Epoch milliseconds.
+    public var at: Int64
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+extension ChatClient {
+    func makeRealtime(token: String) -> RealtimeConnection {
+        var components = URLComponents(url: config.server.appendingPathComponent(Endpoints.realtime), resolvingAgainstBaseURL: false)!
+        components.scheme = config.server.scheme == "https" ? "wss" : "ws"
+        let handlers = RealtimeConnection.Handlers(
+            status: { [weak self] status in self?.connectionChanged(status) },
+            envelope: { [weak self] envelope in await self?.receive(envelope) },
+            settled: {},
+            shouldRetry: { [weak self] in await self?.tokenStillAccepted() ?? false })
+        return RealtimeConnection(url: components.url!, token: token, transport: transport, config: config, handlers: handlers)
+    }
+
+    private func connectionChanged(_ status: ConnectionStatus) {
+        connectionListeners.notify { listener in
+            switch status {
+            case .connecting: listener.onConnecting()
+            case .connected: listener.onConnected()
+            case .disconnected: listener.onDisconnected()
+            }
+        }
+    }
+
+    /// After a dropped or refused connection: is the token still good? A 401 ends the
+    /// session; no answer means "offline, keep retrying".
+    private func tokenStillAccepted() async -> Bool {
+        guard let current = session.current else { return false }
+        do {
+            let _: UserPayload = try await current.api.get(Endpoints.me)
+            return true
+        } catch let error as ChatException where error.isAuthFailure {
+            sessionRejected(current)
+            return false
+        } catch {
+            return true
+        }
+    }
+
+    /// The server no longer accepts the session's token.
+    func sessionRejected(_ rejected: Session) {
+        session.withLock { if $0 === rejected { $0 = nil } }
+        rejected.realtime.stop()
+        config.logger.log(.warning, "the server rejected the session's token; logged out")
+    }
+
+    /// One realtime envelope: changes become listener callbacks.
+    func receive(_ envelope: RealtimeEnvelope) async {
+        guard let me = session.current?.user.uid else { return }
+        switch envelope.type {
+        case .hello: break
+        case .typing:
+            guard let typing = envelope.typing, let sender = typing.sender, sender != me else { return }
+            let indicator = TypingIndicator(sender: sender, receiverId: typing.receiverType == .group ? typing.receiver : sender,
+                                            receiverType: typing.receiverType)
+            messageListeners.notify { typing.isTyping ? $0.onTypingStarted(indicator) : $0.onTypingEnded(indicator) }
+        case .change:
+            guard let change = envelope.change else { return }
+            dispatch(change, me: me, source: .realtime)
+        }
+    }
+
+    /// Tells the message listeners about one change.
+    func dispatch(_ change: ChangePayload, me: String, source: MessageSource) {
+        switch change.kind {
+        case .messageCreated, .groupMember:
+            guard let payload = change.message, payload.sender != me || change.kind == .groupMember else { return }
+            let message = BaseMessage.make(payload, source: source)
+            messageListeners.notify { listener in Self.deliverNew(message, to: listener) }
+        case .messageUpdated:
+            guard let payload = change.message else { return }
+            let message = BaseMessage.make(payload, source: source)
+            messageListeners.notify { listener in
+                if message.deletedAt != nil { listener.onMessageDeleted(message) } else { listener.onMessageEdited(message) }
+            }
+        case .reactionAdded, .reactionRemoved:
+            guard let payload = change.message, let reaction = change.reaction else { return }
+            let message = BaseMessage.make(payload, source: source)
+            let added = change.kind == .reactionAdded
+            messageListeners.notify { $0.onMessageReactionChanged(message, Reaction(reaction), added: added) }
+        case .receiptDelivered, .receiptRead:
+            guard let payload = change.receipt, payload.uid != me else { return }
+            let receipt = MessageReceipt(kind: payload.kind == .read ? .read : .delivered, conversationId: payload.conversationId,
+                                         uid: payload.uid, messageId: payload.messageId, at: payload.at)
+            messageListeners.notify { receipt.kind == .read ? $0.onMessagesRead(receipt) : $0.onMessagesDelivered(receipt) }
+        default:
+            break
+        }
+    }
+
+    /// The received callback that matches the message's class.
+    static func deliverNew(_ message: BaseMessage, to listener: any MessageListener) {
+        switch message {
+        case let text as TextMessage: listener.onTextMessageReceived(text)
+        case let media as MediaMessage: listener.onMediaMessageReceived(media)
+        case let custom as CustomMessage: listener.onCustomMessageReceived(custom)
+        case let action as ActionMessage: listener.onActionMessageReceived(action)
+        case let call as Call: listener.onCallMessageReceived(call)
+        default: break
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// Keeps the realtime socket open while a user is logged in: connects, hands every
+/// envelope to `onEnvelope` in order, and after a drop reconnects with jittered exponential
+/// backoff read from the injected clock. A connection that stays up for the settle delay
+/// reports `onSettled` once (the outbox flushes, then the catch-up sync runs).
+final class RealtimeConnection: Sendable {
+    struct Handlers: Sendable {
+        var status: @Sendable (ConnectionStatus) -> Void
+        var envelope: @Sendable (RealtimeEnvelope) async -> Void
+        var settled: @Sendable () async -> Void
+        /// After a failed connect: false ends the loop (the token is no longer accepted).
+        var shouldRetry: @Sendable () async -> Bool
+    }
+
+    private let url: URL
+    private let token: String
+    private let transport: any RealtimeTransport
+    private let config: ChatConfig
+    private let handlers: Handlers
+    private let loop = Locked<Task<Void, Never>?>(nil)
+    private let socket = Locked<(any RealtimeSocket)?>(nil)
+    private let currentStatus = Locked(ConnectionStatus.disconnected)
+
+    init(url: URL, token: String, transport: any RealtimeTransport, config: ChatConfig, handlers: Handlers) {
+        self.url = url
+        self.token = token
+        self.transport = transport
+        self.config = config
+        self.handlers = handlers
+    }
+
+    var status: ConnectionStatus { currentStatus.current }
+
+    func start() {
+        loop.withLock { task in
+            guard task == nil else { return }
+            task = Task { [self] in await run() }
+        }
+    }
+
+    /// Closes the socket and stops reconnecting.
+    func stop() {
+        let task = loop.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        socket.withLock { $0 }?.close()
+    }
+
+    /// Sends a text frame; false when not connected.
+    @discardableResult
+    func send(_ text: String) -> Bool {
+        guard let socket = socket.current else { return false }
+        return (try? socket.send(text)) != nil
+    }
+
+    private func set(_ status: ConnectionStatus) {
+        let changed = currentStatus.withLock { current -> Bool in
+            defer { current = status }
+            return current != status
+        }
+        if changed { handlers.status(status) }
+    }
+
+    private func run() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            set(.connecting)
+            do {
+                let opened = try await transport.connect(to: url, token: token)
+                guard !Task.isCancelled else { opened.close(); break }
+                socket.withLock { $0 = opened }
+                set(.connected)
+                attempt = 0
+                let settle = Task { [config, handlers] in
+                    do { try await config.clock.sleep(milliseconds: config.connectionSettleDelay) } catch { return }
+                    await handlers.settled()
+                }
+                defer { settle.cancel() }
+                for try await text in opened.messages {
+                    guard let envelope = try? APIClient.decoder.decode(RealtimeEnvelope.self, from: Data(text.utf8)) else {
+                        config.logger.log(.warning, "ignored an unreadable realtime message")
+                        continue
+                    }
+                    await handlers.envelope(envelope)
+                }
+            } catch {
+                config.logger.log(.info, "realtime connection ended: \(error)")
+            }
+            socket.withLock { $0 = nil }
+            set(.disconnected)
+            guard !Task.isCancelled, await handlers.shouldRetry() else { break }
+            let delay = Backoff.delay(attempt: attempt, base: config.reconnectBaseDelay, cap: config.reconnectMaxDelay,
+                                      unit: Double.random(in: 0..<1))
+            attempt += 1
+            do { try await config.clock.sleep(milliseconds: delay) } catch { break }
+        }
+        set(.disconnected)
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+@testable import OfflineChat
+import Testing
+
+@Suite struct ListenerRegistryTests {
+    final class Probe: ConnectionListener, @unchecked Sendable {
+        let name: String
+        let heard = Locked<[String]>([])
+        init(_ name: String) { self.name = name }
+        func onConnected() { heard.withLock { $0.append(name) } }
+    }
+
+    func drain(_ queue: DispatchQueue) { queue.sync {} }
+
+    @Test func theSameIDReplacesAndRemovingAnIDRemovesIt() {
+        let queue = DispatchQueue(label: "q")
+        let registry = ListenerRegistry<any ConnectionListener>(queue: queue)
+        let first = Probe("first"), second = Probe("second"), other = Probe("other")
+        registry.add("a", first)
+        registry.add("a", second)
+        registry.add("b", other)
+        registry.notify { $0.onConnected() }
+        drain(queue)
+        #expect(first.heard.current.isEmpty && second.heard.current == ["second"] && other.heard.current == ["other"])
+        registry.remove("a")
+        registry.remove("missing")
+        registry.notify { $0.onConnected() }
+        drain(queue)
+        #expect(second.heard.current == ["second"] && other.heard.current == ["other", "other"])
+    }
+
+    @Test func listenersAreHeldWeaklyAndCalledOnTheQueue() {
+        let queue = DispatchQueue(label: "q")
+        let registry = ListenerRegistry<any ConnectionListener>(queue: queue)
+        var transient: Probe? = Probe("gone")
+        registry.add("t", transient!)
+        #expect(registry.count == 1)
+        transient = nil
+        #expect(registry.count == 0, "the registry does not keep a listener alive")
+        final class QueueCheck: ConnectionListener, @unchecked Sendable {
+            let queue: DispatchQueue
+            let onQueue = Locked(false)
+            init(_ queue: DispatchQueue) { self.queue = queue }
+            func onConnected() { onQueue.withLock { $0 = DispatchQueue.getSpecific(key: QueueCheck.key) == "callbacks" } }
+            static let key = DispatchSpecificKey<String>()
+        }
+        queue.setSpecific(key: QueueCheck.key, value: "callbacks")
+        let check = QueueCheck(queue)
+        registry.add("q", check)
+        registry.notify { $0.onConnected() }
+        drain(queue)
+        #expect(check.onQueue.current)
+    }
+}

@@ -1,0 +1,69 @@
+import ChatTesting
+import Foundation
+@testable import OfflineChat
+
+/// Records what listeners hear, in order, and lets a test await the next event.
+final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {  // `events` is only used under its lock
+    private let lock = NSLock()
+    private var buffered: [String] = []
+    private var waiting: CheckedContinuation<String, Never>?
+    private(set) var messages: [BaseMessage] = []
+    let queue: DispatchQueue
+
+    init(queue: DispatchQueue) { self.queue = queue }
+
+    private func record(_ event: String, _ message: BaseMessage? = nil) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        lock.lock()
+        if let message { messages.append(message) }
+        if let waiting {
+            self.waiting = nil
+            lock.unlock()
+            waiting.resume(returning: event)
+            return
+        }
+        buffered.append(event)
+        lock.unlock()
+    }
+
+    /// The next event, e.g. "text:bob:hello" or "connected".
+    func next() async -> String {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if !buffered.isEmpty {
+                let event = buffered.removeFirst()
+                lock.unlock()
+                continuation.resume(returning: event)
+            } else {
+                waiting = continuation
+                lock.unlock()
+            }
+        }
+    }
+
+    /// Skips events until one satisfies `match`.
+    func next(where match: (String) -> Bool) async -> String {
+        while true {
+            let event = await next()
+            if match(event) { return event }
+        }
+    }
+
+    func onTextMessageReceived(_ message: TextMessage) { record("text:\(message.senderUid):\(message.text):\(message.source.rawValue)", message) }
+    func onActionMessageReceived(_ message: ActionMessage) { record("action:\(message.message)", message) }
+    func onMessageEdited(_ message: BaseMessage) { record("edited:\(message.id)", message) }
+    func onMessageDeleted(_ message: BaseMessage) { record("deleted:\(message.id)", message) }
+    func onTypingStarted(_ indicator: TypingIndicator) { record("typing:\(indicator.sender)") }
+    func onMessagesRead(_ receipt: MessageReceipt) { record("read:\(receipt.uid):\(receipt.messageId)") }
+    func onConnecting() { record("connecting") }
+    func onConnected() { record("connected") }
+    func onDisconnected() { record("disconnected") }
+}
+
+/// A client for `server` with a private callback queue and a manual clock.
+func makeClient(_ server: LiveChatd, clock: ManualClock = ManualClock(), queue: DispatchQueue = DispatchQueue(label: "callbacks"),
+                offline: OfflineConfig = OfflineConfig()) throws -> ChatClient {
+    let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
+    return try ChatClient(config: ChatConfig(appID: "test", server: server.url, storageDirectory: storage, offline: offline,
+                                             callbackQueue: queue, clock: clock, logger: StandardErrorLogger(minimumLevel: .error)))
+}
