@@ -1,3 +1,4 @@
+import ChatCache
 import Foundation
 
 /// The SDK's entry point: one instance per app configuration. Several clients may run in

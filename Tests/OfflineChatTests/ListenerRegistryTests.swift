@@ -1,3 +1,4 @@
+import ChatCache
 import Foundation
 @testable import OfflineChat
 import Testing

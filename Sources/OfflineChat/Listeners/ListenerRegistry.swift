@@ -1,3 +1,4 @@
+import ChatCache
 import Foundation
 
 /// Listeners of one kind, held weakly and registered by ID: adding with an ID that is taken

@@ -1,3 +1,4 @@
+import ChatCache
 import Foundation
 
 /// Keeps the realtime socket open while a user is logged in: connects, hands every

@@ -104,22 +104,6 @@ public final class Store: Sendable {
     }
 }
 
-/// A connection usable from any thread, one caller at a time.
-///
-/// `@unchecked Sendable` is safe because the connection is private, touched only inside
-/// `withConnection` while `lock` is held, and the body is non-escaping (callers never keep it).
-final class LockedConnection: @unchecked Sendable {
-    private let lock = NSLock()
-    private let connection: Connection
-    init(_ connection: Connection) { self.connection = connection }
-
-    func withConnection<T>(_ body: (Connection) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(connection)
-    }
-}
-
 /// Who receives committed changes; set once at start-up, read on every write.
 final class PublisherSlot: @unchecked Sendable {  // `publish` is only touched under `lock`
     private let lock = NSLock()

@@ -1,0 +1,46 @@
+import SQLiteKit
+
+/// The cache's schema: append-only numbered migrations. Plain SQL that SQLCipher 3.4.1
+/// (SQLite 3.15.2) understands: no UPSERT, RETURNING or JSON functions.
+enum CacheSchema {
+    static let migrator: Migrator = {
+        var migrator = Migrator()
+        migrator.register(1, "messages, ranges, conversations, snapshots", sql: """
+            CREATE TABLE messages(
+                local_id INTEGER PRIMARY KEY AUTOINCREMENT,
+                id INTEGER UNIQUE,
+                muid TEXT,
+                conversation_id TEXT NOT NULL,
+                parent_id INTEGER,
+                sender TEXT NOT NULL,
+                updated_at INTEGER NOT NULL,
+                payload TEXT NOT NULL);
+            CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+            CREATE INDEX messages_by_parent ON messages(parent_id, id);
+            CREATE UNIQUE INDEX messages_by_muid ON messages(sender, muid);
+            -- Contiguous stretches of a scope's history (a conversation, or a thread as
+            -- 'thread:<parent id>'): every message of the scope with lo <= id <= hi is cached.
+            -- `open`: the stretch reaches the live head (realtime extends it; a disconnect closes it).
+            CREATE TABLE ranges(
+                scope TEXT NOT NULL,
+                lo INTEGER NOT NULL,
+                hi INTEGER NOT NULL,
+                open INTEGER NOT NULL DEFAULT 0);
+            CREATE INDEX ranges_by_scope ON ranges(scope, lo);
+            CREATE TABLE conversations(
+                id TEXT PRIMARY KEY,
+                updated_at INTEGER NOT NULL,
+                last_access INTEGER NOT NULL,
+                payload TEXT NOT NULL);
+            CREATE INDEX conversations_by_time ON conversations(updated_at, id);
+            -- What the server answered for one list request's settings, page by page.
+            CREATE TABLE snapshots(
+                key TEXT NOT NULL,
+                page INTEGER NOT NULL,
+                payload TEXT NOT NULL,
+                PRIMARY KEY(key, page));
+            CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            """)
+        return migrator
+    }()
+}

@@ -1,0 +1,87 @@
+import ChatProtocol
+import SQLiteKit
+
+extension ChatCache {
+    /// A page of the cached conversation list, most recent first, after `after` (the last
+    /// conversation of the previous cached page).
+    public func cachedConversations(after: (updatedAt: Int64, id: String)?, limit: Int) throws -> [ConversationPayload] {
+        try read { db in
+            let (time, id) = after ?? (Int64.max, "")
+            return try db.query("""
+                SELECT payload FROM conversations WHERE updated_at < ? OR (updated_at = ? AND id < ?)
+                ORDER BY updated_at DESC, id DESC LIMIT ?
+                """, [time, time, id, limit]).map { try Self.decode(ConversationPayload.self, try $0.get("payload")) }
+        }
+    }
+
+    public func conversation(id: String) throws -> ConversationPayload? {
+        try read { db in
+            try db.scalar("SELECT payload FROM conversations WHERE id = ?", [id], as: String.self)
+                .map { try Self.decode(ConversationPayload.self, $0) }
+        }
+    }
+
+    /// Writes one server page of the conversation list through, replacing its slice: cached
+    /// conversations whose time falls inside the page's span (from the top for the first
+    /// page, to the bottom for the last) but that the server left out are removed, with
+    /// their messages. Returns the removed ids.
+    @discardableResult
+    public func storeConversationPage(_ page: [ConversationPayload], first: Bool, last: Bool) throws -> [String] {
+        try write { db in
+            let now = clock()
+            for conversation in page { try upsert(db, conversation, at: now) }
+            let top = first ? Int64.max : (page.first?.updatedAt ?? Int64.max)
+            let bottom = last ? Int64.min : (page.last?.updatedAt ?? Int64.min)
+            guard !page.isEmpty || (first && last) else { return [] }
+            let keep = Set(page.map(\.conversationId))
+            let stale = try db.query("SELECT id FROM conversations WHERE updated_at <= ? AND updated_at >= ?", [top, bottom])
+                .map { try $0.get("id") as String }.filter { !keep.contains($0) }
+            for id in stale { try removeConversation(db, id) }
+            return stale
+        }
+    }
+
+    /// Writes one conversation through (a `getConversation` answer).
+    public func storeConversation(_ conversation: ConversationPayload) throws {
+        try write { db in try upsert(db, conversation, at: clock()) }
+    }
+
+    /// Removes a conversation and its cached messages and stretches.
+    public func removeConversation(_ id: String) throws {
+        try write { db in try removeConversation(db, id) }
+    }
+
+    /// Marks conversations as just used (eviction keeps the most recently used).
+    public func touchConversation(_ id: String) throws {
+        try write { db in try db.run("UPDATE conversations SET last_access = ? WHERE id = ?", [clock(), id]) }
+    }
+
+    /// A live message moves its conversation to the top, as the server's list would.
+    /// `incoming`: from someone else (one more unread).
+    func bumpConversation(_ db: Connection, with message: MessagePayload, incoming: Bool) throws {
+        guard let text: String = try db.scalar("SELECT payload FROM conversations WHERE id = ?", [message.conversationId]) else { return }
+        var conversation = try Self.decode(ConversationPayload.self, text)
+        guard (conversation.lastMessage?.id ?? 0) <= message.id else { return }
+        conversation.lastMessage = message
+        conversation.updatedAt = max(conversation.updatedAt, message.sentAt)
+        if incoming && message.category != .action { conversation.unreadMessageCount += 1 }
+        try upsert(db, conversation, at: nil)
+    }
+
+    func upsert(_ db: Connection, _ conversation: ConversationPayload, at access: Int64?) throws {
+        let payload = try Self.json(conversation)
+        try db.run("UPDATE conversations SET updated_at = ?, payload = ?, last_access = coalesce(?, last_access) WHERE id = ?",
+                   [conversation.updatedAt, payload, access, conversation.conversationId])
+        if db.changes == 0 {
+            try db.run("INSERT INTO conversations(id, updated_at, last_access, payload) VALUES (?, ?, ?, ?)",
+                       [conversation.conversationId, conversation.updatedAt, access ?? clock(), payload])
+        }
+    }
+
+    func removeConversation(_ db: Connection, _ id: String) throws {
+        try db.run("DELETE FROM ranges WHERE scope = ? OR scope IN (SELECT 'thread:' || id FROM messages WHERE conversation_id = ? AND id IS NOT NULL)",
+                   [id, id])
+        try db.run("DELETE FROM messages WHERE conversation_id = ? AND id IS NOT NULL", [id])
+        try db.run("DELETE FROM conversations WHERE id = ?", [id])
+    }
+}

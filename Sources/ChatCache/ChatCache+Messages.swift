@@ -1,0 +1,218 @@
+import ChatProtocol
+import SQLiteKit
+
+/// Where a message list lives: a conversation's main history, or one thread's replies.
+public enum CacheScope: Sendable, Hashable {
+    case conversation(String)
+    case thread(parentId: Int64)
+
+    var key: String {
+        switch self {
+        case .conversation(let id): id
+        case .thread(let parentId): "thread:\(parentId)"
+        }
+    }
+}
+
+/// The message filters the cache can compute itself; anything else blanks the cached phase.
+public struct CachedMessageFilter: Sendable, Equatable {
+    public var categories: [MessageCategory] = []
+    public var types: [String] = []
+    public var hideReplies = false
+    public var hideDeleted = false
+    public init() {}
+
+    func matches(_ message: MessagePayload) -> Bool {
+        (categories.isEmpty || categories.contains(message.category))
+            && (types.isEmpty || types.contains(message.type))
+            && !(hideReplies && message.parentMessageId != nil)
+            && !(hideDeleted && message.deletedAt != nil)
+    }
+}
+
+/// Which way a page goes from its anchor.
+public enum PageAnchor: Sendable, Equatable {
+    /// The newest messages (no anchor).
+    case latest
+    /// Older than this message id.
+    case before(Int64)
+    /// Newer than this message id.
+    case after(Int64)
+}
+
+extension ChatCache {
+    /// A page from the cache, oldest first, never crossing a hole: only messages inside the
+    /// contiguous stretch around the anchor (invariant 4). Empty when the cache knows no
+    /// stretch there. `.latest` starts at the newest cached message of the scope.
+    public func cachedPage(_ scope: CacheScope, _ anchor: PageAnchor, limit: Int,
+                           filter: CachedMessageFilter = CachedMessageFilter()) throws -> [MessagePayload] {
+        try read { db in
+            let point: Int64
+            switch anchor {
+            case .latest:
+                guard let newest = try db.queryFirst("SELECT max(id) FROM messages WHERE \(Self.scopeCondition(scope))",
+                                                     [Self.scopeValue(scope)])?.get(0, as: Int64?.self) else { return [] }
+                point = newest
+            case .before(let id): point = id - 1
+            case .after(let id): point = id + 1
+            }
+            guard let range = try db.queryFirst("SELECT lo, hi FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?",
+                                                [scope.key, point, point]) else { return [] }
+            let lo: Int64 = try range.get("lo"), hi: Int64 = try range.get("hi")
+            let newestFirst = if case .after = anchor { false } else { true }
+            let (low, high) = switch anchor {
+            case .latest: (lo, hi)
+            case .before(let id): (lo, min(hi, id - 1))
+            case .after(let id): (max(lo, id + 1), hi)
+            }
+            // Filters are applied in Swift on the scope's rows, so read in batches until full.
+            var page: [MessagePayload] = []
+            var cursor = newestFirst ? high : low
+            while page.count < limit && (newestFirst ? cursor >= low : cursor <= high) {
+                let rows = try db.query("""
+                    SELECT id, payload FROM messages WHERE \(Self.scopeCondition(scope)) AND id \(newestFirst ? "<=" : ">=") ? AND id BETWEEN ? AND ?
+                    ORDER BY id \(newestFirst ? "DESC" : "ASC") LIMIT ?
+                    """, [Self.scopeValue(scope), cursor, low, high, limit * 2])
+                if rows.isEmpty { break }
+                for row in rows {
+                    let message = try Self.decode(MessagePayload.self, try row.get("payload"))
+                    if filter.matches(message) && page.count < limit { page.append(message) }
+                }
+                let last: Int64 = try rows.last!.get("id")
+                cursor = newestFirst ? last - 1 : last + 1
+            }
+            return newestFirst ? page.reversed() : page
+        }
+    }
+
+    /// One cached message by server id.
+    public func message(id: Int64) throws -> MessagePayload? {
+        try read { db in
+            try db.scalar("SELECT payload FROM messages WHERE id = ?", [id], as: String.self).map { try Self.decode(MessagePayload.self, $0) }
+        }
+    }
+
+    /// Writes a server page through and records what it proves: for an unfiltered page, the
+    /// stretch from the anchor to the page's far end (to the start of history when the page
+    /// is short; to the live head for a latest or short forward page while `live`). Cached
+    /// messages of the scope inside that stretch that the server did not return are dropped
+    /// (the page replaces its slice).
+    public func storePage(_ messages: [MessagePayload], scope: CacheScope, anchor: PageAnchor, limit: Int,
+                          complete: Bool, live: Bool) throws {
+        try write { db in
+            for message in messages { try upsert(db, message) }
+            guard complete else { return }
+            let ids = messages.map(\.id)
+            let short = messages.count < limit
+            let lo: Int64, hi: Int64, open: Bool
+            switch anchor {
+            case .latest:
+                lo = short ? 0 : ids.min()!
+                hi = ids.max() ?? 0
+                open = live
+            case .before(let id):
+                lo = short ? 0 : ids.min()!
+                hi = id - 1
+                open = false
+            case .after(let id):
+                lo = id + 1
+                hi = max(ids.max() ?? id, id)
+                open = short && live
+            }
+            guard lo <= hi || (lo == hi + 1 && open) else { return }
+            // The page replaces its slice: anything else cached there is gone on the server.
+            let keep = Set(ids)
+            let stale = try db.query("SELECT id FROM messages WHERE \(Self.scopeCondition(scope)) AND id BETWEEN ? AND ?",
+                                     [Self.scopeValue(scope), lo, hi]).map { try $0.get("id") as Int64 }.filter { !keep.contains($0) }
+            for id in stale { try db.run("DELETE FROM messages WHERE id = ?", [id]) }
+            try addRange(db, scope: scope, lo: lo, hi: max(lo, hi), open: open)
+        }
+    }
+
+    /// A message pushed live (realtime): stored, and the scope's open stretch (or a new one
+    /// holding just it) extended to it. Replies also extend their thread's stretch.
+    public func storeLive(_ message: MessagePayload) throws {
+        try write { db in
+            try upsert(db, message)
+            try bumpConversation(db, with: message, incoming: message.sender != uid)
+            try extendLive(db, scope: .conversation(message.conversationId), to: message.id)
+            if let parent = message.parentMessageId { try extendLive(db, scope: .thread(parentId: parent), to: message.id) }
+        }
+    }
+
+    /// Stores changed messages (edits, deletions, reactions, sync pages) without claiming
+    /// anything about their neighbours.
+    public func storeUpdates(_ messages: [MessagePayload]) throws {
+        try write { db in for message in messages { try upsert(db, message) } }
+    }
+
+    /// The connection dropped: no stretch reaches the live head any more.
+    public func closeOpenRanges() throws {
+        try write { db in try db.run("UPDATE ranges SET open = 0 WHERE open = 1") }
+    }
+
+    /// The stretches of a scope, for tests and diagnostics.
+    public func ranges(_ scope: CacheScope) throws -> [(lo: Int64, hi: Int64, open: Bool)] {
+        try read { db in
+            try db.query("SELECT lo, hi, open FROM ranges WHERE scope = ? ORDER BY lo", [scope.key]).map {
+                (try $0.get("lo"), try $0.get("hi"), try $0.get("open", as: Int.self) != 0)
+            }
+        }
+    }
+
+    // MARK: - Internals
+
+    static func scopeCondition(_ scope: CacheScope) -> String {
+        switch scope {
+        case .conversation: "conversation_id = ?"
+        case .thread: "parent_id = ?"
+        }
+    }
+
+    static func scopeValue(_ scope: CacheScope) -> any SQLValueConvertible {
+        switch scope {
+        case .conversation(let id): id
+        case .thread(let parentId): parentId
+        }
+    }
+
+    /// Inserts or refreshes one message, keeping the newer state by `updatedAt`. A server
+    /// copy of one's own queued message (same sender and muid) takes over its row.
+    func upsert(_ db: Connection, _ message: MessagePayload) throws {
+        let payload = try Self.json(message)
+        try db.run("""
+            UPDATE messages SET id = ?1, conversation_id = ?2, parent_id = ?3, updated_at = ?4, payload = ?5
+            WHERE (id = ?1 OR (id IS NULL AND sender = ?6 AND muid = ?7)) AND updated_at <= ?4
+            """, [message.id, message.conversationId, message.parentMessageId, message.updatedAt, payload, message.sender, message.muid])
+        guard db.changes == 0 else { return }
+        try db.run("""
+            INSERT OR IGNORE INTO messages(id, muid, conversation_id, parent_id, sender, updated_at, payload)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [message.id, message.muid, message.conversationId, message.parentMessageId, message.sender, message.updatedAt, payload])
+    }
+
+    /// Adds a stretch and merges it with every stretch it overlaps or touches.
+    func addRange(_ db: Connection, scope: CacheScope, lo: Int64, hi: Int64, open: Bool) throws {
+        let touching = try db.query("SELECT rowid, lo, hi, open FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?",
+                                    [scope.key, hi + 1, lo - 1])
+        var newLo = lo, newHi = hi, newOpen = open
+        for row in touching {
+            let rowLo: Int64 = try row.get("lo"), rowHi: Int64 = try row.get("hi")
+            let rowOpen = try row.get("open", as: Int.self) != 0
+            if rowHi > newHi { newOpen = rowOpen } else if rowHi == newHi { newOpen = newOpen || rowOpen }
+            newLo = min(newLo, rowLo)
+            newHi = max(newHi, rowHi)
+            try db.run("DELETE FROM ranges WHERE rowid = ?", [try row.get("rowid") as Int64])
+        }
+        try db.run("INSERT INTO ranges(scope, lo, hi, open) VALUES (?, ?, ?, ?)", [scope.key, newLo, newHi, newOpen ? 1 : 0])
+    }
+
+    func extendLive(_ db: Connection, scope: CacheScope, to id: Int64) throws {
+        if let row = try db.queryFirst("SELECT rowid, hi FROM ranges WHERE scope = ? AND open = 1 ORDER BY hi DESC", [scope.key]) {
+            let hi: Int64 = try row.get("hi")
+            if id > hi { try db.run("UPDATE ranges SET hi = ? WHERE rowid = ?", [id, try row.get("rowid") as Int64]) }
+        } else if try db.queryFirst("SELECT 1 FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?", [scope.key, id, id]) == nil {
+            try addRange(db, scope: scope, lo: id, hi: id, open: true)
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import ChatProtocol
+import Foundation
+import SQLiteKit
+
+/// One user's on-device cache: an SQLite (or SQLCipher) database in WAL mode with one
+/// writer and two readers, under a directory of its own (0700; files 0600). Every merge is
+/// one transaction, so a crash leaves an earlier consistent state.
+///
+/// The cache stores chatd's wire payloads as JSON next to the columns it queries, so any
+/// field the server adds survives a round trip.
+public final class ChatCache: Sendable {
+    public let directory: URL
+    /// The user whose cache this is.
+    public let uid: String
+    let writer: LockedConnection
+    let readers: [LockedConnection]
+    private let nextReader = Locked(0)
+    let clock: @Sendable () -> Int64
+
+    static let databaseName = "cache.sqlite"
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+    static let decoder = JSONDecoder()
+
+    /// Opens (creating and migrating) the cache in `directory`. With a `key` the database
+    /// is encrypted; a wrong key throws `.notADatabase`.
+    public init(directory: URL, uid: String, key: EncryptionKey? = nil, clock: @escaping @Sendable () -> Int64) throws {
+        let files = FileManager.default
+        try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        let path = directory.appendingPathComponent(Self.databaseName).path
+        // SQLite gives -wal and -shm the database file's mode: create it 0600 first.
+        if !files.fileExists(atPath: path) {
+            guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw SQLiteError(code: .cantOpen, message: "cannot create the cache file")
+            }
+        }
+        let writer = try Connection(path: path, key: key)
+        try writer.execute("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000; PRAGMA foreign_keys = ON")
+        _ = try CacheSchema.migrator.migrate(writer)
+        self.writer = LockedConnection(writer)
+        readers = try (0..<2).map { _ in
+            let reader = try Connection(path: path, key: key)
+            try reader.execute("PRAGMA query_only = ON; PRAGMA cache_size = -8000")
+            return LockedConnection(reader)
+        }
+        self.directory = directory
+        self.uid = uid
+        self.clock = clock
+    }
+
+    /// Closes every connection (the WAL is checkpointed away).
+    public func close() {
+        for reader in readers { reader.withConnection { try? $0.close() } }
+        writer.withConnection { try? $0.close() }
+    }
+
+    /// Deletes a cache directory and everything in it.
+    public static func destroy(directory: URL) throws {
+        guard FileManager.default.fileExists(atPath: directory.path) else { return }
+        try FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs `body` in one immediate transaction on the writer.
+    func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        try writer.withConnection { db in try db.transaction { try body($0) } }
+    }
+
+    /// Runs `body` in one read transaction (a consistent snapshot) on a reader.
+    func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        let index = nextReader.withLock { value -> Int in
+            value = (value + 1) % readers.count
+            return value
+        }
+        return try readers[index].withConnection { db in try db.transaction(.deferred) { try body($0) } }
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try decoder.decode(type, from: Data(text.utf8))
+    }
+
+    // MARK: - Meta
+
+    /// A small persistent value (sync cursor, last sync time, …).
+    public func meta(_ key: String) throws -> String? {
+        try read { db in try db.scalar("SELECT value FROM meta WHERE key = ?", [key]) }
+    }
+
+    public func setMeta(_ key: String, _ value: String?) throws {
+        try write { db in
+            if let value {
+                try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [key, value])
+            } else {
+                try db.run("DELETE FROM meta WHERE key = ?", [key])
+            }
+        }
+    }
+}
+
+/// A value behind a lock, usable from any thread (shared with the SDK module). A plain lock:
+/// `Synchronization.Mutex` spins badly under contention on small machines.
+package final class Locked<Value>: @unchecked Sendable {  // `value` is only touched under `lock`
+    private let lock = NSLock()
+    private var value: Value
+
+    package init(_ value: Value) { self.value = value }
+
+    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
+    package var current: Value { withLock { $0 } }
+}
