@@ -11,7 +11,7 @@ import OfflineChat
 public final class LiveChatd: @unchecked Sendable {  // `process` is only replaced in start/stop, by the owning test
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
-        init(_ description: String) { self.description = description }
+        public init(_ description: String) { self.description = description }
     }
 
     public static let adminKey = "test-admin-key"

@@ -21,10 +21,13 @@ public final class ChatClient: Sendable {
         let user: User
         let api: APIClient
         let realtime: RealtimeConnection
-        init(user: User, api: APIClient, realtime: RealtimeConnection) {
+        /// The user's cache; nil when offline support is off (or unavailable).
+        let cache: ChatCache?
+        init(user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?) {
             self.user = user
             self.api = api
             self.realtime = realtime
+            self.cache = cache
         }
     }
 
@@ -46,44 +49,6 @@ public final class ChatClient: Sendable {
     }
 
     static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@")
-
-    // MARK: - Session
-
-    /// Logs in with a token from your backend (chatd's `POST /v1/admin/users/{uid}/tokens`).
-    /// Verifies the token with the server, then opens the realtime connection. A different
-    /// user logged in before is logged out first.
-    @discardableResult
-    public func login(uid: String, authToken: String) async throws -> User {
-        guard !uid.isEmpty, uid.allSatisfy(Self.idCharacters.contains) else { throw ChatException.invalid("`uid` is not a valid uid") }
-        let api = APIClient(baseURL: config.server, token: authToken, session: APIClient.session(timeout: config.requestTimeout))
-        let me: UserPayload = try await api.get(Endpoints.me)
-        guard me.uid == uid else {
-            throw ChatException(errorCode: ChatException.authTokenInvalid, errorDescription: "the token belongs to \(me.uid), not \(uid)")
-        }
-        if let previous = session.current { end(previous) }
-        let realtime = makeRealtime(token: authToken)
-        let started = Session(user: User(me), api: api, realtime: realtime)
-        session.withLock { $0 = started }
-        realtime.start()
-        return started.user
-    }
-
-    /// The callback form of `login(uid:authToken:)`; callbacks run on the callback queue.
-    public func login(uid: String, authToken: String, onSuccess: @escaping @Sendable (User) -> Void,
-                      onError: @escaping @Sendable (ChatException) -> Void) {
-        settle({ try await self.login(uid: uid, authToken: authToken) }, onSuccess: onSuccess, onError: onError)
-    }
-
-    /// Ends the session: closes the realtime connection and forgets the token.
-    public func logout() {
-        guard let current = session.withLock({ value -> Session? in defer { value = nil }; return value }) else { return }
-        end(current)
-    }
-
-    private func end(_ old: Session) {
-        session.withLock { if $0 === old { $0 = nil } }
-        old.realtime.stop()
-    }
 
     /// The logged-in user, nil when logged out.
     public func getLoggedInUser() -> User? { session.current?.user }

@@ -62,8 +62,70 @@ final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {
 
 /// A client for `server` with a private callback queue and a manual clock.
 func makeClient(_ server: LiveChatd, clock: ManualClock = ManualClock(), queue: DispatchQueue = DispatchQueue(label: "callbacks"),
-                offline: OfflineConfig = OfflineConfig()) throws -> ChatClient {
-    let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
-    return try ChatClient(config: ChatConfig(appID: "test", server: server.url, storageDirectory: storage, offline: offline,
-                                             callbackQueue: queue, clock: clock, logger: StandardErrorLogger(minimumLevel: .error)))
+                offline: OfflineConfig = OfflineConfig(), storage: URL? = nil, requestTimeout: TimeInterval = 15) throws -> ChatClient {
+    let storage = storage ?? FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
+    var config = ChatConfig(appID: "test", server: server.url, storageDirectory: storage, offline: offline,
+                            callbackQueue: queue, clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+    config.requestTimeout = requestTimeout
+    return try ChatClient(config: config)
+}
+
+/// The phases of one or more fetches, in the order they fired, awaitable one by one.
+final class PhaseLog: @unchecked Sendable {  // state under `lock`
+    enum Event: Equatable {
+        case cached([Int64])
+        case server([Int64])
+        case error(String)
+    }
+
+    private let lock = NSLock()
+    private var buffered: [Event] = []
+    private var waiting: CheckedContinuation<Event, Never>?
+
+    func push(_ event: Event) {
+        lock.lock()
+        if let waiting {
+            self.waiting = nil
+            lock.unlock()
+            waiting.resume(returning: event)
+            return
+        }
+        buffered.append(event)
+        lock.unlock()
+    }
+
+    func next() async -> Event {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if !buffered.isEmpty {
+                let event = buffered.removeFirst()
+                lock.unlock()
+                continuation.resume(returning: event)
+            } else {
+                waiting = continuation
+                lock.unlock()
+            }
+        }
+    }
+
+    var cached: @Sendable ([BaseMessage]) -> Void { { [self] in push(.cached($0.map(\.id))) } }
+    var server: @Sendable ([BaseMessage]) -> Void { { [self] in push(.server($0.map(\.id))) } }
+    var error: @Sendable (ChatException) -> Void { { [self] in push(.error($0.errorCode)) } }
+}
+
+extension LiveChatd {
+    /// Sends a text message and returns its id.
+    @discardableResult
+    func send(_ text: String, from token: String, to receiver: String, receiverType: ReceiverType = .user) async throws -> Int64 {
+        let (status, data) = try await request("POST", Endpoints.messages, token: token,
+                                               json: SendMessageRequest(muid: UUID().uuidString, receiver: receiver, receiverType: receiverType, text: text))
+        guard status == 201 else { throw Failure("send: \(status) \(String(decoding: data, as: UTF8.self))") }
+        return try JSONDecoder().decode(MessagePayload.self, from: data).id
+    }
+}
+
+func offlineOn() -> OfflineConfig {
+    var offline = OfflineConfig()
+    offline.enabled = true
+    return offline
 }

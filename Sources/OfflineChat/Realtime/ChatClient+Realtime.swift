@@ -13,6 +13,8 @@ extension ChatClient {
     }
 
     private func connectionChanged(_ status: ConnectionStatus) {
+        // Offline, messages may be missed: no cached stretch reaches the live head any more.
+        if status == .disconnected { try? session.current?.cache?.closeOpenRanges() }
         connectionListeners.notify { listener in
             switch status {
             case .connecting: listener.onConnecting()
@@ -37,13 +39,6 @@ extension ChatClient {
         }
     }
 
-    /// The server no longer accepts the session's token.
-    func sessionRejected(_ rejected: Session) {
-        session.withLock { if $0 === rejected { $0 = nil } }
-        rejected.realtime.stop()
-        config.logger.log(.warning, "the server rejected the session's token; logged out")
-    }
-
     /// One realtime envelope: changes become listener callbacks.
     func receive(_ envelope: RealtimeEnvelope) async {
         guard let me = session.current?.user.uid else { return }
@@ -56,7 +51,31 @@ extension ChatClient {
             messageListeners.notify { typing.isTyping ? $0.onTypingStarted(indicator) : $0.onTypingEnded(indicator) }
         case .change:
             guard let change = envelope.change else { return }
+            writeThrough(change)
             dispatch(change, me: me, source: .realtime)
+        }
+    }
+
+    /// Stores a live change in the cache before any listener hears of it.
+    func writeThrough(_ change: ChangePayload) {
+        guard let current = session.current, let cache = current.cache else { return }
+        do {
+            if change.kind == .groupDeleted {
+                try cache.removeConversation(change.conversationId)
+                return
+            }
+            guard let message = change.message else { return }
+            if let action = message.action, action.target == current.user.uid, action.action.removesTarget {
+                // Out of the group: its history is no longer ours to keep.
+                try cache.removeConversation(change.conversationId)
+                return
+            }
+            switch change.kind {
+            case .messageCreated, .groupMember: try cache.storeLive(message)
+            default: try cache.storeUpdates([message])
+            }
+        } catch {
+            config.logger.log(.error, "cache write failed: \(error)")
         }
     }
 

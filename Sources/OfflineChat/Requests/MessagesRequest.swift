@@ -1,0 +1,235 @@
+import ChatCache
+import Foundation
+
+/// Pages through a conversation's messages (or a thread's), in both directions, in two
+/// phases: the cache first, then the server (seed: Show Cached Data).
+///
+/// ```swift
+/// let request = MessagesRequest.MessageRequestBuilder().set(uid: "bob").set(limit: 30).build(client: chat)
+/// request.fetchPrevious(onCachedMessages: { paint($0) }, onServerMessages: { reconcile($0) }, onError: { show($0) })
+/// ```
+///
+/// The cache answers only filters it can compute (categories, types, `hideReplies`,
+/// `hideDeletedMessages`, a thread). A keyword, `hasLinks`, `updatesOnly`, a timestamp anchor
+/// or one sender in a group (`uid` with `guid`) make the cached phase empty; the server
+/// phase still answers in full. See docs/CACHE.md.
+public final class MessagesRequest: Sendable {
+    /// The builder's settings.
+    struct Settings: Sendable {
+        var uid: String?
+        var guid: String?
+        var parentMessageId: Int64?
+        var limit = 30
+        var messageId: Int64?
+        var timestamp: Int64?
+        var categories: [MessageCategory] = []
+        var types: [String] = []
+        var hideReplies = false
+        var hideDeleted = false
+        var searchKeyword: String?
+        var hasLinks = false
+        var updatedAfter: Int64?
+        var updatesOnly = false
+    }
+
+    public final class MessageRequestBuilder {
+        var settings = Settings()
+        public init() {}
+        /// The one-to-one conversation with this user (or, with `guid`, this sender in the group).
+        @discardableResult public func set(uid: String) -> Self { settings.uid = uid; return self }
+        /// The group's conversation.
+        @discardableResult public func set(guid: String) -> Self { settings.guid = guid; return self }
+        /// The replies to this message (a thread).
+        @discardableResult public func set(parentMessageId: Int64) -> Self { settings.parentMessageId = parentMessageId; return self }
+        /// Messages per page, 1…100.
+        @discardableResult public func set(limit: Int) -> Self { settings.limit = min(max(limit, 1), 100); return self }
+        /// Start paging from this message id (exclusive).
+        @discardableResult public func set(messageId: Int64) -> Self { settings.messageId = messageId; return self }
+        /// Start paging from this send time, epoch milliseconds (server only for the first page).
+        @discardableResult public func set(timestamp: Int64) -> Self { settings.timestamp = timestamp; return self }
+        @discardableResult public func set(categories: [MessageCategory]) -> Self { settings.categories = categories; return self }
+        @discardableResult public func set(types: [String]) -> Self { settings.types = types; return self }
+        @discardableResult public func hideReplies(_ hide: Bool) -> Self { settings.hideReplies = hide; return self }
+        @discardableResult public func hideDeletedMessages(_ hide: Bool) -> Self { settings.hideDeleted = hide; return self }
+        /// Server only: blanks the cached phase.
+        @discardableResult public func set(searchKeyword: String) -> Self { settings.searchKeyword = searchKeyword; return self }
+        /// Server only: blanks the cached phase.
+        @discardableResult public func has(links: Bool) -> Self { settings.hasLinks = links; return self }
+        /// Only messages changed after `updatedAfter` (epoch ms); with `updatesOnly`, only edits
+        /// and deletions. Server only.
+        @discardableResult public func set(updatedAfter: Int64) -> Self { settings.updatedAfter = updatedAfter; return self }
+        @discardableResult public func updatesOnly(onlyUpdates: Bool) -> Self { settings.updatesOnly = onlyUpdates; return self }
+
+        /// The request, for `client`'s logged-in user. Throws when neither a user, a group nor
+        /// a thread was set.
+        public func build(client: ChatClient) throws -> MessagesRequest {
+            guard settings.uid != nil || settings.guid != nil || settings.parentMessageId != nil else {
+                throw ChatException.invalid("set a uid, a guid or a parentMessageId")
+            }
+            return MessagesRequest(client: client, settings: settings)
+        }
+    }
+
+    private struct Paging: Sendable {
+        /// The oldest and newest message ids seen so far (the next anchors).
+        var oldest: Int64?
+        var newest: Int64?
+    }
+
+    let client: ChatClient
+    let settings: Settings
+    private let gate = FetchGate()
+    private let paging: Locked<Paging>
+
+    init(client: ChatClient, settings: Settings) {
+        self.client = client
+        self.settings = settings
+        paging = Locked(Paging(oldest: settings.messageId, newest: settings.messageId))
+    }
+
+    public var limit: Int { settings.limit }
+
+    // MARK: - Fetches
+
+    /// Older messages, oldest first within the page.
+    public func fetchPrevious(onCachedMessages: @escaping @Sendable ([BaseMessage]) -> Void,
+                              onServerMessages: @escaping @Sendable ([BaseMessage]) -> Void,
+                              onError: @escaping @Sendable (ChatException) -> Void) {
+        fetch(forward: false, onCached: onCachedMessages, onServer: onServerMessages, onError: onError)
+    }
+
+    /// Newer messages, oldest first.
+    public func fetchNext(onCachedMessages: @escaping @Sendable ([BaseMessage]) -> Void,
+                          onServerMessages: @escaping @Sendable ([BaseMessage]) -> Void,
+                          onError: @escaping @Sendable (ChatException) -> Void) {
+        fetch(forward: true, onCached: onCachedMessages, onServer: onServerMessages, onError: onError)
+    }
+
+    /// The classic form: the server's page only, never a cached one.
+    public func fetchPrevious(onSuccess: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        fetch(forward: false, onCached: nil, onServer: onSuccess, onError: onError)
+    }
+
+    public func fetchNext(onSuccess: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        fetch(forward: true, onCached: nil, onServer: onSuccess, onError: onError)
+    }
+
+    /// `for try await phase in request.previous()`: `.cached`, then `.server`.
+    public func previous() -> AsyncThrowingStream<FetchPhase<BaseMessage>, any Error> {
+        client.phases { fetch(forward: false, onCached: $0, onServer: $1, onError: $2) }
+    }
+
+    public func next() -> AsyncThrowingStream<FetchPhase<BaseMessage>, any Error> {
+        client.phases { fetch(forward: true, onCached: $0, onServer: $1, onError: $2) }
+    }
+
+    private func fetch(forward: Bool, onCached: (@Sendable ([BaseMessage]) -> Void)?,
+                       onServer: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        guard gate.begin() else {
+            client.config.callbackQueue.async {
+                onError(ChatException(errorCode: ChatException.requestInProgress, errorDescription: "wait for the previous fetch on this request"))
+            }
+            return
+        }
+        guard let me = client.getLoggedInUser()?.uid else {
+            gate.end()
+            client.config.callbackQueue.async { onError(.notLoggedIn()) }
+            return
+        }
+        let anchor = currentAnchor(forward: forward)
+        let scope = scope(me: me)
+        let settings = settings
+        let cacheable = isCacheable(anchor: anchor)
+        let live = client.getConnectionStatus() == .connected
+        client.twoPhase(
+            cached: { cache in
+                guard cacheable, let scope else { return [] }
+                return try cache.cachedPage(scope, anchor, limit: settings.limit, filter: Self.cacheFilter(settings))
+                    .map { BaseMessage.make($0, source: .cache) }
+            },
+            server: { [self] session in
+                let payloads: [MessagePayload] = try await session.api.get(serverPath(me: me), query: serverQuery(anchor: anchor))
+                if let cache = session.cache, let scope {
+                    try cache.storePage(payloads, scope: scope, anchor: anchor, limit: settings.limit,
+                                        complete: isComplete(anchor: anchor), live: live)
+                }
+                return payloads.map { BaseMessage.make($0, source: .server) }
+            },
+            onCached: onCached, onServer: onServer, onError: onError,
+            finished: { [self] outcome in
+                advance(with: outcome.server ?? outcome.cached ?? [], forward: forward)
+                gate.end()
+            })
+    }
+
+    // MARK: - Paging and scope
+
+    private func currentAnchor(forward: Bool) -> PageAnchor {
+        let current = paging.current
+        if forward { return (current.newest ?? settings.messageId).map(PageAnchor.after) ?? .after(0) }
+        return current.oldest.map(PageAnchor.before) ?? .latest
+    }
+
+    private func advance(with page: [BaseMessage], forward: Bool) {
+        let ids = page.map(\.id).filter { $0 > 0 }
+        guard let low = ids.min(), let high = ids.max() else { return }
+        paging.withLock { state in
+            if forward { state.newest = max(state.newest ?? high, high) } else { state.oldest = min(state.oldest ?? low, low) }
+            if state.oldest == nil { state.oldest = low }
+            if state.newest == nil { state.newest = high }
+        }
+    }
+
+    private func scope(me: String) -> CacheScope? {
+        if let parent = settings.parentMessageId { return .thread(parentId: parent) }
+        if let guid = settings.guid { return .conversation(ConversationPayload.groupID(guid)) }
+        if let uid = settings.uid { return .conversation(ConversationPayload.directID(me, uid)) }
+        return nil
+    }
+
+    private func serverPath(me: String) -> String {
+        if let parent = settings.parentMessageId { return "\(Endpoints.messages)/\(parent)/thread" }
+        let conversation = settings.guid.map(ConversationPayload.groupID) ?? ConversationPayload.directID(me, settings.uid ?? "")
+        return "\(Endpoints.conversations)/\(conversation)/messages"
+    }
+
+    private func serverQuery(anchor: PageAnchor) -> [(String, String?)] {
+        var query: [(String, String?)] = [("limit", "\(settings.limit)")]
+        switch anchor {
+        case .latest: if let timestamp = settings.timestamp { query.append(("sentBefore", "\(timestamp)")) }
+        case .before(let id): query.append(("before", "\(id)"))
+        case .after(let id):
+            if id == 0, let timestamp = settings.timestamp { query.append(("sentAfter", "\(timestamp)")) } else { query.append(("after", "\(id)")) }
+        }
+        if !settings.categories.isEmpty { query.append(("categories", settings.categories.map(\.rawValue).joined(separator: ","))) }
+        if !settings.types.isEmpty { query.append(("types", settings.types.joined(separator: ","))) }
+        if settings.hideReplies { query.append(("hideReplies", "true")) }
+        if settings.hideDeleted { query.append(("hideDeleted", "true")) }
+        if let keyword = settings.searchKeyword { query.append(("searchKeyword", keyword)) }
+        if settings.hasLinks { query.append(("hasLinks", "true")) }
+        if let updatedAfter = settings.updatedAfter { query.append(("updatedAfter", "\(updatedAfter)")) }
+        if settings.updatesOnly { query.append(("updatesOnly", "true")) }
+        if settings.guid != nil, let uid = settings.uid { query.append(("uid", uid)) }
+        return query
+    }
+
+    /// Whether the cache can answer at all (no server-only predicate).
+    private func isCacheable(anchor: PageAnchor) -> Bool {
+        settings.searchKeyword == nil && !settings.hasLinks && settings.updatedAfter == nil && !settings.updatesOnly
+            && !(settings.guid != nil && settings.uid != nil) && !(settings.timestamp != nil && (anchor == .latest || anchor == .after(0)))
+    }
+
+    /// Whether the server page holds every message of its slice (so it proves a stretch).
+    private func isComplete(anchor: PageAnchor) -> Bool {
+        isCacheable(anchor: anchor) && settings.categories.isEmpty && settings.types.isEmpty && !settings.hideReplies && !settings.hideDeleted
+    }
+
+    static func cacheFilter(_ settings: Settings) -> CachedMessageFilter {
+        var filter = CachedMessageFilter()
+        filter.categories = settings.categories
+        filter.types = settings.types
+        filter.hideReplies = settings.hideReplies
+        filter.hideDeleted = settings.hideDeleted
+        return filter
+    }
+}

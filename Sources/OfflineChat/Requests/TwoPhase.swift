@@ -1,0 +1,82 @@
+import ChatCache
+import Foundation
+
+/// The two phases of a read, for the `async` forms.
+public enum FetchPhase<Item: Sendable>: Sendable {
+    /// From the cache; fires first, even when empty (lists).
+    case cached([Item])
+    /// The server's answer for the same slice, already written through.
+    case server([Item])
+}
+
+/// What a finished fetch produced, for the request object's paging.
+struct FetchOutcome<Item: Sendable>: Sendable {
+    var cached: [Item]?
+    var server: [Item]?
+}
+
+extension ChatClient {
+    /// One two-phase read (invariant 5). With offline support on, `cached` answers first on
+    /// the callback queue, even when empty; then `server` asks chatd and writes its answer
+    /// through before `onServer` fires. No answer ends in `onError` with
+    /// `ERROR_INTERNET_UNAVAILABLE`; a server error reaches `onError` unchanged. Exactly one
+    /// of `onServer` / `onError` fires, after the cached phase. `finished` runs last, off the
+    /// callback queue, for the request's own bookkeeping.
+    func twoPhase<Item: Sendable>(
+        cached: (@Sendable (ChatCache) throws -> [Item])?,
+        server: @escaping @Sendable (Session) async throws -> [Item],
+        onCached: (@Sendable ([Item]) -> Void)?,
+        onServer: @escaping @Sendable ([Item]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void,
+        finished: @escaping @Sendable (FetchOutcome<Item>) -> Void = { _ in }
+    ) {
+        let queue = config.callbackQueue
+        Task {
+            guard let current = session.current else {
+                queue.async { onError(.notLoggedIn()) }
+                finished(FetchOutcome())
+                return
+            }
+            var outcome = FetchOutcome<Item>()
+            if let cache = current.cache, let cached, let onCached {
+                let items: [Item]
+                do { items = try cached(cache) } catch {
+                    config.logger.log(.error, "cached read failed: \(error)")
+                    items = []
+                }
+                outcome.cached = items
+                queue.async { onCached(items) }
+            }
+            do {
+                let items = try await server(current)
+                outcome.server = items
+                queue.async { onServer(items) }
+            } catch {
+                let exception = error as? ChatException ?? ChatException(errorCode: ChatException.cacheFailure, errorDescription: "\(error)")
+                if exception.isAuthFailure { sessionRejected(current) }
+                queue.async { onError(exception) }
+            }
+            finished(outcome)
+        }
+    }
+
+    /// The `async` form of a two-phase read: `.cached` (when offline support is on), then
+    /// `.server`; offline, the stream throws `ERROR_INTERNET_UNAVAILABLE` after `.cached`.
+    func phases<Item: Sendable>(_ start: (@escaping @Sendable ([Item]) -> Void, @escaping @Sendable ([Item]) -> Void,
+                                          @escaping @Sendable (ChatException) -> Void) -> Void) -> AsyncThrowingStream<FetchPhase<Item>, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: FetchPhase<Item>.self, throwing: (any Error).self)
+        start({ continuation.yield(.cached($0)) },
+              { items in continuation.yield(.server(items)); continuation.finish() },
+              { continuation.finish(throwing: $0) })
+        return stream
+    }
+}
+
+/// One fetch at a time per request object.
+final class FetchGate: Sendable {
+    private let busy = Locked(false)
+
+    /// True when the caller may start a fetch (and must call `end()` when it settles).
+    func begin() -> Bool { busy.withLock { value in defer { value = true }; return !value } }
+    func end() { busy.withLock { $0 = false } }
+}
