@@ -1,0 +1,80 @@
+import ChatCache
+import Foundation
+
+/// Pages through the logged-in user's conversations, most recent first, in two phases.
+/// The server phase replaces its slice of the cached list: conversations the server no
+/// longer returns there are dropped from the cache.
+public final class ConversationRequest: Sendable {
+    public final class ConversationRequestBuilder {
+        var limit: Int
+        /// Conversations per page, 1…100.
+        public init(limit: Int = 30) { self.limit = min(max(limit, 1), 100) }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        public func build(client: ChatClient) -> ConversationRequest { ConversationRequest(client: client, limit: limit) }
+    }
+
+    private struct Paging: Sendable {
+        var page = 0
+        var serverCursor: String?
+        var cachedAfter: (updatedAt: Int64, id: String)?
+        var serverDone = false
+    }
+
+    let client: ChatClient
+    public let limit: Int
+    private let gate = FetchGate()
+    private let paging = Locked(Paging())
+
+    init(client: ChatClient, limit: Int) {
+        self.client = client
+        self.limit = limit
+    }
+
+    public func fetchNext(onCachedConversations: @escaping @Sendable ([Conversation]) -> Void,
+                          onServerConversations: @escaping @Sendable ([Conversation]) -> Void,
+                          onError: @escaping @Sendable (ChatException) -> Void) {
+        fetch(onCached: onCachedConversations, onServer: onServerConversations, onError: onError)
+    }
+
+    /// The classic form: the server's page only.
+    public func fetchNext(onSuccess: @escaping @Sendable ([Conversation]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        fetch(onCached: nil, onServer: onSuccess, onError: onError)
+    }
+
+    public func next() -> AsyncThrowingStream<FetchPhase<Conversation>, any Error> {
+        client.phases { fetch(onCached: $0, onServer: $1, onError: $2) }
+    }
+
+    private func fetch(onCached: (@Sendable ([Conversation]) -> Void)?, onServer: @escaping @Sendable ([Conversation]) -> Void,
+                       onError: @escaping @Sendable (ChatException) -> Void) {
+        guard gate.begin() else {
+            client.config.callbackQueue.async {
+                onError(ChatException(errorCode: ChatException.requestInProgress, errorDescription: "wait for the previous fetch on this request"))
+            }
+            return
+        }
+        let state = paging.current
+        let limit = limit
+        client.twoPhase(
+            cached: { [paging] cache in
+                let page = try cache.cachedConversations(after: state.cachedAfter, limit: limit)
+                if let last = page.last { paging.withLock { $0.cachedAfter = (last.updatedAt, last.conversationId) } }
+                return page.map { Conversation($0, source: .cache) }
+            },
+            server: { session in
+                if state.serverDone { return [] }
+                let page: Page<ConversationPayload> = try await session.api.get(Endpoints.conversations,
+                                                                                  query: [("limit", "\(limit)"), ("cursor", state.serverCursor)])
+                try session.cache?.storeConversationPage(page.items, first: state.page == 0, last: page.next == nil)
+                self.paging.withLock { paging in
+                    paging.page += 1
+                    paging.serverCursor = page.next
+                    paging.serverDone = page.next == nil
+                    if let last = page.items.last { paging.cachedAfter = (last.updatedAt, last.conversationId) }
+                }
+                return page.items.map { Conversation($0, source: .server) }
+            },
+            onCached: onCached, onServer: onServer, onError: onError,
+            finished: { [gate] _ in gate.end() })
+    }
+}
