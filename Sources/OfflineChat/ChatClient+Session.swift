@@ -39,6 +39,7 @@ extension ChatClient {
         let started = Session(user: user, api: api, realtime: makeRealtime(token: authToken), cache: cache)
         session.withLock { $0 = started }
         started.realtime.start()
+        if cache != nil { Task { await refreshBlockedList(started) } }
         return user
     }
 

@@ -1,0 +1,85 @@
+import ChatCache
+import Foundation
+
+/// The users the logged-in user blocked. Its cached page is the SDK's own blocked list (the
+/// whole list on the first page, later pages empty), refreshed at login and updated by
+/// `blockUsers` / `unblockUsers`; the server phase pages through chatd's list.
+public final class BlockedUserRequest: Sendable {
+    public final class BlockedUserRequestBuilder {
+        var limit = 30
+        public init(limit: Int = 30) { self.limit = min(max(limit, 1), 100) }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+
+        public func build(client: ChatClient) -> BlockedUserRequest {
+            let limit = limit
+            return BlockedUserRequest(list: SnapshotList(client: client, key: nil, whenBusy: .emptyServerResult,
+                fetchPage: { session, cursor in
+                    let page: Page<UserPayload> = try await session.api.get(Endpoints.blocks,
+                                                                            query: [("limit", "\(limit)"), ("cursor", cursor)])
+                    // A first page that is the whole list refreshes the SDK's own list.
+                    if cursor == nil && page.next == nil { try session.cache?.storeBlockedList(page.items) }
+                    return .init(items: page.items, next: page.next)
+                }, convert: { payload, _ in User(payload) },
+                cachedPage: { cache, page in page == 0 ? (try cache.blockedList() ?? []) : [] }))
+        }
+    }
+
+    let list: SnapshotList<UserPayload, User>
+    init(list: SnapshotList<UserPayload, User>) { self.list = list }
+
+    public func fetchNext(onCachedUsers: @escaping @Sendable ([User]) -> Void, onServerUsers: @escaping @Sendable ([User]) -> Void,
+                          onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: onCachedUsers, onServer: onServerUsers, onError: onError)
+    }
+
+    public func fetchNext(onSuccess: @escaping @Sendable ([User]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
+    }
+
+    public func next() -> AsyncThrowingStream<FetchPhase<User>, any Error> { list.phases() }
+}
+
+extension ChatClient {
+    /// Blocks users. Answers each uid's outcome ("success" or the error code); the SDK's
+    /// blocked list is updated for the ones that succeeded. Needs a connection.
+    public func blockUsers(_ uids: [String]) async throws -> [String: String] {
+        try await setBlocked(uids, blocking: true)
+    }
+
+    public func unblockUsers(_ uids: [String]) async throws -> [String: String] {
+        try await setBlocked(uids, blocking: false)
+    }
+
+    private func setBlocked(_ uids: [String], blocking: Bool) async throws -> [String: String] {
+        let current = try requireSession()
+        var outcome: [String: String] = [:]
+        for uid in uids {
+            do {
+                let user: UserPayload = try await current.api.send(blocking ? "PUT" : "DELETE", "\(Endpoints.blocks)/\(uid)", body: nil as String?)
+                outcome[uid] = "success"
+                try current.cache?.updateBlockedList(user, blocked: blocking)
+            } catch let error as ChatException {
+                if error.errorCode == ChatException.internetUnavailable { throw error }
+                outcome[uid] = error.errorCode
+            }
+        }
+        return outcome
+    }
+
+    /// Reloads the SDK's blocked list from the server (at login; the catch-up sync too).
+    func refreshBlockedList(_ current: Session) async {
+        guard let cache = current.cache else { return }
+        var users: [UserPayload] = []
+        var cursor: String?
+        do {
+            repeat {
+                let page: Page<UserPayload> = try await current.api.get(Endpoints.blocks, query: [("limit", "100"), ("cursor", cursor)])
+                users += page.items
+                cursor = page.next
+            } while cursor != nil && users.count < 10_000
+            try cache.storeBlockedList(users)
+        } catch {
+            config.logger.log(.info, "the blocked list was not refreshed: \(error)")
+        }
+    }
+}

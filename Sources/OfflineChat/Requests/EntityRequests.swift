@@ -1,0 +1,277 @@
+import ChatCache
+import Foundation
+
+/// Users, in uid order, in two phases (per-request snapshots). A keyword or a presence filter
+/// is server only: no cached phase content.
+public final class UsersRequest: Sendable {
+    public final class UsersRequestBuilder {
+        var limit = 30
+        var searchKeyword: String?
+        var tags: [String] = []
+        var roles: [String] = []
+        var status: UserStatus?
+        public init() {}
+        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        @discardableResult public func set(searchKeyword: String) -> Self { self.searchKeyword = searchKeyword; return self }
+        @discardableResult public func set(tags: [String]) -> Self { self.tags = tags; return self }
+        @discardableResult public func set(roles: [String]) -> Self { self.roles = roles; return self }
+        @discardableResult public func set(status: UserStatus) -> Self { self.status = status; return self }
+
+        public func build(client: ChatClient) -> UsersRequest {
+            let query: [(String, String?)] = [("limit", "\(limit)"), ("searchKeyword", searchKeyword), ("status", status?.rawValue),
+                                              ("tags", tags.isEmpty ? nil : tags.joined(separator: ",")),
+                                              ("roles", roles.isEmpty ? nil : roles.joined(separator: ","))]
+            let key = searchKeyword == nil && status == nil ? snapshotKey("users", query) : nil
+            return UsersRequest(list: SnapshotList(client: client, key: key, whenBusy: .emptyServerResult,
+                fetchPage: { session, cursor in
+                    let page: Page<UserPayload> = try await session.api.get(Endpoints.users, query: query + [("cursor", cursor)])
+                    return .init(items: page.items, next: page.next)
+                }, convert: { payload, _ in User(payload) }))
+        }
+    }
+
+    let list: SnapshotList<UserPayload, User>
+    init(list: SnapshotList<UserPayload, User>) { self.list = list }
+
+    public func fetchNext(onCachedUsers: @escaping @Sendable ([User]) -> Void, onServerUsers: @escaping @Sendable ([User]) -> Void,
+                          onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: onCachedUsers, onServer: onServerUsers, onError: onError)
+    }
+
+    public func fetchNext(onSuccess: @escaping @Sendable ([User]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
+    }
+
+    public func next() -> AsyncThrowingStream<FetchPhase<User>, any Error> { list.phases() }
+}
+
+/// Groups the user may see, in guid order, in two phases. A keyword is server only.
+public final class GroupsRequest: Sendable {
+    public final class GroupsRequestBuilder {
+        var limit = 30
+        var searchKeyword: String?
+        var tags: [String] = []
+        var joinedOnly = false
+        public init(limit: Int = 30) { self.limit = min(max(limit, 1), 100) }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        @discardableResult public func set(searchKeyword: String) -> Self { self.searchKeyword = searchKeyword; return self }
+        @discardableResult public func set(tags: [String]) -> Self { self.tags = tags; return self }
+        @discardableResult public func joinedOnly(_ joined: Bool) -> Self { joinedOnly = joined; return self }
+
+        public func build(client: ChatClient) -> GroupsRequest {
+            let query: [(String, String?)] = [("limit", "\(limit)"), ("searchKeyword", searchKeyword),
+                                              ("tags", tags.isEmpty ? nil : tags.joined(separator: ",")),
+                                              ("joinedOnly", joinedOnly ? "true" : nil)]
+            let key = searchKeyword == nil ? snapshotKey("groups", query) : nil
+            return GroupsRequest(list: SnapshotList(client: client, key: key, whenBusy: .emptyServerResult,
+                fetchPage: { session, cursor in
+                    let page: Page<GroupPayload> = try await session.api.get(Endpoints.groups, query: query + [("cursor", cursor)])
+                    return .init(items: page.items, next: page.next)
+                }, convert: { payload, _ in Group(payload) }))
+        }
+    }
+
+    let list: SnapshotList<GroupPayload, Group>
+    init(list: SnapshotList<GroupPayload, Group>) { self.list = list }
+
+    public func fetchNext(onCachedGroups: @escaping @Sendable ([Group]) -> Void, onServerGroups: @escaping @Sendable ([Group]) -> Void,
+                          onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: onCachedGroups, onServer: onServerGroups, onError: onError)
+    }
+
+    public func fetchNext(onSuccess: @escaping @Sendable ([Group]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
+    }
+
+    public func next() -> AsyncThrowingStream<FetchPhase<Group>, any Error> { list.phases() }
+}
+
+/// A group's members, in uid order, in two phases. A keyword or a presence filter is server only.
+public final class GroupMembersRequest: Sendable {
+    public final class GroupMembersRequestBuilder {
+        let guid: String
+        var limit = 30
+        var searchKeyword: String?
+        var scopes: [GroupScope] = []
+        var status: UserStatus?
+        public init(guid: String) { self.guid = guid }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        @discardableResult public func set(searchKeyword: String) -> Self { self.searchKeyword = searchKeyword; return self }
+        @discardableResult public func set(scopes: [GroupScope]) -> Self { self.scopes = scopes; return self }
+        @discardableResult public func set(status: UserStatus) -> Self { self.status = status; return self }
+
+        public func build(client: ChatClient) -> GroupMembersRequest {
+            let query: [(String, String?)] = [("limit", "\(limit)"), ("searchKeyword", searchKeyword), ("status", status?.rawValue),
+                                              ("scopes", scopes.isEmpty ? nil : scopes.map(\.rawValue).joined(separator: ","))]
+            let key = searchKeyword == nil && status == nil ? snapshotKey("members:\(guid)", query) : nil
+            let path = "\(Endpoints.groups)/\(guid)/members"
+            return GroupMembersRequest(list: SnapshotList(client: client, key: key, whenBusy: .emptyServerResult,
+                fetchPage: { session, cursor in
+                    let page: Page<GroupMemberPayload> = try await session.api.get(path, query: query + [("cursor", cursor)])
+                    return .init(items: page.items, next: page.next)
+                }, convert: { payload, _ in GroupMember(payload) }))
+        }
+    }
+
+    let list: SnapshotList<GroupMemberPayload, GroupMember>
+    init(list: SnapshotList<GroupMemberPayload, GroupMember>) { self.list = list }
+
+    public func fetchNext(onCachedGroupMembers: @escaping @Sendable ([GroupMember]) -> Void,
+                          onServerGroupMembers: @escaping @Sendable ([GroupMember]) -> Void,
+                          onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: onCachedGroupMembers, onServer: onServerGroupMembers, onError: onError)
+    }
+
+    public func fetchNext(onSuccess: @escaping @Sendable ([GroupMember]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
+    }
+
+    public func next() -> AsyncThrowingStream<FetchPhase<GroupMember>, any Error> { list.phases() }
+}
+
+/// A group's banned users (moderators and up), in uid order, in two phases.
+public final class BannedGroupMembersRequest: Sendable {
+    public final class BannedGroupMembersRequestBuilder {
+        let guid: String
+        var limit = 30
+        public init(guid: String) { self.guid = guid }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+
+        public func build(client: ChatClient) -> BannedGroupMembersRequest {
+            let query: [(String, String?)] = [("limit", "\(limit)")]
+            let path = "\(Endpoints.groups)/\(guid)/bans"
+            return BannedGroupMembersRequest(list: SnapshotList(client: client, key: snapshotKey("bans:\(guid)", query), whenBusy: .emptyServerResult,
+                fetchPage: { session, cursor in
+                    let page: Page<GroupBanPayload> = try await session.api.get(path, query: query + [("cursor", cursor)])
+                    return .init(items: page.items, next: page.next)
+                }, convert: { payload, _ in BannedGroupMember(payload) }))
+        }
+    }
+
+    let list: SnapshotList<GroupBanPayload, BannedGroupMember>
+    init(list: SnapshotList<GroupBanPayload, BannedGroupMember>) { self.list = list }
+
+    public func fetchNext(onCachedBannedGroupMembers: @escaping @Sendable ([BannedGroupMember]) -> Void,
+                          onServerBannedGroupMembers: @escaping @Sendable ([BannedGroupMember]) -> Void,
+                          onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: onCachedBannedGroupMembers, onServer: onServerBannedGroupMembers, onError: onError)
+    }
+
+    public func fetchNext(onSuccess: @escaping @Sendable ([BannedGroupMember]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
+    }
+
+    public func next() -> AsyncThrowingStream<FetchPhase<BannedGroupMember>, any Error> { list.phases() }
+}
+
+/// The logged-in user's notification feed, newest first, in two phases.
+public final class NotificationFeedRequest: Sendable {
+    public final class NotificationFeedRequestBuilder {
+        var limit = 30
+        public init() {}
+        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+
+        public func build(client: ChatClient) -> NotificationFeedRequest {
+            let limit = limit
+            return NotificationFeedRequest(list: SnapshotList(client: client, key: snapshotKey("feed", [("limit", "\(limit)")]),
+                whenBusy: .emptyServerResult,
+                fetchPage: { session, cursor in
+                    let items: [FeedItemPayload] = try await session.api.get(Endpoints.notifications,
+                                                                             query: [("limit", "\(limit)"), ("before", cursor)])
+                    return .init(items: items, next: items.count < limit ? nil : items.last.map { "\($0.id)" })
+                }, convert: { payload, _ in NotificationFeedItem(payload) }))
+        }
+    }
+
+    let list: SnapshotList<FeedItemPayload, NotificationFeedItem>
+    init(list: SnapshotList<FeedItemPayload, NotificationFeedItem>) { self.list = list }
+
+    public func fetchNext(onCachedNotificationFeedItems: @escaping @Sendable ([NotificationFeedItem]) -> Void,
+                          onServerNotificationFeedItems: @escaping @Sendable ([NotificationFeedItem]) -> Void,
+                          onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: onCachedNotificationFeedItems, onServer: onServerNotificationFeedItems, onError: onError)
+    }
+
+    public func fetchNext(onSuccess: @escaping @Sendable ([NotificationFeedItem]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
+    }
+
+    public func next() -> AsyncThrowingStream<FetchPhase<NotificationFeedItem>, any Error> { list.phases() }
+}
+
+/// Reactions on one message, in both directions; each direction keeps its own cached pages.
+/// A second fetch while one is in flight fails with `ERROR_REQUEST_IN_PROGRESS`.
+public final class ReactionsRequest: Sendable {
+    public final class ReactionsRequestBuilder {
+        var messageId: Int64?
+        var reaction: String?
+        var limit = 30
+        public init() {}
+        @discardableResult public func set(messageId: Int64) -> Self { self.messageId = messageId; return self }
+        /// Only this reaction.
+        @discardableResult public func set(reaction: String) -> Self { self.reaction = reaction; return self }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+
+        public func build(client: ChatClient) throws -> ReactionsRequest {
+            guard let messageId else { throw ChatException.invalid("set a messageId") }
+            let settings: [(String, String?)] = [("limit", "\(limit)"), ("reaction", reaction)]
+            let path = "\(Endpoints.messages)/\(messageId)/reactions"
+            let limit = limit
+            func direction(_ name: String, _ anchor: String) -> SnapshotList<ReactionPayload, Reaction> {
+                SnapshotList(client: client, key: snapshotKey("reactions:\(messageId):\(name)", settings), whenBusy: .requestInProgressError,
+                    fetchPage: { session, cursor in
+                        // The first page back in time starts after the newest reaction.
+                        let start = cursor ?? (anchor == "before" ? "\(Int64.max)" : nil)
+                        let items: [ReactionPayload] = try await session.api.get(path, query: settings + [(anchor, start)])
+                        let edge = anchor == "before" ? items.first : items.last
+                        return .init(items: items, next: items.count < limit ? nil : edge.map { "\($0.id)" })
+                    }, convert: { payload, _ in Reaction(payload) })
+            }
+            return ReactionsRequest(previous: direction("previous", "before"), next: direction("next", "after"))
+        }
+    }
+
+    let previousList: SnapshotList<ReactionPayload, Reaction>
+    let nextList: SnapshotList<ReactionPayload, Reaction>
+    private let gate = FetchGate()
+
+    init(previous: SnapshotList<ReactionPayload, Reaction>, next: SnapshotList<ReactionPayload, Reaction>) {
+        previousList = previous
+        nextList = next
+    }
+
+    /// Older reactions (newest page first).
+    public func fetchPrevious(onCachedReactions: @escaping @Sendable ([Reaction]) -> Void,
+                              onServerReactions: @escaping @Sendable ([Reaction]) -> Void,
+                              onError: @escaping @Sendable (ChatException) -> Void) {
+        guarded(previousList, onCachedReactions, onServerReactions, onError)
+    }
+
+    /// Newer reactions (oldest page first).
+    public func fetchNext(onCachedReactions: @escaping @Sendable ([Reaction]) -> Void,
+                          onServerReactions: @escaping @Sendable ([Reaction]) -> Void,
+                          onError: @escaping @Sendable (ChatException) -> Void) {
+        guarded(nextList, onCachedReactions, onServerReactions, onError)
+    }
+
+    public func previous() -> AsyncThrowingStream<FetchPhase<Reaction>, any Error> {
+        previousList.client.phases { guarded(previousList, $0, $1, $2) }
+    }
+
+    public func next() -> AsyncThrowingStream<FetchPhase<Reaction>, any Error> {
+        nextList.client.phases { guarded(nextList, $0, $1, $2) }
+    }
+
+    /// One fetch at a time across both directions.
+    private func guarded(_ list: SnapshotList<ReactionPayload, Reaction>, _ onCached: @escaping @Sendable ([Reaction]) -> Void,
+                         _ onServer: @escaping @Sendable ([Reaction]) -> Void, _ onError: @escaping @Sendable (ChatException) -> Void) {
+        guard gate.begin() else {
+            list.client.config.callbackQueue.async {
+                onError(ChatException(errorCode: ChatException.requestInProgress, errorDescription: "wait for the previous fetch on this request"))
+            }
+            return
+        }
+        let gate = gate
+        list.fetch(onCached: onCached, onServer: { gate.end(); onServer($0) }, onError: { gate.end(); onError($0) })
+    }
+}

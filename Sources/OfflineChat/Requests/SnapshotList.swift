@@ -1,0 +1,95 @@
+import ChatCache
+import Foundation
+
+/// The engine behind the entity lists (users, groups, members, banned members, reactions,
+/// the notification feed): the cached phase replays the snapshot the server returned online
+/// for the same settings and page, so a list never fetched online has an empty cached page.
+/// Settings with a server-only predicate (keyword search, presence) have no snapshot key:
+/// their cached phase is always empty and nothing is recorded.
+final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable {
+    /// What a second fetch gets while one is in flight (the seed differs per list).
+    enum WhenBusy: Sendable {
+        case requestInProgressError
+        case emptyServerResult
+    }
+
+    struct ServerPage: Sendable {
+        var items: [Payload]
+        /// The cursor of the following page; nil at the end.
+        var next: String?
+    }
+
+    private struct Paging: Sendable {
+        var page = 0
+        var cursor: String?
+        var done = false
+    }
+
+    let client: ChatClient
+    let key: String?
+    let whenBusy: WhenBusy
+    let fetchPage: @Sendable (ChatClient.Session, String?) async throws -> ServerPage
+    let convert: @Sendable (Payload, MessageSource) -> Model
+    /// Replaces the snapshot as the cached phase (page index → items).
+    let cachedPage: (@Sendable (ChatCache, Int) throws -> [Payload])?
+    private let gate = FetchGate()
+    private let paging = Locked(Paging())
+
+    init(client: ChatClient, key: String?, whenBusy: WhenBusy,
+         fetchPage: @escaping @Sendable (ChatClient.Session, String?) async throws -> ServerPage,
+         convert: @escaping @Sendable (Payload, MessageSource) -> Model,
+         cachedPage: (@Sendable (ChatCache, Int) throws -> [Payload])? = nil) {
+        self.cachedPage = cachedPage
+        self.client = client
+        self.key = key
+        self.whenBusy = whenBusy
+        self.fetchPage = fetchPage
+        self.convert = convert
+    }
+
+    func fetch(onCached: (@Sendable ([Model]) -> Void)?, onServer: @escaping @Sendable ([Model]) -> Void,
+               onError: @escaping @Sendable (ChatException) -> Void) {
+        guard gate.begin() else {
+            let whenBusy = whenBusy
+            client.config.callbackQueue.async {
+                switch whenBusy {
+                case .emptyServerResult: onServer([])
+                case .requestInProgressError:
+                    onError(ChatException(errorCode: ChatException.requestInProgress, errorDescription: "wait for the previous fetch on this request"))
+                }
+            }
+            return
+        }
+        let state = paging.current
+        let key = key
+        let convert = convert
+        let fetchPage = fetchPage
+        let cachedPage = cachedPage
+        client.twoPhase(
+            cached: { cache in
+                if let cachedPage { return try cachedPage(cache, state.page).map { convert($0, .cache) } }
+                guard let key, let json = try cache.snapshot(key, page: state.page) else { return [] }
+                return try ChatCache.decodeSnapshot([Payload].self, json).map { convert($0, .cache) }
+            },
+            server: { [paging] session in
+                if state.done { return [] }
+                let page = try await fetchPage(session, state.cursor)
+                if let key, let cache = session.cache {
+                    try cache.storeSnapshot(key, page: state.page, payload: try ChatCache.encodeSnapshot(page.items))
+                }
+                paging.withLock { $0 = Paging(page: state.page + 1, cursor: page.next, done: page.next == nil) }
+                return page.items.map { convert($0, .server) }
+            },
+            onCached: onCached, onServer: onServer, onError: onError,
+            finished: { [gate] _ in gate.end() })
+    }
+
+    func phases() -> AsyncThrowingStream<FetchPhase<Model>, any Error> {
+        client.phases { fetch(onCached: $0, onServer: $1, onError: $2) }
+    }
+}
+
+/// A stable snapshot key from a list's name and settings.
+func snapshotKey(_ list: String, _ settings: [(String, String?)]) -> String {
+    ([list] + settings.compactMap { name, value in value.map { "\(name)=\($0)" } }).joined(separator: "|")
+}
