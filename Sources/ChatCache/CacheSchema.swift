@@ -41,6 +41,10 @@ enum CacheSchema {
                 PRIMARY KEY(key, page));
             CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
             """)
+        migrator.register(2, "usage", sql: """
+            -- When each conversation's cached data was last read or written (eviction is LRU).
+            CREATE TABLE usage(conversation_id TEXT PRIMARY KEY, last_access INTEGER NOT NULL);
+            """)
         return migrator
     }()
 }

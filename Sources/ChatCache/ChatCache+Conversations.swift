@@ -29,7 +29,10 @@ extension ChatCache {
     public func storeConversationPage(_ page: [ConversationPayload], first: Bool, last: Bool) throws -> [String] {
         try write { db in
             let now = clock()
-            for conversation in page { try upsert(db, conversation, at: now) }
+            for conversation in page {
+                try upsert(db, conversation, at: now)
+                try noteUse(db, conversation.conversationId)
+            }
             let top = first ? Int64.max : (page.first?.updatedAt ?? Int64.max)
             let bottom = last ? Int64.min : (page.last?.updatedAt ?? Int64.min)
             guard !page.isEmpty || (first && last) else { return [] }
@@ -43,7 +46,10 @@ extension ChatCache {
 
     /// Writes one conversation through (a `getConversation` answer).
     public func storeConversation(_ conversation: ConversationPayload) throws {
-        try write { db in try upsert(db, conversation, at: clock()) }
+        try write { db in
+            try upsert(db, conversation, at: clock())
+            try noteUse(db, conversation.conversationId)
+        }
     }
 
     /// Removes a conversation and its cached messages and stretches.
@@ -83,5 +89,6 @@ extension ChatCache {
                    [id, id])
         try db.run("DELETE FROM messages WHERE conversation_id = ? AND id IS NOT NULL", [id])
         try db.run("DELETE FROM conversations WHERE id = ?", [id])
+        try db.run("DELETE FROM usage WHERE conversation_id = ?", [id])
     }
 }

@@ -101,6 +101,8 @@ extension ChatCache {
                           complete: Bool, live: Bool) throws {
         try write { db in
             for message in messages { try upsert(db, message) }
+            for id in Set(messages.map(\.conversationId)) { try noteUse(db, id) }
+            if case .conversation(let id) = scope { try noteUse(db, id) }
             guard complete else { return }
             let ids = messages.map(\.id)
             let short = messages.count < limit
@@ -134,6 +136,7 @@ extension ChatCache {
     public func storeLive(_ message: MessagePayload) throws {
         try write { db in
             try upsert(db, message)
+            try noteUse(db, message.conversationId)
             try bumpConversation(db, with: message, incoming: message.sender != uid)
             try extendLive(db, scope: .conversation(message.conversationId), to: message.id)
             if let parent = message.parentMessageId { try extendLive(db, scope: .thread(parentId: parent), to: message.id) }
@@ -143,7 +146,10 @@ extension ChatCache {
     /// Stores changed messages (edits, deletions, reactions, sync pages) without claiming
     /// anything about their neighbours.
     public func storeUpdates(_ messages: [MessagePayload]) throws {
-        try write { db in for message in messages { try upsert(db, message) } }
+        try write { db in
+            for message in messages { try upsert(db, message) }
+            for id in Set(messages.map(\.conversationId)) { try noteUse(db, id) }
+        }
     }
 
     /// The connection dropped: no stretch reaches the live head any more.

@@ -16,6 +16,10 @@ public final class ChatCache: Sendable {
     let readers: [LockedConnection]
     private let nextReader = Locked(0)
     let clock: @Sendable () -> Int64
+    /// Size and count limits, enforced after every write.
+    public let limits: CacheLimits
+    /// Conversations the current write touched (only used under the writer's lock).
+    let touchedInWrite = Locked<Set<String>>([])
 
     static let databaseName = "cache.sqlite"
     static let encoder: JSONEncoder = {
@@ -27,7 +31,8 @@ public final class ChatCache: Sendable {
 
     /// Opens (creating and migrating) the cache in `directory`. With a `key` the database
     /// is encrypted; a wrong key throws `.notADatabase`.
-    public init(directory: URL, uid: String, key: EncryptionKey? = nil, clock: @escaping @Sendable () -> Int64) throws {
+    public init(directory: URL, uid: String, key: EncryptionKey? = nil, limits: CacheLimits = CacheLimits(),
+                clock: @escaping @Sendable () -> Int64) throws {
         let files = FileManager.default
         try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
@@ -39,7 +44,8 @@ public final class ChatCache: Sendable {
             }
         }
         let writer = try Connection(path: path, key: key)
-        try writer.execute("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000; PRAGMA foreign_keys = ON")
+        // Incremental vacuum (only settable before the first table) lets eviction give space back.
+        try writer.execute("PRAGMA auto_vacuum = INCREMENTAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000")
         _ = try CacheSchema.migrator.migrate(writer)
         self.writer = LockedConnection(writer)
         readers = try (0..<2).map { _ in
@@ -50,6 +56,8 @@ public final class ChatCache: Sendable {
         self.directory = directory
         self.uid = uid
         self.clock = clock
+        self.limits = limits
+        try FileManager.default.createDirectory(at: mediaDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
     /// Closes every connection (the WAL is checkpointed away).
@@ -64,9 +72,17 @@ public final class ChatCache: Sendable {
         try FileManager.default.removeItem(at: directory)
     }
 
-    /// Runs `body` in one immediate transaction on the writer.
+    /// Runs `body` in one immediate transaction on the writer, then enforces the limits
+    /// (in the same transaction) and removes the media files of what was evicted.
     func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        try writer.withConnection { db in try db.transaction { try body($0) } }
+        let (result, evictedMedia) = try writer.withConnection { db in
+            try db.transaction { db -> (T, [URL]) in
+                let result = try body(db)
+                return (result, try enforceLimits(db))
+            }
+        }
+        for file in evictedMedia { try? FileManager.default.removeItem(at: file) }
+        return result
     }
 
     /// Runs `body` in one read transaction (a consistent snapshot) on a reader.

@@ -93,7 +93,11 @@ extension ChatClient {
             return nil
         }
         do {
-            return try ChatCache(directory: cacheDirectory(for: uid), uid: uid, clock: { [clock = config.clock] in clock.now() })
+            let offline = config.offline
+            let limits = CacheLimits(maxConversations: offline.maxConversations, maxMessagesPerConversation: offline.maxMessagesPerConversation,
+                                     maxStorageSize: offline.maxStorageSize)
+            return try ChatCache(directory: cacheDirectory(for: uid), uid: uid, limits: limits,
+                                 clock: { [clock = config.clock] in clock.now() })
         } catch {
             config.logger.log(.error, "the offline cache cannot be opened (\(error)); running online only")
             return nil

@@ -110,8 +110,9 @@ func makeCache() throws -> ChatCache {
         let directoryMode = try files.attributesOfItem(atPath: cache.directory.path)[.posixPermissions] as? Int
         #expect(directoryMode == 0o700)
         for name in try files.contentsOfDirectory(atPath: cache.directory.path) {
-            let mode = try files.attributesOfItem(atPath: cache.directory.appendingPathComponent(name).path)[.posixPermissions] as? Int
-            #expect(mode == 0o600, "\(name)")
+            let attributes = try files.attributesOfItem(atPath: cache.directory.appendingPathComponent(name).path)
+            let expected = attributes[.type] as? FileAttributeType == .typeDirectory ? 0o700 : 0o600
+            #expect(attributes[.posixPermissions] as? Int == expected, "\(name)")
         }
         cache.close()
         try ChatCache.destroy(directory: cache.directory)

@@ -142,18 +142,19 @@ public final class MessagesRequest: Sendable {
         let cacheable = isCacheable(anchor: anchor)
         let live = client.getConnectionStatus() == .connected
         client.twoPhase(
-            cached: { cache in
+            cached: { [client] cache in
                 guard cacheable, let scope else { return [] }
-                return try cache.cachedPage(scope, anchor, limit: settings.limit, filter: Self.cacheFilter(settings))
-                    .map { BaseMessage.make($0, source: .cache) }
+                let page = try cache.cachedPage(scope, anchor, limit: settings.limit, filter: Self.cacheFilter(settings))
+                cache.touch(page.map(\.conversationId))
+                return client.withLocalPaths(page.map { BaseMessage.make($0, source: .cache) }, cache: cache)
             },
-            server: { [self] session in
+            server: { [self, client] session in
                 let payloads: [MessagePayload] = try await session.api.get(serverPath(me: me), query: serverQuery(anchor: anchor))
                 if let cache = session.cache, let scope {
                     try cache.storePage(payloads, scope: scope, anchor: anchor, limit: settings.limit,
                                         complete: isComplete(anchor: anchor), live: live)
                 }
-                return payloads.map { BaseMessage.make($0, source: .server) }
+                return client.withLocalPaths(payloads.map { BaseMessage.make($0, source: .server) }, cache: session.cache)
             },
             onCached: onCached, onServer: onServer, onError: onError,
             finished: { [self] outcome in

@@ -1,0 +1,141 @@
+import ChatProtocol
+import Foundation
+import SQLiteKit
+
+/// What the cache may hold. Counts are clamped to at least 1; a byte cap of zero or less is
+/// unlimited.
+public struct CacheLimits: Sendable, Equatable {
+    public var maxConversations: Int
+    public var maxMessagesPerConversation: Int
+    /// Database pages in use plus media files, in bytes.
+    public var maxStorageSize: Int64
+
+    public init(maxConversations: Int = .max, maxMessagesPerConversation: Int = .max, maxStorageSize: Int64 = 0) {
+        self.maxConversations = max(1, maxConversations)
+        self.maxMessagesPerConversation = max(1, maxMessagesPerConversation)
+        self.maxStorageSize = maxStorageSize
+    }
+}
+
+/// Eviction: least recently used first, and never a message still waiting in the outbox
+/// (rows without a server id).
+extension ChatCache {
+    /// Where downloaded and queued media files live (not encrypted: see docs/CACHE.md).
+    public var mediaDirectory: URL { directory.appendingPathComponent("media", isDirectory: true) }
+
+    /// Bytes on disk: the database, its WAL and the media files.
+    public func sizeOnDisk() -> Int64 {
+        let files = FileManager.default
+        var total: Int64 = 0
+        for name in [Self.databaseName, Self.databaseName + "-wal", Self.databaseName + "-shm"] {
+            total += (try? files.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.size] as? Int64) ?? 0
+        }
+        return total + mediaBytes()
+    }
+
+    func mediaBytes() -> Int64 {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? []
+        return names.reduce(0) { sum, name in
+            sum + ((try? FileManager.default.attributesOfItem(atPath: mediaDirectory.appendingPathComponent(name).path)[.size] as? Int64) ?? 0)
+        }
+    }
+
+    /// Records that a conversation's data was just used.
+    func noteUse(_ db: Connection, _ conversationId: String) throws {
+        touchedInWrite.withLock { _ = $0.insert(conversationId) }
+        try db.run("INSERT OR REPLACE INTO usage(conversation_id, last_access) VALUES (?, ?)", [conversationId, clock()])
+    }
+
+    /// Marks conversations as read just now (after a cached phase), outside any read.
+    public func touch(_ conversationIds: [String]) {
+        guard !conversationIds.isEmpty else { return }
+        _ = try? write { db in for id in Set(conversationIds) { try noteUse(db, id) } }
+    }
+
+    /// Applies the limits inside the current write; returns media files to delete after commit.
+    func enforceLimits(_ db: Connection) throws -> [URL] {
+        var media: [URL] = []
+        // Only conversations this write touched can have grown (cost: an index walk of `keep`).
+        let touched = touchedInWrite.withLock { value -> Set<String> in defer { value = [] }; return value }
+        if limits.maxMessagesPerConversation < .max {
+            for id in touched.sorted() { media += try trim(db, id, keep: limits.maxMessagesPerConversation) }
+        }
+        if limits.maxConversations < .max {
+            let count: Int = try db.scalar("SELECT count(*) FROM usage") ?? 0
+            if count > limits.maxConversations {
+                for id in try leastRecentlyUsed(db, count - limits.maxConversations) { media += try evict(db, id) }
+            }
+        }
+        if limits.maxStorageSize > 0 {
+            while try usedBytes(db) > limits.maxStorageSize, let id = try leastRecentlyUsed(db, 1, sparing: 1).first {
+                media += try evict(db, id)
+                try db.execute("PRAGMA incremental_vacuum")
+            }
+        }
+        return media
+    }
+
+    /// Keeps the newest `keep` sent messages of a conversation; stretches then start at the
+    /// oldest kept message, so they never claim what is gone.
+    func trim(_ db: Connection, _ conversationId: String, keep: Int) throws -> [URL] {
+        guard let cut = try db.queryFirst("""
+            SELECT id FROM messages WHERE conversation_id = ? AND id IS NOT NULL ORDER BY id DESC LIMIT 1 OFFSET ?
+            """, [conversationId, keep - 1])?.get("id", as: Int64.self) else { return [] }
+        let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id < ?", [conversationId, cut]).map { try $0.get("id") as Int64 }
+        try db.run("DELETE FROM messages WHERE conversation_id = ? AND id < ?", [conversationId, cut])
+        try db.run("DELETE FROM ranges WHERE scope = ? AND hi < ?", [conversationId, cut])
+        try db.run("UPDATE ranges SET lo = ? WHERE scope = ? AND lo < ?", [cut, conversationId, cut])
+        return mediaFiles(of: Set(gone))
+    }
+
+    /// Drops a conversation's cached data, except queued messages.
+    func evict(_ db: Connection, _ conversationId: String) throws -> [URL] {
+        let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id IS NOT NULL", [conversationId]).map { try $0.get("id") as Int64 }
+        try removeConversation(db, conversationId)
+        return mediaFiles(of: Set(gone))
+    }
+
+    /// The least recently used conversations without queued messages, leaving the `sparing`
+    /// most recent ones alone.
+    func leastRecentlyUsed(_ db: Connection, _ count: Int, sparing: Int = 0) throws -> [String] {
+        let total: Int = try db.scalar("SELECT count(*) FROM usage") ?? 0
+        return try db.query("""
+            SELECT conversation_id FROM usage u
+            WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = u.conversation_id AND m.id IS NULL)
+            ORDER BY last_access, conversation_id LIMIT ?
+            """, [min(count, max(0, total - sparing))]).map { try $0.get("conversation_id") }
+    }
+
+    func usedBytes(_ db: Connection) throws -> Int64 {
+        let pages: Int64 = try db.scalar("PRAGMA page_count") ?? 0
+        let free: Int64 = try db.scalar("PRAGMA freelist_count") ?? 0
+        let size: Int64 = try db.scalar("PRAGMA page_size") ?? 4096
+        return (pages - free) * size + mediaBytes()
+    }
+
+    /// The media files kept for these messages (named `<message id>-<file name>`).
+    func mediaFiles(of messageIds: Set<Int64>) -> [URL] {
+        guard !messageIds.isEmpty else { return [] }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? []).filter { name in
+            name.split(separator: "-", maxSplits: 1).first.flatMap { Int64($0) }.map(messageIds.contains) ?? false
+        }.map { mediaDirectory.appendingPathComponent($0) }
+    }
+}
+
+extension ChatCache {
+    /// Where a message's downloaded file lives (whether or not it is there yet).
+    public func mediaFile(messageId: Int64, name: String) -> URL {
+        let safe = name.map { $0 == "/" || $0 == "\0" ? "_" : $0 }
+        return mediaDirectory.appendingPathComponent("\(messageId)-\(String(safe.prefix(120)))")
+    }
+
+    /// Stores a downloaded file for a message (0600), then applies the size limit.
+    public func storeMedia(_ data: Data, messageId: Int64, name: String) throws -> URL {
+        let file = mediaFile(messageId: messageId, name: name)
+        guard FileManager.default.createFile(atPath: file.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw SQLiteError(code: .cantOpen, message: "cannot write a media file")
+        }
+        try write { _ in }
+        return file
+    }
+}
