@@ -13,6 +13,8 @@ public final class ChatClient: Sendable {
     public let config: ChatConfig
     let messageListeners: ListenerRegistry<any MessageListener>
     let connectionListeners: ListenerRegistry<any ConnectionListener>
+    let conversationListeners: ListenerRegistry<any ConversationListener>
+    let groupListeners: ListenerRegistry<any GroupListener>
     let session = Locked<Session?>(nil)
     let transport: any RealtimeTransport
 
@@ -46,6 +48,8 @@ public final class ChatClient: Sendable {
         self.transport = transport
         messageListeners = ListenerRegistry(queue: config.callbackQueue)
         connectionListeners = ListenerRegistry(queue: config.callbackQueue)
+        conversationListeners = ListenerRegistry(queue: config.callbackQueue)
+        groupListeners = ListenerRegistry(queue: config.callbackQueue)
     }
 
     static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@")
@@ -67,6 +71,10 @@ public final class ChatClient: Sendable {
     public func removeMessageListener(_ id: String) { messageListeners.remove(id) }
     public func addConnectionListener(_ id: String, _ listener: any ConnectionListener) { connectionListeners.add(id, listener) }
     public func removeConnectionListener(_ id: String) { connectionListeners.remove(id) }
+    public func addConversationListener(_ id: String, _ listener: any ConversationListener) { conversationListeners.add(id, listener) }
+    public func removeConversationListener(_ id: String) { conversationListeners.remove(id) }
+    public func addGroupListener(_ id: String, _ listener: any GroupListener) { groupListeners.add(id, listener) }
+    public func removeGroupListener(_ id: String) { groupListeners.remove(id) }
 
     // MARK: - Helpers
 

@@ -73,3 +73,47 @@ public struct MessageReceipt: Sendable, Equatable {
     /// Epoch milliseconds.
     public var at: Int64
 }
+
+/// The conversation list and the catch-up sync's progress (OpenIM's events). Every method is
+/// optional.
+public protocol ConversationListener: AnyObject {
+    /// The catch-up sync started; `reInstall` after a cache rebuild or a first install.
+    func onSyncServerStart(reInstall: Bool)
+    /// 0…100, never decreasing within one sync.
+    func onSyncServerProgress(_ progress: Int)
+    func onSyncServerFinish(reInstall: Bool)
+    func onSyncServerFailed(reInstall: Bool)
+    /// A cached conversation changed (a new message, a receipt).
+    func onConversationUpdated(_ conversation: Conversation)
+}
+
+public extension ConversationListener {
+    func onSyncServerStart(reInstall: Bool) {}
+    func onSyncServerProgress(_ progress: Int) {}
+    func onSyncServerFinish(reInstall: Bool) {}
+    func onSyncServerFailed(reInstall: Bool) {}
+    func onConversationUpdated(_ conversation: Conversation) {}
+}
+
+/// Group membership changes as they happen (each also arrives as an `ActionMessage`).
+public protocol GroupListener: AnyObject {
+    func onGroupMemberJoined(_ action: ActionMessage)
+    func onGroupMemberLeft(_ action: ActionMessage)
+    func onMemberAddedToGroup(_ action: ActionMessage)
+    func onGroupMemberKicked(_ action: ActionMessage)
+    func onGroupMemberBanned(_ action: ActionMessage)
+    func onGroupMemberUnbanned(_ action: ActionMessage)
+    func onGroupMemberScopeChanged(_ action: ActionMessage)
+    func onOwnershipChanged(_ action: ActionMessage)
+}
+
+public extension GroupListener {
+    func onGroupMemberJoined(_ action: ActionMessage) {}
+    func onGroupMemberLeft(_ action: ActionMessage) {}
+    func onMemberAddedToGroup(_ action: ActionMessage) {}
+    func onGroupMemberKicked(_ action: ActionMessage) {}
+    func onGroupMemberBanned(_ action: ActionMessage) {}
+    func onGroupMemberUnbanned(_ action: ActionMessage) {}
+    func onGroupMemberScopeChanged(_ action: ActionMessage) {}
+    func onOwnershipChanged(_ action: ActionMessage) {}
+}

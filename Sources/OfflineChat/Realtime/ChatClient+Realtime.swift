@@ -71,7 +71,12 @@ extension ChatClient {
                 return
             }
             switch change.kind {
-            case .messageCreated, .groupMember: try cache.storeLive(message)
+            case .messageCreated, .groupMember:
+                try cache.storeLive(message)
+                if let conversation = try cache.conversation(id: message.conversationId) {
+                    let updated = Conversation(conversation, source: .realtime)
+                    conversationListeners.notify { $0.onConversationUpdated(updated) }
+                }
             default: try cache.storeUpdates([message])
             }
         } catch {
@@ -86,6 +91,7 @@ extension ChatClient {
             guard let payload = change.message, payload.sender != me || change.kind == .groupMember else { return }
             let message = BaseMessage.make(payload, source: source)
             messageListeners.notify { listener in Self.deliverNew(message, to: listener) }
+            if let action = message as? ActionMessage { groupListeners.notify { Self.deliverGroupEvent(action, to: $0) } }
         case .messageUpdated:
             guard let payload = change.message else { return }
             let message = BaseMessage.make(payload, source: source)
@@ -104,6 +110,20 @@ extension ChatClient {
             messageListeners.notify { receipt.kind == .read ? $0.onMessagesRead(receipt) : $0.onMessagesDelivered(receipt) }
         default:
             break
+        }
+    }
+
+    static func deliverGroupEvent(_ action: ActionMessage, to listener: any GroupListener) {
+        switch action.action?.action {
+        case .joined: listener.onGroupMemberJoined(action)
+        case .left: listener.onGroupMemberLeft(action)
+        case .added: listener.onMemberAddedToGroup(action)
+        case .kicked: listener.onGroupMemberKicked(action)
+        case .banned: listener.onGroupMemberBanned(action)
+        case .unbanned: listener.onGroupMemberUnbanned(action)
+        case .scopeChanged: listener.onGroupMemberScopeChanged(action)
+        case .ownershipTransferred: listener.onOwnershipChanged(action)
+        case nil: break
         }
     }
 
