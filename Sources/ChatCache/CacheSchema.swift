@@ -13,8 +13,19 @@ enum CacheSchema {
                 conversation_id TEXT NOT NULL,
                 parent_id INTEGER,
                 sender TEXT NOT NULL,
+                receiver TEXT NOT NULL,
+                receiver_type TEXT NOT NULL,
+                category TEXT NOT NULL,
+                type TEXT NOT NULL,
+                text TEXT,
+                sent_at INTEGER NOT NULL,
                 updated_at INTEGER NOT NULL,
-                payload TEXT NOT NULL);
+                edited_at INTEGER,
+                deleted_at INTEGER,
+                reply_count INTEGER NOT NULL DEFAULT 0,
+                call_status TEXT,
+                -- JSON of the rarer parts (attachment, custom data, metadata, reactions, action).
+                extras TEXT);
             CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
             CREATE INDEX messages_by_parent ON messages(parent_id, id);
             CREATE UNIQUE INDEX messages_by_muid ON messages(sender, muid);

@@ -70,15 +70,16 @@ extension ChatCache {
             var cursor = newestFirst ? high : low
             while page.count < limit && (newestFirst ? cursor >= low : cursor <= high) {
                 let rows = try db.query("""
-                    SELECT id, payload FROM messages WHERE \(Self.scopeCondition(scope)) AND id \(newestFirst ? "<=" : ">=") ? AND id BETWEEN ? AND ?
+                    SELECT \(MessageRow.columns) FROM messages
+                    WHERE \(Self.scopeCondition(scope)) AND id \(newestFirst ? "<=" : ">=") ? AND id BETWEEN ? AND ?
                     ORDER BY id \(newestFirst ? "DESC" : "ASC") LIMIT ?
-                    """, [Self.scopeValue(scope), cursor, low, high, limit * 2])
+                    """, [Self.scopeValue(scope), cursor, low, high, filter == CachedMessageFilter() ? limit : limit * 2])
                 if rows.isEmpty { break }
                 for row in rows {
-                    let message = try Self.decode(MessagePayload.self, try row.get("payload"))
+                    let message = try MessageRow.message(row)
                     if filter.matches(message) && page.count < limit { page.append(message) }
                 }
-                let last: Int64 = try rows.last!.get("id")
+                let last: Int64 = try rows.last!.get(0)
                 cursor = newestFirst ? last - 1 : last + 1
             }
             return newestFirst ? page.reversed() : page
@@ -88,7 +89,7 @@ extension ChatCache {
     /// One cached message by server id.
     public func message(id: Int64) throws -> MessagePayload? {
         try read { db in
-            try db.scalar("SELECT payload FROM messages WHERE id = ?", [id], as: String.self).map { try Self.decode(MessagePayload.self, $0) }
+            try db.queryFirst("SELECT \(MessageRow.columns) FROM messages WHERE id = ?", [id]).map(MessageRow.message)
         }
     }
 
@@ -185,16 +186,9 @@ extension ChatCache {
     /// Inserts or refreshes one message, keeping the newer state by `updatedAt`. A server
     /// copy of one's own queued message (same sender and muid) takes over its row.
     func upsert(_ db: Connection, _ message: MessagePayload) throws {
-        let payload = try Self.json(message)
-        try db.run("""
-            UPDATE messages SET id = ?1, conversation_id = ?2, parent_id = ?3, updated_at = ?4, payload = ?5
-            WHERE (id = ?1 OR (id IS NULL AND sender = ?6 AND muid = ?7)) AND updated_at <= ?4
-            """, [message.id, message.conversationId, message.parentMessageId, message.updatedAt, payload, message.sender, message.muid])
-        guard db.changes == 0 else { return }
-        try db.run("""
-            INSERT OR IGNORE INTO messages(id, muid, conversation_id, parent_id, sender, updated_at, payload)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, [message.id, message.muid, message.conversationId, message.parentMessageId, message.sender, message.updatedAt, payload])
+        let values = try MessageRow.values(message)
+        try db.run(MessageRow.update, values)
+        if db.changes == 0 { try db.run(MessageRow.insert, values) }
     }
 
     /// Adds a stretch and merges it with every stretch it overlaps or touches.

@@ -1,0 +1,60 @@
+import ChatProtocol
+import SQLiteKit
+
+/// How a message is stored: its common fields as columns (a cached page is read without
+/// JSON decoding in the usual case) and the rarer parts as one JSON text.
+enum MessageRow {
+    static let columns = """
+        id, muid, conversation_id, parent_id, sender, receiver, receiver_type, category, type, text,
+        sent_at, updated_at, edited_at, deleted_at, reply_count, call_status, extras
+        """
+
+    /// Refreshes a row with `values` (numbered as in `columns`), when the stored state is not
+    /// newer; matches a queued message of the same sender and muid too.
+    static let update: String = {
+        let assignments = columns.split(separator: ",").enumerated()
+            .map { "\($0.element.trimmingCharacters(in: .whitespacesAndNewlines)) = ?\($0.offset + 1)" }.joined(separator: ", ")
+        return """
+            UPDATE messages SET \(assignments)
+            WHERE (id = ?1 OR (id IS NULL AND sender = ?5 AND muid = ?2)) AND updated_at <= ?12
+            """
+    }()
+
+    /// Adds a row unless one with the id (or sender and muid) exists.
+    static let insert = "INSERT OR IGNORE INTO messages(\(columns)) VALUES (\(Array(repeating: "?", count: 17).joined(separator: ", ")))"
+
+    /// The optional structured parts, stored only when a message has any.
+    struct Extras: Codable {
+        var attachment: Attachment?
+        var customData: JSONValue?
+        var metadata: [String: JSONValue]?
+        var reactions: [ReactionCount]?
+        var action: MemberActionPayload?
+    }
+
+    /// The values for `columns`, in order.
+    static func values(_ message: MessagePayload) throws -> [any SQLValueConvertible] {
+        let extras = Extras(attachment: message.attachment, customData: message.customData, metadata: message.metadata,
+                            reactions: message.reactions, action: message.action)
+        let hasExtras = extras.attachment != nil || extras.customData != nil || extras.metadata != nil || extras.reactions != nil
+            || extras.action != nil
+        return [message.id, message.muid, message.conversationId, message.parentMessageId, message.sender, message.receiver,
+                message.receiverType.rawValue, message.category.rawValue, message.type, message.text, message.sentAt,
+                message.updatedAt, message.editedAt, message.deletedAt, message.replyCount ?? 0, message.callStatus?.rawValue,
+                hasExtras ? try ChatCache.json(extras) : nil]
+    }
+
+    /// A message from a row selected with `columns`.
+    static func message(_ row: Row) throws -> MessagePayload {
+        let extras = try (try row.get(16, as: String?.self)).map { try ChatCache.decode(Extras.self, $0) }
+        let replies: Int = try row.get(14)
+        return MessagePayload(
+            id: try row.get(0), muid: try row.get(1), conversationId: try row.get(2), sender: try row.get(4),
+            receiver: try row.get(5), receiverType: ReceiverType(rawValue: try row.get(6)) ?? .user,
+            category: MessageCategory(rawValue: try row.get(7)) ?? .message, type: try row.get(8), text: try row.get(9),
+            attachment: extras?.attachment, customData: extras?.customData, metadata: extras?.metadata,
+            sentAt: try row.get(10), updatedAt: try row.get(11), editedAt: try row.get(12), deletedAt: try row.get(13),
+            reactions: extras?.reactions, parentMessageId: try row.get(3), replyCount: replies == 0 ? nil : replies,
+            callStatus: (try row.get(15, as: String?.self)).flatMap(CallStatus.init(rawValue:)), action: extras?.action)
+    }
+}
