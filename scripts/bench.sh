@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# `make bench`: release builds, then chatd-bench against a real chatd process.
+# `make bench`: release builds, then
+#   1. chatd-bench against a real chatd process (HTTP, realtime, changelog replay);
+#   2. cache-bench: the SDK cache's cached phase against the raw SQLite C API on the same
+#      file, plain and SQLCipher-keyed, and the peak memory of a query-only process.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 (cd Server && swift build -c release 2>&1 | tail -1)
+swift build -c release --product cache-bench 2>&1 | tail -1
 Server/.build/release/chatd-bench Server/.build/release/chatd "$@"
+echo
+.build/release/cache-bench
+echo
+.build/release/cache-bench --encrypted

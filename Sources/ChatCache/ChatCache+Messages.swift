@@ -12,6 +12,18 @@ public enum CacheScope: Sendable, Hashable {
         case .thread(let parentId): "thread:\(parentId)"
         }
     }
+
+    enum Kind: CaseIterable {
+        case conversation, thread
+        var condition: String { self == .conversation ? "conversation_id = ?" : "parent_id = ?" }
+    }
+
+    var kind: Kind {
+        switch self {
+        case .conversation: .conversation
+        case .thread: .thread
+        }
+    }
 }
 
 /// The message filters the cache can compute itself; anything else blanks the cached phase.
@@ -65,23 +77,7 @@ extension ChatCache {
             case .before(let id): (lo, min(hi, id - 1))
             case .after(let id): (max(lo, id + 1), hi)
             }
-            // Filters are applied in Swift on the scope's rows, so read in batches until full.
-            var page: [MessagePayload] = []
-            var cursor = newestFirst ? high : low
-            while page.count < limit && (newestFirst ? cursor >= low : cursor <= high) {
-                let rows = try db.query("""
-                    SELECT \(MessageRow.columns) FROM messages
-                    WHERE \(Self.scopeCondition(scope)) AND id \(newestFirst ? "<=" : ">=") ? AND id BETWEEN ? AND ?
-                    ORDER BY id \(newestFirst ? "DESC" : "ASC") LIMIT ?
-                    """, [Self.scopeValue(scope), cursor, low, high, filter == CachedMessageFilter() ? limit : limit * 2])
-                if rows.isEmpty { break }
-                for row in rows {
-                    let message = try MessageRow.message(row)
-                    if filter.matches(message) && page.count < limit { page.append(message) }
-                }
-                let last: Int64 = try rows.last!.get(0)
-                cursor = newestFirst ? last - 1 : last + 1
-            }
+            let page = try Self.readPage(db, scope: scope, newestFirst: newestFirst, low: low, high: high, limit: limit, filter: filter)
             return newestFirst ? page.reversed() : page
         }
     }
@@ -168,6 +164,41 @@ extension ChatCache {
     }
 
     // MARK: - Internals
+
+    /// Reads up to `limit` messages of `scope` with ids in `low…high` that pass `filter`,
+    /// from the high end (`newestFirst`) or the low end. Filters run in Swift on the rows, so
+    /// a filtered read goes on in batches until the page is full or the stretch ends.
+    static func readPage(_ db: Connection, scope: CacheScope, newestFirst: Bool, low: Int64, high: Int64, limit: Int,
+                         filter: CachedMessageFilter) throws -> [MessagePayload] {
+        var page: [MessagePayload] = []
+        page.reserveCapacity(limit)
+        var cursor = newestFirst ? high : low
+        let sql = (newestFirst ? pageBackward : pageForward)[scope.kind]!
+        let unfiltered = filter == CachedMessageFilter()
+        let batch = unfiltered ? limit : limit * 2
+        while page.count < limit && (newestFirst ? cursor >= low : cursor <= high) {
+            var read = 0
+            var last = cursor
+            try db.forEachRow(sql, [scopeValue(scope), cursor, low, high, batch]) { (row: borrowing RowCursor) throws -> Bool in
+                read += 1
+                let message = try MessageRow.message(row)
+                last = message.id
+                if unfiltered || filter.matches(message) { page.append(message) }
+                return page.count < limit
+            }
+            if read < batch { break }
+            cursor = newestFirst ? last - 1 : last + 1
+        }
+        return page
+    }
+
+    /// The page queries per scope kind (fixed SQL texts, so their statements are cached).
+    static let pageBackward = Dictionary(uniqueKeysWithValues: CacheScope.Kind.allCases.map { kind in
+        (kind, "SELECT \(MessageRow.columns) FROM messages WHERE \(kind.condition) AND id <= ? AND id BETWEEN ? AND ? ORDER BY id DESC LIMIT ?")
+    })
+    static let pageForward = Dictionary(uniqueKeysWithValues: CacheScope.Kind.allCases.map { kind in
+        (kind, "SELECT \(MessageRow.columns) FROM messages WHERE \(kind.condition) AND id >= ? AND id BETWEEN ? AND ? ORDER BY id ASC LIMIT ?")
+    })
 
     static func scopeCondition(_ scope: CacheScope) -> String {
         switch scope {

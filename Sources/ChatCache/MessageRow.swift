@@ -44,6 +44,20 @@ enum MessageRow {
                 hasExtras ? try ChatCache.json(extras) : nil]
     }
 
+    /// A message from the current row of a statement selecting `columns` (the fast path).
+    static func message(_ row: borrowing RowCursor) throws -> MessagePayload {
+        let extras = try row.textOrNil(16).map { try ChatCache.decode(Extras.self, $0) }
+        let replies = row.int(14)
+        return MessagePayload(
+            id: row.int64(0), muid: row.textOrNil(1), conversationId: row.text(2), sender: row.text(4),
+            receiver: row.text(5), receiverType: ReceiverType(rawValue: row.text(6)) ?? .user,
+            category: MessageCategory(rawValue: row.text(7)) ?? .message, type: row.text(8), text: row.textOrNil(9),
+            attachment: extras?.attachment, customData: extras?.customData, metadata: extras?.metadata,
+            sentAt: row.int64(10), updatedAt: row.int64(11), editedAt: row.int64OrNil(12), deletedAt: row.int64OrNil(13),
+            reactions: extras?.reactions, parentMessageId: row.int64OrNil(3), replyCount: replies == 0 ? nil : replies,
+            callStatus: row.textOrNil(15).flatMap(CallStatus.init(rawValue:)), action: extras?.action)
+    }
+
     /// A message from a row selected with `columns`.
     static func message(_ row: Row) throws -> MessagePayload {
         let extras = try (try row.get(16, as: String?.self)).map { try ChatCache.decode(Extras.self, $0) }

@@ -17,13 +17,14 @@ extension Connection {
     /// ```
     @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
-        try execute("BEGIN \(kind.rawValue)")
+        // Cached statements: BEGIN and COMMIT are compiled once per connection, not per call.
+        try run("BEGIN \(kind.rawValue)")
         do {
             let result = try body(self)
-            try execute("COMMIT")
+            try run("COMMIT")
             return result
         } catch {
-            if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+            if sqlite3_get_autocommit(handle) == 0 { try? run("ROLLBACK") }
             throw error
         }
     }

@@ -1,0 +1,38 @@
+/// The current row of a running statement, read column by column without building `Row`
+/// values: the fast path for hot reads. Valid only inside the `forEachRow` body.
+public struct RowCursor: ~Copyable {
+    let handle: OpaquePointer
+
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    public func int64OrNil(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+
+    /// Text (empty for NULL).
+    public func text(_ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        return String(cString: bytes)
+    }
+
+    public func textOrNil(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+}
+
+extension Statement {
+    /// Runs the statement and hands each row to `body`; stops early when `body` returns false.
+    public func forEachRow(_ arguments: [any SQLValueConvertible] = [], _ body: (borrowing RowCursor) throws -> Bool) throws {
+        try bind(arguments)
+        defer { sqlite3_reset(handle) }
+        let cursor = RowCursor(handle: handle)
+        while try step() {
+            guard try body(cursor) else { break }
+        }
+    }
+}
+
+extension Connection {
+    /// `Statement.forEachRow` on the cached statement for `sql`.
+    public func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible] = [],
+                           _ body: (borrowing RowCursor) throws -> Bool) throws {
+        try cachedStatement(sql).forEachRow(arguments, body)
+    }
+}
