@@ -8,6 +8,8 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "OfflineChat",
+    // Synchronization's Mutex and Atomic need these on Apple platforms.
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "ChatProtocol", targets: ["ChatProtocol"]),
         .library(name: "SQLiteKit", targets: ["SQLiteKit"]),

@@ -1,3 +1,4 @@
+#if os(Linux) || os(macOS)  // child processes: not on iOS
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -130,3 +131,4 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         try await request(method, path, json: json)
     }
 }
+#endif
