@@ -33,12 +33,17 @@ extension ChatCache {
                 try upsert(db, conversation, at: now)
                 try noteUse(db, conversation.conversationId)
             }
-            let top = first ? Int64.max : (page.first?.updatedAt ?? Int64.max)
-            let bottom = last ? Int64.min : (page.last?.updatedAt ?? Int64.min)
             guard !page.isEmpty || (first && last) else { return [] }
+            // The slice in the server's order (updated_at DESC, id DESC): from the page's first
+            // entry (a conversation a live message moved up meanwhile stays) to its last, or to
+            // the bottom for the last page.
+            let top = page.first.map { ($0.updatedAt, $0.conversationId) } ?? (Int64.max, "")
+            let bottom = last ? (Int64.min, "") : (page.last!.updatedAt, page.last!.conversationId)
             let keep = Set(page.map(\.conversationId))
-            let stale = try db.query("SELECT id FROM conversations WHERE updated_at <= ? AND updated_at >= ?", [top, bottom])
-                .map { try $0.get("id") as String }.filter { !keep.contains($0) }
+            let stale = try db.query("""
+                SELECT id FROM conversations
+                WHERE (updated_at < ?1 OR (updated_at = ?1 AND id <= ?2)) AND (updated_at > ?3 OR (updated_at = ?3 AND id >= ?4))
+                """, [top.0, top.1, bottom.0, bottom.1]).map { try $0.get("id") as String }.filter { !keep.contains($0) }
             for id in stale { try removeConversation(db, id) }
             return stale
         }
@@ -85,8 +90,11 @@ extension ChatCache {
     }
 
     func removeConversation(_ db: Connection, _ id: String) throws {
-        try db.run("DELETE FROM ranges WHERE scope = ? OR scope IN (SELECT 'thread:' || id FROM messages WHERE conversation_id = ? AND id IS NOT NULL)",
-                   [id, id])
+        try db.run("""
+            DELETE FROM ranges WHERE scope = ?1
+               OR scope IN (SELECT 'thread:' || id FROM messages WHERE conversation_id = ?1 AND id IS NOT NULL)
+               OR scope IN (SELECT 'thread:' || parent_id FROM messages WHERE conversation_id = ?1 AND parent_id IS NOT NULL)
+            """, [id])
         try db.run("DELETE FROM messages WHERE conversation_id = ? AND id IS NOT NULL", [id])
         try db.run("DELETE FROM conversations WHERE id = ?", [id])
         try db.run("DELETE FROM usage WHERE conversation_id = ?", [id])

@@ -82,9 +82,14 @@ extension ChatCache {
             SELECT id FROM messages WHERE conversation_id = ? AND id IS NOT NULL ORDER BY id DESC LIMIT 1 OFFSET ?
             """, [conversationId, keep - 1])?.get("id", as: Int64.self) else { return [] }
         let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id < ?", [conversationId, cut]).map { try $0.get("id") as Int64 }
+        let threads = try db.query("SELECT DISTINCT parent_id FROM messages WHERE conversation_id = ? AND id < ? AND parent_id IS NOT NULL",
+                                   [conversationId, cut]).map { CacheScope.thread(parentId: try $0.get(0)).key }
         try db.run("DELETE FROM messages WHERE conversation_id = ? AND id < ?", [conversationId, cut])
-        try db.run("DELETE FROM ranges WHERE scope = ? AND hi < ?", [conversationId, cut])
-        try db.run("UPDATE ranges SET lo = ? WHERE scope = ? AND lo < ?", [cut, conversationId, cut])
+        // The conversation's stretches, and those of threads that lost replies, now start at the cut.
+        for scope in [conversationId] + threads {
+            try db.run("DELETE FROM ranges WHERE scope = ? AND hi < ?", [scope, cut])
+            try db.run("UPDATE ranges SET lo = ? WHERE scope = ? AND lo < ?", [cut, scope, cut])
+        }
         return mediaFiles(of: Set(gone))
     }
 

@@ -62,9 +62,10 @@ extension ChatCache {
             let point: Int64
             switch anchor {
             case .latest:
-                guard let newest = try db.queryFirst("SELECT max(id) FROM messages WHERE \(Self.scopeCondition(scope))",
-                                                     [Self.scopeValue(scope)])?.get(0, as: Int64?.self) else { return [] }
-                point = newest
+                // The newest known stretch (a message cached outside any stretch proves nothing).
+                guard let top = try db.queryFirst("SELECT hi FROM ranges WHERE scope = ? ORDER BY hi DESC LIMIT 1",
+                                                  [scope.key])?.get(0, as: Int64.self) else { return [] }
+                point = top
             case .before(let id): point = id - 1
             case .after(let id): point = id + 1
             }
@@ -89,14 +90,21 @@ extension ChatCache {
         }
     }
 
+    /// The current connection epoch: pass it as `liveSince` when a fetch starts while the
+    /// realtime connection is up.
+    public var liveEpoch: Int { liveEpochCounter.current }
+
     /// Writes a server page through and records what it proves: for an unfiltered page, the
     /// stretch from the anchor to the page's far end (to the start of history when the page
-    /// is short; to the live head for a latest or short forward page while `live`). Cached
-    /// messages of the scope inside that stretch that the server did not return are dropped
-    /// (the page replaces its slice).
+    /// is short; to the live head for a latest or short forward page, when the connection was
+    /// up at the fetch's start (`liveSince`) and has not dropped since). Cached messages of the
+    /// scope inside that stretch that the server did not return are dropped (the page
+    /// replaces its slice).
     public func storePage(_ messages: [MessagePayload], scope: CacheScope, anchor: PageAnchor, limit: Int,
-                          complete: Bool, live: Bool) throws {
+                          complete: Bool, liveSince: Int?) throws {
         try write { db in
+            // Checked under the writer's lock, where `closeOpenRanges` also runs.
+            let live = liveSince != nil && liveSince == liveEpochCounter.current
             for message in messages { try upsert(db, message) }
             for id in Set(messages.map(\.conversationId)) { try noteUse(db, id) }
             if case .conversation(let id) = scope { try noteUse(db, id) }
@@ -151,7 +159,10 @@ extension ChatCache {
 
     /// The connection dropped: no stretch reaches the live head any more.
     public func closeOpenRanges() throws {
-        try write { db in try db.run("UPDATE ranges SET open = 0 WHERE open = 1") }
+        try write { db in
+            liveEpochCounter.withLock { $0 += 1 }
+            try db.run("UPDATE ranges SET open = 0 WHERE open = 1")
+        }
     }
 
     /// The stretches of a scope, for tests and diagnostics.

@@ -18,6 +18,9 @@ public final class ChatCache: Sendable {
     let clock: @Sendable () -> Int64
     /// Size and count limits, enforced after every write.
     public let limits: CacheLimits
+    /// Counts connection losses (`closeOpenRanges`): a page fetched while connected may claim
+    /// the live head only if no loss happened meanwhile.
+    let liveEpochCounter = Locked(0)
     /// Conversations the current write touched (only used under the writer's lock).
     let touchedInWrite = Locked<Set<String>>([])
 
@@ -47,6 +50,8 @@ public final class ChatCache: Sendable {
         // Incremental vacuum (only settable before the first table) lets eviction give space back.
         try writer.execute("PRAGMA auto_vacuum = INCREMENTAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000")
         _ = try CacheSchema.migrator.migrate(writer)
+        // A new process has no live connection yet: nothing reaches the live head.
+        try writer.execute("UPDATE ranges SET open = 0 WHERE open = 1")
         self.writer = LockedConnection(writer)
         readers = try (0..<2).map { _ in
             let reader = try Connection(path: path, key: key)

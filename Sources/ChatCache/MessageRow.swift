@@ -9,14 +9,15 @@ enum MessageRow {
         sent_at, updated_at, edited_at, deleted_at, reply_count, call_status, extras
         """
 
-    /// Refreshes a row with `values` (numbered as in `columns`), when the stored state is not
-    /// newer; matches a queued message of the same sender and muid too.
+    /// Refreshes a row with `values` (numbered as in `columns`) when the stored state is not
+    /// newer, or takes over a queued message of the same sender and muid (whatever its local
+    /// time: the server's copy wins).
     static let update: String = {
         let assignments = columns.split(separator: ",").enumerated()
             .map { "\($0.element.trimmingCharacters(in: .whitespacesAndNewlines)) = ?\($0.offset + 1)" }.joined(separator: ", ")
         return """
             UPDATE messages SET \(assignments)
-            WHERE (id = ?1 OR (id IS NULL AND sender = ?5 AND muid = ?2)) AND updated_at <= ?12
+            WHERE (id = ?1 AND updated_at <= ?12) OR (id IS NULL AND sender = ?5 AND muid = ?2)
             """
     }()
 

@@ -15,6 +15,7 @@ public final class ManualClock: ChatClock, @unchecked Sendable {  // all state i
     private var current: Int64
     private var sleepers: [Sleeper] = []
     private var nextID: UInt64 = 0
+    private var cancelledIDs: Set<UInt64> = []
     private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     public init(now: Int64 = 1_800_000_000_000) { current = now }
@@ -37,6 +38,12 @@ public final class ManualClock: ChatClock, @unchecked Sendable {  // all state i
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 lock.lock()
+                // A cancellation that came before this sleeper existed found nothing to remove.
+                if cancelledIDs.remove(id) != nil {
+                    lock.unlock()
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
                 sleepers.append(Sleeper(id: id, deadline: current + milliseconds, continuation: continuation))
                 let ready = takeWaiters()
                 lock.unlock()
@@ -45,6 +52,7 @@ public final class ManualClock: ChatClock, @unchecked Sendable {  // all state i
         } onCancel: {
             lock.lock()
             let cancelled = sleepers.firstIndex { $0.id == id }.map { sleepers.remove(at: $0) }
+            if cancelled == nil { cancelledIDs.insert(id) }
             lock.unlock()
             cancelled?.continuation.resume(throwing: CancellationError())
         }

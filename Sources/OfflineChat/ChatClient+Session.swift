@@ -8,11 +8,16 @@ extension ChatClient {
     /// Online, the server checks the token. With offline support on and this user's cache on
     /// the device, a login without a connection succeeds from the cache when the token is
     /// the one the cache was opened with; the realtime connection keeps trying meanwhile.
-    /// A different user's cache is wiped first, and a rejected token wipes this user's.
+    /// Once the login succeeded, the previous session ends and any other user's cache of the
+    /// app is wiped; a rejected token wipes this user's. A logout (or another login) while
+    /// this one waits for the server wins: this one then fails with `ERROR_USER_NOT_LOGGED_IN`.
     @discardableResult
     public func login(uid: String, authToken: String) async throws -> User {
         guard !uid.isEmpty, uid.allSatisfy(Self.idCharacters.contains) else { throw ChatException.invalid("`uid` is not a valid uid") }
-        if let previous = session.current { end(previous, wipe: previous.user.uid != uid) }
+        let generation = sessionGeneration.withLock { value -> Int in
+            value += 1
+            return value
+        }
         let api = APIClient(baseURL: config.server, token: authToken, session: APIClient.session(timeout: config.requestTimeout))
         let cache = try openCache(for: uid)
         let user: User
@@ -27,7 +32,9 @@ extension ChatClient {
         } catch let error as ChatException {
             if error.isAuthFailure || error.errorCode == ChatException.authTokenInvalid {
                 cache?.close()
-                try? ChatCache.destroy(directory: cacheDirectory(for: uid))
+                // This user's cache belongs to a token that no longer works, unless a live
+                // session of the same user is using it.
+                if session.current?.user.uid != uid { try? ChatCache.destroy(directory: cacheDirectory(for: uid)) }
                 throw error
             }
             guard error.errorCode == ChatException.internetUnavailable, let cache, let known = Self.cachedUser(cache, token: authToken) else {
@@ -36,11 +43,28 @@ extension ChatClient {
             }
             user = known
         }
-        let started = Session(user: user, api: api, realtime: makeRealtime(token: authToken), cache: cache)
-        session.withLock { $0 = started }
+        let owner = SessionOwner()
+        return try commit(Session(user: user, api: api, realtime: makeRealtime(token: authToken, owner: owner), cache: cache, owner: owner),
+                          generation: generation)
+    }
+
+    /// Makes `started` the session unless a login or logout came in meanwhile; ends the
+    /// previous session and wipes other users' caches; starts realtime.
+    private func commit(_ started: Session, generation: Int) throws -> User {
+        let previous = session.withLock { current -> Session?? in
+            guard sessionGeneration.current == generation else { return .none }
+            defer { current = started }
+            return .some(current)
+        }
+        guard case .some(let replaced) = previous else {
+            started.cache?.close()
+            throw ChatException(errorCode: ChatException.userNotLoggedIn, errorDescription: "a logout or another login came first")
+        }
+        if let replaced { end(replaced, wipe: replaced.user.uid != started.user.uid) }
+        if started.cache != nil { wipeOtherUsers(than: started.user.uid) }
         started.realtime.start()
-        if cache != nil { Task { await refreshBlockedList(started) } }
-        return user
+        if started.cache != nil { Task { await refreshBlockedList(started) } }
+        return started.user
     }
 
     /// The callback form of `login(uid:authToken:)`; callbacks run on the callback queue.
@@ -49,8 +73,10 @@ extension ChatClient {
         settle({ try await self.login(uid: uid, authToken: authToken) }, onSuccess: onSuccess, onError: onError)
     }
 
-    /// Ends the session: closes the realtime connection and wipes the user's cache.
+    /// Ends the session: closes the realtime connection and wipes the user's cache. A login
+    /// still waiting for the server is abandoned.
     public func logout() {
+        sessionGeneration.withLock { $0 += 1 }
         guard let current = session.withLock({ value -> Session? in defer { value = nil }; return value }) else { return }
         end(current, wipe: true)
     }
@@ -63,10 +89,14 @@ extension ChatClient {
 
     /// Stops a session; `wipe` deletes its cache (logout, a rejected token, another user).
     func end(_ old: Session, wipe: Bool) {
-        session.withLock { if $0 === old { $0 = nil } }
+        let successor = session.withLock { current -> Session? in
+            if current === old { current = nil }
+            return current
+        }
         old.realtime.stop()
         old.cache?.close()
-        if wipe { try? ChatCache.destroy(directory: cacheDirectory(for: old.user.uid)) }
+        // Never delete the files a newer session of the same user has open.
+        if wipe && successor?.user.uid != old.user.uid { try? ChatCache.destroy(directory: cacheDirectory(for: old.user.uid)) }
     }
 
     /// The server no longer accepts the session's token: logged out, cache wiped.
@@ -79,15 +109,10 @@ extension ChatClient {
         config.storageDirectory.appendingPathComponent(config.appID).appendingPathComponent(uid)
     }
 
-    /// This user's cache, after wiping any other user's of this app. Nil when offline
-    /// support is off, or when encryption is requested (encrypted caches are not built yet:
-    /// rather no cache than a plaintext one).
+    /// This user's cache. Nil when offline support is off, or when encryption is requested
+    /// (encrypted caches are not built yet: rather no cache than a plaintext one).
     private func openCache(for uid: String) throws -> ChatCache? {
         guard config.offline.enabled else { return nil }
-        let appDirectory = config.storageDirectory.appendingPathComponent(config.appID)
-        for other in (try? FileManager.default.contentsOfDirectory(atPath: appDirectory.path)) ?? [] where other != uid {
-            try? ChatCache.destroy(directory: appDirectory.appendingPathComponent(other))
-        }
         guard !config.offline.encryption else {
             config.logger.log(.error, "offline encryption is not available in this SDK version; running online only")
             return nil
@@ -101,6 +126,14 @@ extension ChatClient {
         } catch {
             config.logger.log(.error, "the offline cache cannot be opened (\(error)); running online only")
             return nil
+        }
+    }
+
+    /// Deletes every other user's cache of this app on the device.
+    private func wipeOtherUsers(than uid: String) {
+        let appDirectory = config.storageDirectory.appendingPathComponent(config.appID)
+        for other in (try? FileManager.default.contentsOfDirectory(atPath: appDirectory.path)) ?? [] where other != uid {
+            try? ChatCache.destroy(directory: appDirectory.appendingPathComponent(other))
         }
     }
 

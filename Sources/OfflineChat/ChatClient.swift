@@ -25,13 +25,24 @@ public final class ChatClient: Sendable {
         let realtime: RealtimeConnection
         /// The user's cache; nil when offline support is off (or unavailable).
         let cache: ChatCache?
-        init(user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?) {
+        /// Identifies the session to its realtime handlers, so a stopped connection's late
+        /// events never touch a newer session.
+        let owner: SessionOwner
+        init(user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, owner: SessionOwner) {
             self.user = user
             self.api = api
             self.realtime = realtime
             self.cache = cache
+            self.owner = owner
         }
     }
+
+    /// One login attempt's identity.
+    final class SessionOwner: Sendable {}
+
+    /// Bumped by every login and logout: a login commits its session only if no other login
+    /// or logout happened while it was talking to the server.
+    let sessionGeneration = Locked(0)
 
     public convenience init(config: ChatConfig) throws {
         try self.init(config: config, transport: RealtimeTransports.platformDefault)

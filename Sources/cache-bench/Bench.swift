@@ -43,7 +43,7 @@ enum Bench {
                                       customData: nil, metadata: nil, sentAt: messageId * 10, updatedAt: messageId * 10,
                                       editedAt: nil, deletedAt: nil)
             }
-            try cache.storePage(page, scope: .conversation(id), anchor: .latest, limit: per + 1, complete: true, live: false)
+            try cache.storePage(page, scope: .conversation(id), anchor: .latest, limit: per + 1, complete: true, liveSince: nil)
         }
     }
 

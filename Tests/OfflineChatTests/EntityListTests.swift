@@ -237,3 +237,61 @@ import Testing
         #expect(await reactions.next() == "error: \(ChatException.internetUnavailable)")
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct PagingRegressionTests {
+    @Test func offlineFetchesPageThroughTheSnapshots() async throws {
+        let server = try LiveChatd()
+        let token = try await server.user("alice")
+        for uid in ["b1", "b2", "b3"] { _ = try await server.user(uid) }
+        let alice = try makeClient(server, offline: offlineOn())
+        try await alice.login(uid: "alice", authToken: token)
+        let online = UsersRequest.UsersRequestBuilder().set(limit: 2).build(client: alice)
+        for _ in 0..<2 { for try await _ in online.next() {} }
+        server.stop()
+        let offline = UsersRequest.UsersRequestBuilder().set(limit: 2).build(client: alice)
+        var pages: [[String]] = []
+        for _ in 0..<2 {
+            do { for try await phase in offline.next() { if case .cached(let users) = phase { pages.append(users.map(\.uid)) } } } catch {}
+        }
+        #expect(pages == [["alice", "b1"], ["b2", "b3"]])
+    }
+
+    @Test func theNextFetchMayStartInsideTheServerCallback() async throws {
+        let server = try LiveChatd()
+        let token = try await server.user("alice")
+        for uid in ["b1", "b2", "b3"] { _ = try await server.user(uid) }
+        let alice = try makeClient(server, offline: offlineOn())
+        try await alice.login(uid: "alice", authToken: token)
+        let request = UsersRequest.UsersRequestBuilder().set(limit: 2).build(client: alice)
+        let log = PhaseLog()
+        request.fetchNext(onCachedUsers: { _ in }, onServerUsers: { users in
+            log.push(.server([Int64(users.count)]))
+            request.fetchNext(onCachedUsers: { _ in }, onServerUsers: { log.push(.server([Int64($0.count)])) }, onError: { log.push(.error($0.errorCode)) })
+        }, onError: { log.push(.error($0.errorCode)) })
+        #expect(await log.next() == .server([2]))
+        #expect(await log.next() == .server([2]), "the second page, not a busy answer")
+    }
+
+    @Test func aLogoutWhileALoginWaitsWins() async throws {
+        let server = try LiveChatd()
+        let token = try await server.user("alice")
+        let first = try makeClient(server, offline: offlineOn())
+        try await first.login(uid: "alice", authToken: token)
+        let silent = try SilentServer()
+        var config = first.config
+        config.server = silent.url
+        config.requestTimeout = 1
+        let slow = try ChatClient(config: config)
+        let before = slow.sessionGeneration.current
+        let login = Task { try await slow.login(uid: "alice", authToken: token) }
+        while slow.sessionGeneration.current == before { await Task.yield() }
+        slow.logout()
+        do {
+            _ = try await login.value
+            Issue.record("the login outlived the logout")
+        } catch let error as ChatException {
+            #expect(error.errorCode == ChatException.userNotLoggedIn)
+        }
+        #expect(slow.getLoggedInUser() == nil)
+    }
+}

@@ -1,20 +1,28 @@
 import Foundation
 
 extension ChatClient {
-    func makeRealtime(token: String) -> RealtimeConnection {
+    func makeRealtime(token: String, owner: SessionOwner) -> RealtimeConnection {
         var components = URLComponents(url: config.server.appendingPathComponent(Endpoints.realtime), resolvingAgainstBaseURL: false)!
         components.scheme = config.server.scheme == "https" ? "wss" : "ws"
         let handlers = RealtimeConnection.Handlers(
-            status: { [weak self] status in self?.connectionChanged(status) },
-            envelope: { [weak self] envelope in await self?.receive(envelope) },
+            status: { [weak self] status in self?.connectionChanged(status, owner: owner) },
+            envelope: { [weak self] envelope in await self?.receive(envelope, owner: owner) },
             settled: {},
-            shouldRetry: { [weak self] in await self?.tokenStillAccepted() ?? false })
+            shouldRetry: { [weak self] in await self?.tokenStillAccepted(owner: owner) ?? false })
         return RealtimeConnection(url: components.url!, token: token, transport: transport, config: config, handlers: handlers)
     }
 
-    private func connectionChanged(_ status: ConnectionStatus) {
+    /// The session `owner` belongs to, if it is still the current one.
+    func session(of owner: SessionOwner) -> Session? {
+        guard let current = session.current, current.owner === owner else { return nil }
+        return current
+    }
+
+    private func connectionChanged(_ status: ConnectionStatus, owner: SessionOwner) {
+        // A connection of an ended session says nothing to a newer one.
+        if let current = session.current, current.owner !== owner { return }
         // Offline, messages may be missed: no cached stretch reaches the live head any more.
-        if status == .disconnected { try? session.current?.cache?.closeOpenRanges() }
+        if status == .disconnected { try? session(of: owner)?.cache?.closeOpenRanges() }
         connectionListeners.notify { listener in
             switch status {
             case .connecting: listener.onConnecting()
@@ -26,8 +34,8 @@ extension ChatClient {
 
     /// After a dropped or refused connection: is the token still good? A 401 ends the
     /// session; no answer means "offline, keep retrying".
-    private func tokenStillAccepted() async -> Bool {
-        guard let current = session.current else { return false }
+    private func tokenStillAccepted(owner: SessionOwner) async -> Bool {
+        guard let current = session(of: owner) else { return false }
         do {
             let _: UserPayload = try await current.api.get(Endpoints.me)
             return true
@@ -40,8 +48,9 @@ extension ChatClient {
     }
 
     /// One realtime envelope: changes become listener callbacks.
-    func receive(_ envelope: RealtimeEnvelope) async {
-        guard let me = session.current?.user.uid else { return }
+    func receive(_ envelope: RealtimeEnvelope, owner: SessionOwner) async {
+        guard let current = session(of: owner) else { return }
+        let me = current.user.uid
         switch envelope.type {
         case .hello: break
         case .typing:
@@ -51,14 +60,14 @@ extension ChatClient {
             messageListeners.notify { typing.isTyping ? $0.onTypingStarted(indicator) : $0.onTypingEnded(indicator) }
         case .change:
             guard let change = envelope.change else { return }
-            writeThrough(change)
+            writeThrough(change, in: current)
             dispatch(change, me: me, source: .realtime)
         }
     }
 
     /// Stores a live change in the cache before any listener hears of it.
-    func writeThrough(_ change: ChangePayload) {
-        guard let current = session.current, let cache = current.cache else { return }
+    func writeThrough(_ change: ChangePayload, in current: Session) {
+        guard let cache = current.cache else { return }
         do {
             if change.kind == .groupDeleted {
                 try cache.removeConversation(change.conversationId)

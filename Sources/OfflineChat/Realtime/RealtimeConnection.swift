@@ -66,7 +66,9 @@ final class RealtimeConnection: Sendable {
     }
 
     private func run() async {
-        var attempt = 0
+        // Failed attempts in a row; only a connection that settles resets it, so a server
+        // that accepts and drops at once is not hammered.
+        let attempts = Locked(0)
         while !Task.isCancelled {
             set(.connecting)
             do {
@@ -74,9 +76,9 @@ final class RealtimeConnection: Sendable {
                 guard !Task.isCancelled else { opened.close(); break }
                 socket.withLock { $0 = opened }
                 set(.connected)
-                attempt = 0
                 let settle = Task { [config, handlers] in
                     do { try await config.clock.sleep(milliseconds: config.connectionSettleDelay) } catch { return }
+                    attempts.withLock { $0 = 0 }
                     await handlers.settled()
                 }
                 defer { settle.cancel() }
@@ -93,9 +95,12 @@ final class RealtimeConnection: Sendable {
             socket.withLock { $0 = nil }
             set(.disconnected)
             guard !Task.isCancelled, await handlers.shouldRetry() else { break }
+            let attempt = attempts.withLock { value -> Int in
+                defer { value += 1 }
+                return value
+            }
             let delay = Backoff.delay(attempt: attempt, base: config.reconnectBaseDelay, cap: config.reconnectMaxDelay,
                                       unit: Double.random(in: 0..<1))
-            attempt += 1
             do { try await config.clock.sleep(milliseconds: delay) } catch { break }
         }
         set(.disconnected)

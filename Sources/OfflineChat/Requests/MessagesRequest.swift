@@ -140,7 +140,9 @@ public final class MessagesRequest: Sendable {
         let scope = scope(me: me)
         let settings = settings
         let cacheable = isCacheable(anchor: anchor)
-        let live = client.getConnectionStatus() == .connected
+        // The connection epoch at the start: the page may claim the live head only if the
+        // connection was up then and did not drop before the page is stored.
+        let liveSince = client.getConnectionStatus() == .connected ? client.session.current?.cache?.liveEpoch : nil
         client.twoPhase(
             cached: { [client] cache in
                 guard cacheable, let scope else { return [] }
@@ -152,7 +154,7 @@ public final class MessagesRequest: Sendable {
                 let payloads: [MessagePayload] = try await session.api.get(serverPath(me: me), query: serverQuery(anchor: anchor))
                 if let cache = session.cache, let scope {
                     try cache.storePage(payloads, scope: scope, anchor: anchor, limit: settings.limit,
-                                        complete: isComplete(anchor: anchor), live: live)
+                                        complete: isComplete(anchor: anchor), liveSince: liveSince)
                 }
                 return client.withLocalPaths(payloads.map { BaseMessage.make($0, source: .server) }, cache: session.cache)
             },

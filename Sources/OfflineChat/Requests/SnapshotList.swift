@@ -20,9 +20,12 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
     }
 
     private struct Paging: Sendable {
+        /// The server's next page and its cursor.
         var page = 0
         var cursor: String?
         var done = false
+        /// Fetches started: the cached phase replays this page, so offline fetches page too.
+        var fetches = 0
     }
 
     let client: ChatClient
@@ -60,15 +63,18 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
             }
             return
         }
-        let state = paging.current
+        let state = paging.withLock { paging -> Paging in
+            defer { paging.fetches += 1 }
+            return paging
+        }
         let key = key
         let convert = convert
         let fetchPage = fetchPage
         let cachedPage = cachedPage
         client.twoPhase(
             cached: { cache in
-                if let cachedPage { return try cachedPage(cache, state.page).map { convert($0, .cache) } }
-                guard let key, let json = try cache.snapshot(key, page: state.page) else { return [] }
+                if let cachedPage { return try cachedPage(cache, state.fetches).map { convert($0, .cache) } }
+                guard let key, let json = try cache.snapshot(key, page: state.fetches) else { return [] }
                 return try ChatCache.decodeSnapshot([Payload].self, json).map { convert($0, .cache) }
             },
             server: { [paging] session in
@@ -77,7 +83,11 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
                 if let key, let cache = session.cache {
                     try cache.storeSnapshot(key, page: state.page, payload: try ChatCache.encodeSnapshot(page.items))
                 }
-                paging.withLock { $0 = Paging(page: state.page + 1, cursor: page.next, done: page.next == nil) }
+                paging.withLock { current in
+                    current.page = state.page + 1
+                    current.cursor = page.next
+                    current.done = page.next == nil
+                }
                 return page.items.map { convert($0, .server) }
             },
             onCached: onCached, onServer: onServer, onError: onError,

@@ -20,8 +20,8 @@ extension ChatClient {
     /// the callback queue, even when empty; then `server` asks chatd and writes its answer
     /// through before `onServer` fires. No answer ends in `onError` with
     /// `ERROR_INTERNET_UNAVAILABLE`; a server error reaches `onError` unchanged. Exactly one
-    /// of `onServer` / `onError` fires, after the cached phase. `finished` runs last, off the
-    /// callback queue, for the request's own bookkeeping.
+    /// of `onServer` / `onError` fires, after the cached phase. `finished` (the request's own
+    /// bookkeeping) runs on the callback queue just before that last callback.
     func twoPhase<Item: Sendable>(
         cached: (@Sendable (ChatCache) throws -> [Item])?,
         server: @escaping @Sendable (Session) async throws -> [Item],
@@ -33,8 +33,10 @@ extension ChatClient {
         let queue = config.callbackQueue
         Task {
             guard let current = session.current else {
-                queue.async { onError(.notLoggedIn()) }
-                finished(FetchOutcome())
+                queue.async {
+                    finished(FetchOutcome())
+                    onError(.notLoggedIn())
+                }
                 return
             }
             var outcome = FetchOutcome<Item>()
@@ -47,16 +49,25 @@ extension ChatClient {
                 outcome.cached = items
                 queue.async { onCached(items) }
             }
+            // The request's own bookkeeping (paging, its one-fetch gate) settles before the
+            // callback, so an app may start the next fetch from inside it.
             do {
                 let items = try await server(current)
                 outcome.server = items
-                queue.async { onServer(items) }
+                let settled = outcome
+                queue.async {
+                    finished(settled)
+                    onServer(items)
+                }
             } catch {
                 let exception = error as? ChatException ?? ChatException(errorCode: ChatException.cacheFailure, errorDescription: "\(error)")
                 if exception.isAuthFailure { sessionRejected(current) }
-                queue.async { onError(exception) }
+                let settled = outcome
+                queue.async {
+                    finished(settled)
+                    onError(exception)
+                }
             }
-            finished(outcome)
         }
     }
 
