@@ -56,6 +56,21 @@ enum CacheSchema {
             -- When each conversation's cached data was last read or written (eviction is LRU).
             CREATE TABLE usage(conversation_id TEXT PRIMARY KEY, last_access INTEGER NOT NULL);
             """)
+        migrator.register(3, "outbox", sql: """
+            -- Sends waiting for the server. The message itself is a `messages` row without a
+            -- server id (so reads show it); this row holds the request and its progress.
+            CREATE TABLE outbox(
+                local_id INTEGER PRIMARY KEY,
+                conversation_id TEXT NOT NULL,
+                state TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at INTEGER NOT NULL DEFAULT 0,
+                failure_reason TEXT,
+                error_code TEXT,
+                error_message TEXT,
+                media_path TEXT,
+                request TEXT NOT NULL);
+            """)
         return migrator
     }()
 }

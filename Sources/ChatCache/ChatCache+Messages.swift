@@ -86,7 +86,7 @@ extension ChatCache {
     /// One cached message by server id.
     public func message(id: Int64) throws -> MessagePayload? {
         try read { db in
-            try db.queryFirst("SELECT \(MessageRow.columns) FROM messages WHERE id = ?", [id]).map(MessageRow.message)
+            try db.queryFirst("SELECT \(MessageRow.columns) FROM messages WHERE id = ?", [id]).map { try MessageRow.message($0) }
         }
     }
 

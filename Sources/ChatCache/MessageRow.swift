@@ -24,6 +24,16 @@ enum MessageRow {
     /// Adds a row unless one with the id (or sender and muid) exists.
     static let insert = "INSERT OR IGNORE INTO messages(\(columns)) VALUES (\(Array(repeating: "?", count: 17).joined(separator: ", ")))"
 
+    /// Adds a queued message's row (its id is NULL; `local_id` is assigned).
+    static let insertQueued = "INSERT INTO messages(\(columns)) VALUES (\(Array(repeating: "?", count: 17).joined(separator: ", ")))"
+
+    /// Turns the queued row `?18` into the sent message (values as in `columns`).
+    static let completeQueued: String = {
+        let assignments = columns.split(separator: ",").enumerated()
+            .map { "\($0.element.trimmingCharacters(in: .whitespacesAndNewlines)) = ?\($0.offset + 1)" }.joined(separator: ", ")
+        return "UPDATE messages SET \(assignments) WHERE local_id = ?18"
+    }()
+
     /// The optional structured parts, stored only when a message has any.
     struct Extras: Codable {
         var attachment: Attachment?
@@ -59,17 +69,18 @@ enum MessageRow {
             callStatus: row.textOrNil(15).flatMap(CallStatus.init(rawValue:)), action: extras?.action)
     }
 
-    /// A message from a row selected with `columns`.
-    static func message(_ row: Row) throws -> MessagePayload {
-        let extras = try (try row.get(16, as: String?.self)).map { try ChatCache.decode(Extras.self, $0) }
-        let replies: Int = try row.get(14)
+    /// A message from a row selected with `columns` (starting at column `offset`).
+    static func message(_ row: Row, offset: Int = 0) throws -> MessagePayload {
+        func get<T: SQLValueConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T { try row.get(offset + index, as: type) }
+        let extras = try (try get(16, as: String?.self)).map { try ChatCache.decode(Extras.self, $0) }
+        let replies: Int = try get(14)
         return MessagePayload(
-            id: try row.get(0), muid: try row.get(1), conversationId: try row.get(2), sender: try row.get(4),
-            receiver: try row.get(5), receiverType: ReceiverType(rawValue: try row.get(6)) ?? .user,
-            category: MessageCategory(rawValue: try row.get(7)) ?? .message, type: try row.get(8), text: try row.get(9),
+            id: try get(0, as: Int64?.self) ?? 0, muid: try get(1), conversationId: try get(2), sender: try get(4),
+            receiver: try get(5), receiverType: ReceiverType(rawValue: try get(6)) ?? .user,
+            category: MessageCategory(rawValue: try get(7)) ?? .message, type: try get(8), text: try get(9),
             attachment: extras?.attachment, customData: extras?.customData, metadata: extras?.metadata,
-            sentAt: try row.get(10), updatedAt: try row.get(11), editedAt: try row.get(12), deletedAt: try row.get(13),
-            reactions: extras?.reactions, parentMessageId: try row.get(3), replyCount: replies == 0 ? nil : replies,
-            callStatus: (try row.get(15, as: String?.self)).flatMap(CallStatus.init(rawValue:)), action: extras?.action)
+            sentAt: try get(10), updatedAt: try get(11), editedAt: try get(12), deletedAt: try get(13),
+            reactions: extras?.reactions, parentMessageId: try get(3), replyCount: replies == 0 ? nil : replies,
+            callStatus: (try get(15, as: String?.self)).flatMap(CallStatus.init(rawValue:)), action: extras?.action)
     }
 }

@@ -44,7 +44,8 @@ extension ChatClient {
             user = known
         }
         let owner = SessionOwner()
-        return try commit(Session(user: user, api: api, realtime: makeRealtime(token: authToken, owner: owner), cache: cache, owner: owner),
+        return try commit(Session(user: user, api: api, realtime: makeRealtime(token: authToken, owner: owner), cache: cache, owner: owner,
+                                  outbox: makeOutbox(cache: cache, api: api, owner: owner)),
                           generation: generation)
     }
 
@@ -94,6 +95,8 @@ extension ChatClient {
             return current
         }
         old.realtime.stop()
+        // Logout and a rejected token fail whatever is still queued (`.discarded`).
+        if wipe { _ = old.outbox?.discard(.all) }
         old.cache?.close()
         // Never delete the files a newer session of the same user has open.
         if wipe && successor?.user.uid != old.user.uid { try? ChatCache.destroy(directory: cacheDirectory(for: old.user.uid)) }
@@ -127,6 +130,17 @@ extension ChatClient {
             config.logger.log(.error, "the offline cache cannot be opened (\(error)); running online only")
             return nil
         }
+    }
+
+    private func makeOutbox(cache: ChatCache?, api: APIClient, owner: SessionOwner) -> Outbox? {
+        guard let cache else { return nil }
+        try? cache.recoverInterruptedSends()
+        return Outbox(cache: cache, api: api, config: config,
+                      isOnline: { [weak self] in self?.session(of: owner)?.realtime.status == .connected },
+                      liveSince: { [weak self] in
+                          guard let current = self?.session(of: owner), current.realtime.status == .connected else { return nil }
+                          return current.cache?.liveEpoch
+                      })
     }
 
     /// Deletes every other user's cache of this app on the device.

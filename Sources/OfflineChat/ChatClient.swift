@@ -28,12 +28,15 @@ public final class ChatClient: Sendable {
         /// Identifies the session to its realtime handlers, so a stopped connection's late
         /// events never touch a newer session.
         let owner: SessionOwner
-        init(user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, owner: SessionOwner) {
+        /// Queued sends (with the cache only).
+        let outbox: Outbox?
+        init(user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, owner: SessionOwner, outbox: Outbox?) {
             self.user = user
             self.api = api
             self.realtime = realtime
             self.cache = cache
             self.owner = owner
+            self.outbox = outbox
         }
     }
 

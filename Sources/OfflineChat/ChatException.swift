@@ -25,6 +25,8 @@ public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible
     public static let syncCooldown = "ERROR_OFFLINE_SYNC_COOLDOWN"
     public static let messageDiscarded = "ERROR_OFFLINE_MESSAGE_DISCARDED"
     public static let offlineMediaCopyFailed = "ERROR_OFFLINE_MEDIA_COPY_FAILED"
+    /// `maxPendingMessages` are already queued: the new send is refused (nothing old is dropped).
+    public static let outboxFull = "ERROR_OFFLINE_OUTBOX_FULL"
     /// The token expired or was revoked: the user is logged out and their cache wiped.
     public static let authTokenInvalid = "ERROR_AUTH_TOKEN_INVALID"
     /// The request was invalid before it reached the server.

@@ -79,3 +79,26 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: file.path))
     }
 }
+
+@Suite struct PendingEvictionTests {
+    @Test func evictionNeverTouchesQueuedMessages() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-test-\(UUID().uuidString)/test/a")
+        let ticks = LimitTests.Ticker()
+        let cache = try ChatCache(directory: directory, uid: "a", limits: CacheLimits(maxConversations: 1, maxMessagesPerConversation: 1,
+                                                                                      maxStorageSize: 1),
+                                  clock: { ticks.next() })
+        var queued = message(0, in: "a~q", from: "a")
+        queued.muid = "queued-1"
+        let request = SendMessageRequest(muid: "queued-1", receiver: "q", text: "still here")
+        let localId = try cache.enqueue(request, showing: queued, maxPending: 10)
+        for index in 1...5 {
+            try cache.storePage([message(Int64(index), in: "a~c\(index)")], scope: .conversation("a~c\(index)"), anchor: .latest,
+                                limit: 30, complete: true, liveSince: nil)
+        }
+        try cache.storePage([message(20, in: "a~q"), message(21, in: "a~q")], scope: .conversation("a~q"), anchor: .latest,
+                            limit: 30, complete: true, liveSince: nil)
+        let items = try cache.outboxItems()
+        #expect(items.map(\.localId) == [localId] && items.first?.request.text == "still here",
+                "the byte budget, the conversation cap and the message cap all spared it")
+    }
+}

@@ -7,9 +7,17 @@ extension ChatClient {
         let handlers = RealtimeConnection.Handlers(
             status: { [weak self] status in self?.connectionChanged(status, owner: owner) },
             envelope: { [weak self] envelope in await self?.receive(envelope, owner: owner) },
-            settled: {},
+            settled: { [weak self] in await self?.connectionSettled(owner: owner) },
             shouldRetry: { [weak self] in await self?.tokenStillAccepted(owner: owner) ?? false })
         return RealtimeConnection(url: components.url!, token: token, transport: transport, config: config, handlers: handlers)
+    }
+
+    /// The connection has stayed up for the settle delay: queued messages go first (unless
+    /// `autoSendPendingOnReconnect` is off), then the catch-up sync.
+    func connectionSettled(owner: SessionOwner) async {
+        guard let current = session(of: owner), let outbox = current.outbox, config.offline.autoSendPendingOnReconnect else { return }
+        try? current.cache?.makePendingDue()
+        await outbox.flush()
     }
 
     /// The session `owner` belongs to, if it is still the current one.

@@ -1,0 +1,147 @@
+import ChatProtocol
+import Foundation
+import SQLiteKit
+
+/// One queued send as the outbox stores it.
+public struct OutboxItem: Sendable {
+    public enum State: String, Sendable {
+        case pending, sending, failed
+    }
+
+    /// The message row's local id (`localMessageId`).
+    public var localId: Int64
+    public var conversationId: String
+    public var state: State
+    /// Send attempts so far.
+    public var attempts: Int
+    /// Not before this time (epoch ms) for the next attempt.
+    public var nextAttemptAt: Int64
+    /// For failed items: `discarded`, `permanent` or `transient`.
+    public var failureReason: String?
+    public var errorCode: String?
+    public var errorMessage: String?
+    /// A queued media file's copy in the cache's media folder.
+    public var mediaPath: String?
+    /// What to POST.
+    public var request: SendMessageRequest
+    /// The message as shown while queued (server id 0).
+    public var message: MessagePayload
+}
+
+/// The outbox refuses a send when this many messages are already queued or failed.
+public struct OutboxFull: Error, Sendable {
+    public let limit: Int
+}
+
+extension ChatCache {
+    /// Queues a send: the message row (no server id yet) and its outbox row in one
+    /// transaction. Refuses (`OutboxFull`) when `maxPending` items are already queued or
+    /// failed: an old one is never dropped to make room. Returns the local id.
+    public func enqueue(_ request: SendMessageRequest, showing message: MessagePayload, mediaPath: String? = nil,
+                        maxPending: Int) throws -> Int64 {
+        try write { db in
+            let queued: Int = try db.scalar("SELECT count(*) FROM outbox") ?? 0
+            guard queued < maxPending else { throw OutboxFull(limit: maxPending) }
+            var values = try MessageRow.values(message)
+            values[0] = Int64?.none  // no server id while queued
+            try db.run(MessageRow.insertQueued, values)
+            let localId = db.lastInsertRowID
+            try db.run("""
+                INSERT INTO outbox(local_id, conversation_id, state, media_path, request) VALUES (?, ?, 'pending', ?, ?)
+                """, [localId, message.conversationId, mediaPath, try Self.json(request)])
+            try noteUse(db, message.conversationId)
+            return localId
+        }
+    }
+
+    /// Every outbox item, in composed order.
+    public func outboxItems() throws -> [OutboxItem] {
+        try read { db in try Self.outboxItems(db, where: "1") }
+    }
+
+    static func outboxItems(_ db: Connection, where condition: String, _ arguments: [any SQLValueConvertible] = []) throws -> [OutboxItem] {
+        try db.query("""
+            SELECT o.local_id, o.conversation_id, o.state, o.attempts, o.next_attempt_at, o.failure_reason, o.error_code,
+                   o.error_message, o.media_path, o.request, \(MessageRow.columns.split(separator: ",").map { "m." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
+            FROM outbox o JOIN messages m ON m.local_id = o.local_id WHERE \(condition) ORDER BY o.local_id
+            """, arguments).map { row in
+            let message = try MessageRow.message(row, offset: 10)
+            return OutboxItem(localId: try row.get(0), conversationId: try row.get(1),
+                              state: OutboxItem.State(rawValue: try row.get(2)) ?? .pending, attempts: try row.get(3),
+                              nextAttemptAt: try row.get(4), failureReason: try row.get(5), errorCode: try row.get(6),
+                              errorMessage: try row.get(7), mediaPath: try row.get(8),
+                              request: try Self.decode(SendMessageRequest.self, try row.get(9)), message: message)
+        }
+    }
+
+    /// Records progress of one item (a send starting, a retry scheduled, a failure).
+    public func updateOutbox(_ localId: Int64, state: OutboxItem.State, attempts: Int, nextAttemptAt: Int64,
+                             failureReason: String? = nil, errorCode: String? = nil, errorMessage: String? = nil) throws {
+        try write { db in
+            try db.run("""
+                UPDATE outbox SET state = ?, attempts = ?, next_attempt_at = ?, failure_reason = ?, error_code = ?, error_message = ?
+                WHERE local_id = ?
+                """, [state.rawValue, attempts, nextAttemptAt, failureReason, errorCode, errorMessage, localId])
+        }
+    }
+
+    /// The server accepted the send: the queued row becomes the sent message (same local id,
+    /// now with the server id and time), the outbox row goes, in one transaction. Returns
+    /// the stored message.
+    @discardableResult
+    public func completeSend(_ localId: Int64, with message: MessagePayload, liveSince: Int?) throws -> MessagePayload {
+        try write { db in
+            var values = try MessageRow.values(message)
+            values.append(localId)
+            // The realtime echo may have taken the row over already: then this just refreshes it.
+            try db.run(MessageRow.completeQueued, values)
+            if db.changes == 0 { try upsert(db, message) }
+            try db.run("DELETE FROM outbox WHERE local_id = ?", [localId])
+            if liveSince != nil && liveSince == liveEpochCounter.current {
+                try extendLive(db, scope: .conversation(message.conversationId), to: message.id)
+            }
+            try bumpConversation(db, with: message, incoming: false)
+            return message
+        }
+    }
+
+    /// Removes queued items (their message rows too) and returns them as they were: a
+    /// discard, a cleared cache, a removed conversation. Items already sent are not touched.
+    public func removeFromOutbox(where condition: OutboxSelection) throws -> [OutboxItem] {
+        try write { db in
+            let (sql, arguments) = condition.sql
+            let items = try Self.outboxItems(db, where: sql, arguments)
+            for item in items {
+                try db.run("DELETE FROM outbox WHERE local_id = ?", [item.localId])
+                try db.run("DELETE FROM messages WHERE local_id = ? AND id IS NULL", [item.localId])
+            }
+            return items
+        }
+    }
+
+    /// Items left `sending` by a process that died mid-send go back to pending (the server
+    /// dedupes on muid, so a repeat is harmless). Call once at startup.
+    public func recoverInterruptedSends() throws {
+        try write { db in try db.run("UPDATE outbox SET state = 'pending', next_attempt_at = 0 WHERE state = 'sending'") }
+    }
+
+    /// After a reconnect every pending item may go at once, whatever its backoff.
+    public func makePendingDue() throws {
+        try write { db in try db.run("UPDATE outbox SET next_attempt_at = 0 WHERE state = 'pending'") }
+    }
+}
+
+/// Which outbox items to remove.
+public enum OutboxSelection: Sendable {
+    case one(Int64)
+    case all
+    case conversation(String)
+
+    var sql: (String, [any SQLValueConvertible]) {
+        switch self {
+        case .one(let id): ("o.local_id = ?", [id])
+        case .all: ("1", [])
+        case .conversation(let id): ("o.conversation_id = ?", [id])
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import ChatCache
+import Foundation
+
+extension ChatClient {
+    /// Sends a text message. With offline support on, the message is first committed to the
+    /// durable outbox (`onMessagePending`, with `localMessageId` and `muid`); then
+    /// `onMessageSent` once the server has it. Offline, `onError` with
+    /// `ERROR_INTERNET_UNAVAILABLE` means "queued, not failed": `onMessageSent` still follows
+    /// after the reconnect. A message that cannot be queued gets `onError` only.
+    public func sendTextMessage(message: TextMessage, onMessagePending: (@Sendable (BaseMessage) -> Void)? = nil,
+                                onMessageSent: @escaping @Sendable (BaseMessage) -> Void,
+                                onError: @escaping @Sendable (ChatException) -> Void) {
+        guard !message.text.isEmpty else {
+            config.callbackQueue.async { onError(.invalid("a text message needs text")) }
+            return
+        }
+        send(message, onMessagePending: onMessagePending, onMessageSent: onMessageSent, onError: onError)
+    }
+
+    /// Sends a custom message (app-defined `type` and `customData`); the same contract as
+    /// `sendTextMessage`.
+    public func sendCustomMessage(message: CustomMessage, onMessagePending: (@Sendable (BaseMessage) -> Void)? = nil,
+                                  onMessageSent: @escaping @Sendable (BaseMessage) -> Void,
+                                  onError: @escaping @Sendable (ChatException) -> Void) {
+        send(message, onMessagePending: onMessagePending, onMessageSent: onMessageSent, onError: onError)
+    }
+
+    /// The messages still in the outbox: pending, sending and failed (with `getFailureReason()`).
+    public func getPendingMessages() -> [BaseMessage] {
+        guard let items = try? session.current?.cache?.outboxItems() else { return [] }
+        return items.map { item in
+            let message = BaseMessage.make(item.message, source: .local)
+            message.id = 0
+            message.localMessageId = item.localId
+            switch item.state {
+            case .pending: message.messageStatus = .pending
+            case .sending: message.messageStatus = .sending
+            case .failed:
+                message.messageStatus = .failed
+                message.failureReason = item.failureReason.flatMap(MessageFailureReason.init(rawValue:))
+                message.failureError = item.errorCode.map { ChatException(errorCode: $0, errorDescription: item.errorMessage ?? "") }
+            }
+            return message
+        }
+    }
+
+    /// Sends a failed message again (any failure but a discard).
+    public func retryMessage(localId: Int64, onSuccess: @escaping @Sendable (BaseMessage) -> Void,
+                             onError: @escaping @Sendable (ChatException) -> Void) {
+        guard let current = session.current, let outbox = current.outbox, let cache = current.cache else {
+            config.callbackQueue.async { onError(ChatException(errorCode: ChatException.offlineDisabled, errorDescription: "there is no outbox")) }
+            return
+        }
+        guard let item = (try? cache.outboxItems())?.first(where: { $0.localId == localId }), item.state == .failed else {
+            config.callbackQueue.async { onError(.invalid("no failed message with local id \(localId)")) }
+            return
+        }
+        outbox.register(localId, Outbox.Callbacks(onSent: onSuccess, onError: onError))
+        try? cache.updateOutbox(localId, state: .pending, attempts: 0, nextAttemptAt: config.clock.now())
+        Task { await outbox.flush() }
+    }
+
+    /// Sends every message that failed transiently again (permanent failures stay failed).
+    public func retryAllFailedMessages() {
+        guard let current = session.current, let outbox = current.outbox, let cache = current.cache,
+              let items = try? cache.outboxItems() else { return }
+        for item in items where item.state == .failed && item.failureReason == MessageFailureReason.transient.rawValue {
+            try? cache.updateOutbox(item.localId, state: .pending, attempts: 0, nextAttemptAt: config.clock.now())
+        }
+        Task { await outbox.flush() }
+    }
+
+    /// Removes a queued or failed message from the outbox; a pending one fails with
+    /// `.discarded`. One already on the wire is still reported sent if the server takes it.
+    public func discardLocalMessage(localId: Int64) {
+        _ = session.current?.outbox?.discard(.one(localId))
+    }
+
+    private func send(_ message: BaseMessage, onMessagePending: (@Sendable (BaseMessage) -> Void)?,
+                      onMessageSent: @escaping @Sendable (BaseMessage) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        let queue = config.callbackQueue
+        guard let current = session.current else {
+            queue.async { onError(.notLoggedIn()) }
+            return
+        }
+        let me = current.user.uid
+        message.senderUid = me
+        message.conversationId = message.receiverType == .group
+            ? ConversationPayload.groupID(message.receiverUid) : ConversationPayload.directID(me, message.receiverUid)
+        message.sentAt = config.clock.now()
+        message.updatedAt = message.sentAt
+        let payload = message.payload
+        let request = SendMessageRequest(muid: message.muid, receiver: message.receiverUid, receiverType: message.receiverType,
+                                         category: message.category, type: message.type, text: payload.text, attachment: payload.attachment,
+                                         customData: payload.customData, metadata: payload.metadata,
+                                         parentMessageId: message.parentMessageId, callStatus: payload.callStatus)
+        guard let outbox = current.outbox, let cache = current.cache else {
+            // No outbox: a plain request, sent or failed.
+            settle({
+                let sent: MessagePayload = try await current.api.send("POST", Endpoints.messages, body: request)
+                return BaseMessage.make(sent, source: .server)
+            }, onSuccess: onMessageSent, onError: onError)
+            return
+        }
+        let localId: Int64
+        do {
+            localId = try cache.enqueue(request, showing: payload, maxPending: config.offline.maxPendingMessages)
+        } catch let full as OutboxFull {
+            queue.async {
+                onError(ChatException(errorCode: ChatException.outboxFull,
+                                      errorDescription: "\(full.limit) messages are already waiting to be sent; retry or discard some first"))
+            }
+            return
+        } catch {
+            queue.async { onError(ChatException(errorCode: ChatException.cacheFailure, errorDescription: "the message could not be queued: \(error)")) }
+            return
+        }
+        let pending = BaseMessage.make(payload, source: .local)
+        pending.id = 0
+        pending.localMessageId = localId
+        pending.messageStatus = .pending
+        outbox.register(localId, Outbox.Callbacks(onSent: onMessageSent, onError: onError))
+        queue.async { onMessagePending?(pending) }
+        if current.realtime.status == .connected {
+            Task { await outbox.flush() }
+        } else {
+            queue.async { onError(.offline("queued; it is sent when the connection returns")) }
+        }
+    }
+}

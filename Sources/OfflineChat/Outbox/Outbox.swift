@@ -1,0 +1,187 @@
+import ChatCache
+import Foundation
+
+/// The durable outbox of one session: queued sends live in the cache (they survive
+/// restarts); one flush task sends them in composed order per conversation, following
+/// `OutboxPolicy`. The server dedupes on the message's muid, so a send repeated after a lost
+/// acknowledgement or a crash yields one message.
+final class Outbox: Sendable {
+    struct Callbacks: Sendable {
+        var onSent: (@Sendable (BaseMessage) -> Void)?
+        var onError: (@Sendable (ChatException) -> Void)?
+    }
+
+    private struct FlushState: Sendable {
+        var running = false
+        /// Another flush was asked for while one ran: go round once more.
+        var again = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    let cache: ChatCache
+    let api: APIClient
+    let config: ChatConfig
+    let policy: OutboxPolicy
+    /// True while the realtime connection is up (sends are attempted only then).
+    let isOnline: @Sendable () -> Bool
+    /// The connection epoch to pass with completed sends (nil when not live).
+    let liveSince: @Sendable () -> Int?
+    private let callbacks = Locked<[Int64: Callbacks]>([:])
+    /// Items discarded while on the wire: sent if the server accepts them, else discarded.
+    private let discardedInFlight = Locked<Set<Int64>>([])
+    private let flushState = Locked(FlushState())
+
+    init(cache: ChatCache, api: APIClient, config: ChatConfig, policy: OutboxPolicy = OutboxPolicy(),
+         isOnline: @escaping @Sendable () -> Bool, liveSince: @escaping @Sendable () -> Int?) {
+        self.cache = cache
+        self.api = api
+        self.config = config
+        self.policy = policy
+        self.isOnline = isOnline
+        self.liveSince = liveSince
+    }
+
+    func register(_ localId: Int64, _ callbacks: Callbacks) {
+        self.callbacks.withLock { $0[localId] = callbacks }
+    }
+
+    private func take(_ localId: Int64) -> Callbacks? {
+        callbacks.withLock { $0.removeValue(forKey: localId) }
+    }
+
+    /// Sends what is due, in order; returns when there is nothing left to do now (items
+    /// waiting on a backoff are resumed by a timer task). Concurrent calls share one flush.
+    func flush() async {
+        let mustRun = flushState.withLock { state -> Bool in
+            if state.running { state.again = true; return false }
+            state.running = true
+            return true
+        }
+        if !mustRun {
+            await withCheckedContinuation { continuation in
+                let done = flushState.withLock { state -> Bool in
+                    guard state.running else { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+            return
+        }
+        var wake: Int64?
+        repeat {
+            wake = await flushOnce()
+        } while flushState.withLock({ state -> Bool in
+            defer { state.again = false }
+            return state.again
+        })
+        let waiters = flushState.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.running = false
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume() }
+        if let wake { scheduleWake(at: wake) }
+    }
+
+    /// One pass over the outbox; returns the earliest time a waiting item becomes due.
+    private func flushOnce() async -> Int64? {
+        guard isOnline(), let items = try? cache.outboxItems() else { return nil }
+        var blocked = Set<String>()
+        var wake: Int64?
+        for item in items where item.state != .failed && !blocked.contains(item.conversationId) {
+            let now = config.clock.now()
+            guard item.nextAttemptAt <= now else {
+                blocked.insert(item.conversationId)
+                wake = min(wake ?? item.nextAttemptAt, item.nextAttemptAt)
+                continue
+            }
+            guard isOnline() else { return wake }
+            switch await send(item) {
+            case .sent, .failedForGood: continue
+            case .retryAt(let time):
+                blocked.insert(item.conversationId)
+                wake = min(wake ?? time, time)
+            case .offline:
+                return nil
+            }
+        }
+        return wake
+    }
+
+    private enum SendOutcome {
+        case sent, failedForGood, retryAt(Int64), offline
+    }
+
+    private func send(_ item: OutboxItem) async -> SendOutcome {
+        var state = policy.next(.pending(attempts: item.attempts, notBefore: item.nextAttemptAt), .startSend(now: config.clock.now()))
+        guard case .sending(let attempts) = state else { return .failedForGood }
+        try? cache.updateOutbox(item.localId, state: .sending, attempts: attempts, nextAttemptAt: item.nextAttemptAt)
+        do {
+            let payload: MessagePayload = try await api.send("POST", Endpoints.messages, body: item.request)
+            let stored = (try? cache.completeSend(item.localId, with: payload, liveSince: liveSince())) ?? payload
+            let message = BaseMessage.make(stored, source: .server)
+            message.localMessageId = item.localId
+            // Reported sent even when the item was discarded meanwhile: the server has it.
+            if let onSent = take(item.localId)?.onSent { config.callbackQueue.async { onSent(message) } }
+            return .sent
+        } catch let error as ChatException {
+            if discardedInFlight.withLock({ $0.remove(item.localId) }) != nil {
+                if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(Self.discardError(item.localId)) } }
+                return .failedForGood
+            }
+            if error.errorCode == ChatException.internetUnavailable {
+                // The connection went away: not the message's fault, no attempt used up.
+                try? cache.updateOutbox(item.localId, state: .pending, attempts: item.attempts, nextAttemptAt: item.nextAttemptAt)
+                return .offline
+            }
+            state = policy.next(.sending(attempts: attempts),
+                                error.isTransient ? .failedTransiently(now: config.clock.now(), unit: Double.random(in: 0..<1)) : .failedPermanently)
+            switch state {
+            case .pending(let attempts, let notBefore):
+                try? cache.updateOutbox(item.localId, state: .pending, attempts: attempts, nextAttemptAt: notBefore)
+                return .retryAt(notBefore)
+            case .failed(let reason):
+                try? cache.updateOutbox(item.localId, state: .failed, attempts: attempts, nextAttemptAt: 0, failureReason: reason.rawValue,
+                                        errorCode: error.errorCode, errorMessage: error.errorDescription)
+                if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(error) } }
+                return .failedForGood
+            default:
+                return .failedForGood
+            }
+        } catch {
+            return .offline
+        }
+    }
+
+    /// Resumes the flush when the earliest backoff ends (on the injected clock).
+    private func scheduleWake(at time: Int64) {
+        let delay = max(0, time - config.clock.now())
+        Task { [weak self, config] in
+            do { try await config.clock.sleep(milliseconds: delay) } catch { return }
+            await self?.flush()
+        }
+    }
+
+    /// Fails every queued item of `selection` with `.discarded` (their callbacks hear
+    /// `ERROR_OFFLINE_MESSAGE_DISCARDED`); already-failed items are removed silently.
+    func discard(_ selection: OutboxSelection) -> [OutboxItem] {
+        let removed = (try? cache.removeFromOutbox(where: selection)) ?? []
+        for item in removed {
+            switch item.state {
+            case .sending:
+                // On the wire: reported sent if the server accepts it, discarded otherwise.
+                discardedInFlight.withLock { _ = $0.insert(item.localId) }
+            case .pending:
+                if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(Self.discardError(item.localId)) } }
+            case .failed:
+                _ = take(item.localId)
+            }
+        }
+        return removed
+    }
+
+    static func discardError(_ localId: Int64) -> ChatException {
+        ChatException(errorCode: ChatException.messageDiscarded, errorDescription: "the queued message \(localId) was discarded before it was sent")
+    }
+}

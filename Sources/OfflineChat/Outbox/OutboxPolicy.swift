@@ -1,0 +1,54 @@
+/// The outbox's retry rules as a pure state machine: no I/O, time passed in, randomness
+/// passed in. Unit-tested transition by transition.
+struct OutboxPolicy: Sendable {
+    enum State: Equatable, Sendable {
+        /// Waiting; may be sent at `notBefore` (epoch ms) or later.
+        case pending(attempts: Int, notBefore: Int64)
+        /// On the wire: attempt number `attempts`.
+        case sending(attempts: Int)
+        case failed(MessageFailureReason)
+        case sent
+    }
+
+    enum Event: Sendable {
+        case startSend(now: Int64)
+        case succeeded
+        /// Network, timeout or 5xx; `unit` in 0..<1 draws the jitter.
+        case failedTransiently(now: Int64, unit: Double)
+        /// 4xx: retrying will not help.
+        case failedPermanently
+        case discarded
+        /// `retryMessage` / `retryAllFailedMessages`.
+        case retryRequested(now: Int64)
+        /// The connection settled again: everything pending may go now.
+        case reconnected(now: Int64)
+    }
+
+    /// Attempts before a transiently failing message is reported failed (`.transient`).
+    var maxAttempts = 6
+    var baseDelay: Int64 = 1_000
+    var maxDelay: Int64 = 60_000
+
+    /// The state after `event`, or the same state when the event does not apply.
+    func next(_ state: State, _ event: Event) -> State {
+        switch (state, event) {
+        case (.pending(let attempts, let notBefore), .startSend(let now)) where now >= notBefore:
+            return .sending(attempts: attempts + 1)
+        case (.sending, .succeeded):
+            return .sent
+        case (.sending(let attempts), .failedTransiently(let now, let unit)):
+            guard attempts < maxAttempts else { return .failed(.transient) }
+            return .pending(attempts: attempts, notBefore: now + Backoff.delay(attempt: attempts - 1, base: baseDelay, cap: maxDelay, unit: unit))
+        case (.sending, .failedPermanently):
+            return .failed(.permanent)
+        case (.pending, .discarded), (.sending, .discarded), (.failed, .discarded):
+            return .failed(.discarded)
+        case (.failed(let reason), .retryRequested(let now)) where reason != .discarded:
+            return .pending(attempts: 0, notBefore: now)
+        case (.pending(let attempts, _), .reconnected(let now)):
+            return .pending(attempts: attempts, notBefore: now)
+        default:
+            return state
+        }
+    }
+}

@@ -1,0 +1,50 @@
+@testable import OfflineChat
+import Testing
+
+/// The outbox's retry rules, transition by transition.
+@Suite struct OutboxPolicyTests {
+    let policy = OutboxPolicy(maxAttempts: 3, baseDelay: 1_000, maxDelay: 60_000)
+
+    @Test func aDueItemStartsSendingAndCountsTheAttempt() {
+        #expect(policy.next(.pending(attempts: 0, notBefore: 100), .startSend(now: 100)) == .sending(attempts: 1))
+        #expect(policy.next(.pending(attempts: 0, notBefore: 100), .startSend(now: 99)) == .pending(attempts: 0, notBefore: 100),
+                "not before its time")
+    }
+
+    @Test func successIsFinal() {
+        #expect(policy.next(.sending(attempts: 1), .succeeded) == .sent)
+        #expect(policy.next(.sent, .discarded) == .sent)
+        #expect(policy.next(.sent, .failedPermanently) == .sent)
+    }
+
+    @Test func transientFailuresBackOffWithJitterThenGiveUp() {
+        #expect(policy.next(.sending(attempts: 1), .failedTransiently(now: 10_000, unit: 0.5)) == .pending(attempts: 1, notBefore: 10_500))
+        #expect(policy.next(.sending(attempts: 2), .failedTransiently(now: 10_000, unit: 0.5)) == .pending(attempts: 2, notBefore: 11_000))
+        #expect(policy.next(.sending(attempts: 2), .failedTransiently(now: 10_000, unit: 0)) == .pending(attempts: 2, notBefore: 10_000))
+        #expect(policy.next(.sending(attempts: 3), .failedTransiently(now: 10_000, unit: 0.5)) == .failed(.transient), "after maxAttempts")
+    }
+
+    @Test func permanentFailuresAreFinalUntilRetried() {
+        #expect(policy.next(.sending(attempts: 1), .failedPermanently) == .failed(.permanent))
+        #expect(policy.next(.failed(.permanent), .startSend(now: 1)) == .failed(.permanent))
+        #expect(policy.next(.failed(.permanent), .retryRequested(now: 5)) == .pending(attempts: 0, notBefore: 5))
+        #expect(policy.next(.failed(.transient), .retryRequested(now: 5)) == .pending(attempts: 0, notBefore: 5))
+    }
+
+    @Test func discardsWinOverEverythingButSuccess() {
+        #expect(policy.next(.pending(attempts: 0, notBefore: 0), .discarded) == .failed(.discarded))
+        #expect(policy.next(.sending(attempts: 1), .discarded) == .failed(.discarded))
+        #expect(policy.next(.failed(.transient), .discarded) == .failed(.discarded))
+        #expect(policy.next(.failed(.discarded), .retryRequested(now: 1)) == .failed(.discarded), "a discard is never retried")
+    }
+
+    @Test func aReconnectMakesWaitingItemsDue() {
+        #expect(policy.next(.pending(attempts: 2, notBefore: 90_000), .reconnected(now: 1_000)) == .pending(attempts: 2, notBefore: 1_000))
+        #expect(policy.next(.failed(.permanent), .reconnected(now: 1_000)) == .failed(.permanent))
+    }
+
+    @Test func eventsThatDoNotApplyChangeNothing() {
+        #expect(policy.next(.pending(attempts: 0, notBefore: 0), .succeeded) == .pending(attempts: 0, notBefore: 0))
+        #expect(policy.next(.sending(attempts: 1), .startSend(now: 1)) == .sending(attempts: 1))
+    }
+}

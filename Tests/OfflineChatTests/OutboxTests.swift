@@ -1,0 +1,146 @@
+import ChatCache
+import ChatTesting
+import Foundation
+@testable import OfflineChat
+import Testing
+
+/// The durable outbox against a live chatd.
+@Suite(.timeLimit(.minutes(1))) struct OutboxTests {
+    /// What a send reported, in order.
+    final class SendLog: @unchecked Sendable {
+        let events = Recorder(queue: DispatchQueue(label: "unused"))
+        let log = PhaseLog()
+        var pending: @Sendable (BaseMessage) -> Void { { [log] in log.push(.cached([$0.localMessageId ?? -1])) } }
+        var sent: @Sendable (BaseMessage) -> Void { { [log] in log.push(.server([$0.id])) } }
+        var error: @Sendable (ChatException) -> Void { { [log] in log.push(.error($0.errorCode)) } }
+    }
+
+    struct World {
+        let server: LiveChatd
+        let alice: ChatClient
+        let clock: ManualClock
+        let connection: Recorder
+        let bobToken: String
+        let storage: URL
+    }
+
+    func world(offline: OfflineConfig = offlineOn()) async throws -> World {
+        let server = try LiveChatd()
+        let aliceToken = try await server.user("alice")
+        let bobToken = try await server.user("bob")
+        let clock = ManualClock()
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
+        let alice = try makeClient(server, clock: clock, offline: offline, storage: storage)
+        let connection = Recorder(queue: alice.config.callbackQueue)
+        alice.addConnectionListener("c", connection)
+        try await alice.login(uid: "alice", authToken: aliceToken)
+        _ = await connection.next(where: { $0 == "connected" })
+        return World(server: server, alice: alice, clock: clock, connection: connection, bobToken: bobToken, storage: storage)
+    }
+
+    /// bob's view of the conversation: what the server holds.
+    func serverTexts(_ world: World) async throws -> [String] {
+        let (_, data) = try await world.server.request("GET", "\(Endpoints.conversations)/alice~bob/messages?limit=100", token: world.bobToken)
+        return try JSONDecoder().decode([MessagePayload].self, from: data).compactMap(\.text)
+    }
+
+    @Test func onlineASendIsPendingThenSentAndCachedOnce() async throws {
+        let world = try await world()
+        let send = SendLog()
+        world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "hello", receiverType: .user),
+                                    onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        guard case .cached(let local) = await send.log.next(), let localId = local.first, localId > 0 else {
+            Issue.record("no pending callback first"); return
+        }
+        guard case .server(let sent) = await send.log.next(), let id = sent.first, id > 0 else { Issue.record("not sent"); return }
+        #expect(try await serverTexts(world) == ["hello"])
+        #expect(world.alice.getPendingMessages().isEmpty)
+        let cache = try #require(world.alice.session.current?.cache)
+        #expect(try cache.message(id: id)?.text == "hello", "the queued row became the sent message")
+    }
+
+    @Test func offlineASendIsQueuedAndGoesOutOnceAfterTheReconnectSettles() async throws {
+        let world = try await world()
+        world.server.stop()
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        let send = SendLog()
+        for text in ["one", "two"] {
+            world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
+                                        onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        }
+        var seen: [PhaseLog.Event] = []
+        for _ in 0..<4 { seen.append(await send.log.next()) }
+        #expect(seen.filter { $0 == .error(ChatException.internetUnavailable) }.count == 2, "queued, not failed")
+        #expect(world.alice.getPendingMessages().map(\.messageStatus) == [.pending, .pending])
+
+        try world.server.restart()
+        await world.clock.waitForSleepers(1)
+        world.clock.advance(by: world.clock.nextDeadline ?? 0)
+        _ = await world.connection.next(where: { $0 == "connected" })
+        await world.clock.waitForSleepers(1)
+        world.clock.advance(by: world.alice.config.connectionSettleDelay)
+        guard case .server = await send.log.next(), case .server = await send.log.next() else { Issue.record("not sent"); return }
+        #expect(try await serverTexts(world) == ["one", "two"], "exactly once, in composed order")
+        #expect(world.alice.getPendingMessages().isEmpty)
+    }
+
+    @Test func aRefusedSendFailsPermanentlyWithTheServersError() async throws {
+        let world = try await world()
+        let send = SendLog()
+        world.alice.sendTextMessage(message: TextMessage(receiverUid: "ghost", text: "hi", receiverType: .user),
+                                    onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        guard case .cached(let local) = await send.log.next(), let localId = local.first else { Issue.record("not queued"); return }
+        #expect(await send.log.next() == .error("not_found"))
+        let failed = try #require(world.alice.getPendingMessages().first)
+        #expect(failed.messageStatus == .failed && failed.getFailureReason() == .permanent && failed.failureError?.errorCode == "not_found")
+        world.alice.retryAllFailedMessages()  // transient failures only: nothing happens
+        #expect(world.alice.getPendingMessages().first?.getFailureReason() == .permanent)
+        world.alice.discardLocalMessage(localId: localId)
+        #expect(world.alice.getPendingMessages().isEmpty)
+    }
+
+    @Test func theOutboxRefusesNewSendsWhenFullAndDropsNothing() async throws {
+        var offline = offlineOn()
+        offline.maxPendingMessages = 2
+        let world = try await world(offline: offline)
+        world.server.stop()
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        let send = SendLog()
+        for text in ["a", "b", "c"] {
+            world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
+                                        onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        }
+        var errors: [String] = []
+        for _ in 0..<5 { if case .error(let code) = await send.log.next() { errors.append(code) } }
+        #expect(errors.sorted() == [ChatException.internetUnavailable, ChatException.internetUnavailable, ChatException.outboxFull].sorted())
+        #expect(world.alice.getPendingMessages().compactMap { ($0 as? TextMessage)?.text } == ["a", "b"])
+    }
+
+    @Test func theOutboxSurvivesARestartAndLogoutDiscardsIt() async throws {
+        let world = try await world()
+        world.server.stop()
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        let send = SendLog()
+        world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "survivor", receiverType: .user),
+                                    onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        _ = await send.log.next(); _ = await send.log.next()
+        // The app restarts (still offline): the queued message is still there.
+        let token = world.alice.session.current!.api.token
+        let relaunched = try makeClient(world.server, clock: world.clock, offline: offlineOn(), storage: world.storage)
+        try await relaunched.login(uid: "alice", authToken: token)
+        #expect(relaunched.getPendingMessages().compactMap { ($0 as? TextMessage)?.text } == ["survivor"])
+        // Logout fails whatever is queued, with `.discarded`.
+        world.alice.logout()
+        #expect(await send.log.next() == .error(ChatException.messageDiscarded))
+    }
+
+    @Test func editsDeletionsAndReactionsNeedAConnection() async throws {
+        let world = try await world()
+        let id = try await world.server.send("x", from: world.bobToken, to: "alice")
+        world.server.stop()
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        await #expect(throws: ChatException.self) { try await world.alice.addReaction("👍", to: id) }
+        await #expect(throws: ChatException.self) { try await world.alice.deleteMessage(id) }
+        await #expect(throws: ChatException.self) { try await world.alice.editMessage(id, text: "y") }
+    }
+}
