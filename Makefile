@@ -19,14 +19,17 @@ server:
 ## Every test: the SDK packages on both SQLite flavours, then chatd (unit, live-server, interop, schemathesis).
 test: deps server test-sdk test-sdk-system test-server
 
+# A hung test fails the run (after 20 minutes) instead of stalling CI.
+TEST_TIMEOUT = timeout 1200
+
 test-sdk: server
-	$(SWIFT) test $(STRICT)
+	$(TEST_TIMEOUT) $(SWIFT) test $(STRICT)
 
 test-sdk-system: server
-	$(SWIFT) test $(STRICT) $(SYSTEM_SQLITE)
+	$(TEST_TIMEOUT) $(SWIFT) test $(STRICT) $(SYSTEM_SQLITE)
 
 test-server: server
-	cd Server && $(SWIFT) test $(STRICT)
+	cd Server && $(TEST_TIMEOUT) $(SWIFT) test $(STRICT)
 	scripts/schemathesis.sh
 
 demo: deps

@@ -141,3 +141,18 @@ package final class Locked<Value>: @unchecked Sendable {  // `value` is only tou
 
     package var current: Value { withLock { $0 } }
 }
+
+extension ChatCache {
+    /// Empties the cache (messages, stretches, conversations, snapshots, usage, media, and
+    /// every meta value except `keeping`). The outbox must be emptied first.
+    public func clear(keepingMeta keeping: [String]) throws {
+        try write { db in
+            for table in ["messages", "ranges", "conversations", "snapshots", "usage", "outbox"] { try db.run("DELETE FROM \(table)") }
+            try db.run("DELETE FROM meta WHERE key NOT IN (\(keeping.map { _ in "?" }.joined(separator: ", ")))", keeping)
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? [] {
+            try? FileManager.default.removeItem(at: mediaDirectory.appendingPathComponent(name))
+        }
+        try writer.withConnection { db in try db.execute("PRAGMA incremental_vacuum") }
+    }
+}

@@ -16,7 +16,7 @@ public final class ManualClock: ChatClock, @unchecked Sendable {  // all state i
     private var sleepers: [Sleeper] = []
     private var nextID: UInt64 = 0
     private var cancelledIDs: Set<UInt64> = []
-    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    private var waiters: [(id: UUID, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     public init(now: Int64 = 1_800_000_000_000) { current = now }
 
@@ -76,16 +76,27 @@ public final class ManualClock: ChatClock, @unchecked Sendable {  // all state i
     }
 
     /// Returns once at least `count` tasks are sleeping on this clock.
+    /// Returns early when the waiting task is cancelled (a test's time limit), so a missing
+    /// sleeper fails the test instead of hanging it.
     public func waitForSleepers(_ count: Int = 1) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            lock.lock()
-            if sleepers.count >= count {
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                lock.lock()
+                if sleepers.count >= count || Task.isCancelled {
+                    lock.unlock()
+                    continuation.resume()
+                    return
+                }
+                waiters.append((id, count, continuation))
                 lock.unlock()
-                continuation.resume()
-                return
             }
-            waiters.append((count, continuation))
+        } onCancel: {
+            lock.lock()
+            let cancelled = waiters.filter { $0.id == id }
+            waiters.removeAll { $0.id == id }
             lock.unlock()
+            cancelled.forEach { $0.continuation.resume() }
         }
     }
 

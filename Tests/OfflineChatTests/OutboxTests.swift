@@ -57,6 +57,28 @@ import Testing
         #expect(world.alice.getPendingMessages().isEmpty)
         let cache = try #require(world.alice.session.current?.cache)
         #expect(try cache.message(id: id)?.text == "hello", "the queued row became the sent message")
+        // The realtime echo of one's own message arrives too; still one copy, same local id.
+        let fence = Recorder(queue: world.alice.config.callbackQueue)
+        world.alice.addMessageListener("fence", fence)
+        _ = try await world.server.send("fence", from: world.bobToken, to: "alice")
+        _ = await fence.next(where: { $0.hasPrefix("text:bob:fence") })
+        let rows = try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 30)
+        #expect(rows.map(\.text) == ["hello", "fence"])
+        _ = localId
+    }
+
+    @Test func clearingTheCacheDiscardsTheOutbox() async throws {
+        let world = try await world()
+        world.server.stop()
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        let send = SendLog()
+        world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "gone", receiverType: .user),
+                                    onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        _ = await send.log.next(); _ = await send.log.next()
+        world.alice.clearOfflineCache()
+        #expect(await send.log.next() == .error(ChatException.messageDiscarded))
+        #expect(world.alice.getPendingMessages().isEmpty)
+        #expect(world.alice.isOfflineEnabled(), "still logged in, with an empty cache")
     }
 
     @Test func offlineASendIsQueuedAndGoesOutOnceAfterTheReconnectSettles() async throws {

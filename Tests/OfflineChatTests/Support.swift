@@ -26,26 +26,38 @@ final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {
         lock.unlock()
     }
 
-    /// The next event, e.g. "text:bob:hello" or "connected".
+    /// The next event, e.g. "text:bob:hello" or "connected"; "cancelled" when the test's
+    /// time limit cancels the wait (so a missing event fails the test instead of hanging it).
     func next() async -> String {
-        await withCheckedContinuation { continuation in
-            lock.lock()
-            if !buffered.isEmpty {
-                let event = buffered.removeFirst()
-                lock.unlock()
-                continuation.resume(returning: event)
-            } else {
-                waiting = continuation
-                lock.unlock()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                lock.lock()
+                if !buffered.isEmpty {
+                    let event = buffered.removeFirst()
+                    lock.unlock()
+                    continuation.resume(returning: event)
+                } else if Task.isCancelled {
+                    lock.unlock()
+                    continuation.resume(returning: "cancelled")
+                } else {
+                    waiting = continuation
+                    lock.unlock()
+                }
             }
+        } onCancel: {
+            lock.lock()
+            let pending = waiting
+            waiting = nil
+            lock.unlock()
+            pending?.resume(returning: "cancelled")
         }
     }
 
-    /// Skips events until one satisfies `match`.
+    /// Skips events until one satisfies `match` (or the wait is cancelled).
     func next(where match: (String) -> Bool) async -> String {
         while true {
             let event = await next()
-            if match(event) { return event }
+            if match(event) || event == "cancelled" { return event }
         }
     }
 
@@ -94,17 +106,29 @@ final class PhaseLog: @unchecked Sendable {  // state under `lock`
         lock.unlock()
     }
 
+    /// The next event; `.error("cancelled")` when the test's time limit cancels the wait.
     func next() async -> Event {
-        await withCheckedContinuation { continuation in
-            lock.lock()
-            if !buffered.isEmpty {
-                let event = buffered.removeFirst()
-                lock.unlock()
-                continuation.resume(returning: event)
-            } else {
-                waiting = continuation
-                lock.unlock()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                lock.lock()
+                if !buffered.isEmpty {
+                    let event = buffered.removeFirst()
+                    lock.unlock()
+                    continuation.resume(returning: event)
+                } else if Task.isCancelled {
+                    lock.unlock()
+                    continuation.resume(returning: .error("cancelled"))
+                } else {
+                    waiting = continuation
+                    lock.unlock()
+                }
             }
+        } onCancel: {
+            lock.lock()
+            let pending = waiting
+            waiting = nil
+            lock.unlock()
+            pending?.resume(returning: .error("cancelled"))
         }
     }
 

@@ -128,3 +128,19 @@ extension ChatClient {
         }
     }
 }
+
+extension ChatClient {
+    /// Empties the logged-in user's cache: messages, conversations, media and the unsent
+    /// outbox. Each still-queued message fails with `.discarded`; one already on the wire is
+    /// still reported sent if the server takes it. The next sync is a cold start. A no-op
+    /// without offline support.
+    public func clearOfflineCache() {
+        guard let current = session.current, let cache = current.cache else { return }
+        _ = current.outbox?.discard(.all)
+        do {
+            try cache.clear(keepingMeta: [MetaKey.token, MetaKey.me])
+        } catch {
+            config.logger.log(.error, "the offline cache could not be cleared: \(error)")
+        }
+    }
+}
