@@ -23,7 +23,7 @@ extension ChatClient {
         if !FileManager.default.fileExists(atPath: target.path) {
             let data: Data
             do {
-                if url.isFileURL { data = try Data(contentsOf: url) } else { (data, _) = try await current.api.session.data(from: url) }
+                if url.isFileURL { data = try Data(contentsOf: url) } else { data = try await current.api.download(url) }
             } catch {
                 throw ChatException.offline("download: \(error.localizedDescription)")
             }

@@ -18,7 +18,7 @@ extension ChatClient {
             value += 1
             return value
         }
-        let api = APIClient(baseURL: config.server, token: authToken, session: APIClient.session(timeout: config.requestTimeout))
+        let api = APIClient(baseURL: config.server, token: authToken, transport: HTTPTransports.platformDefault(timeout: config.requestTimeout))
         let cache = try openCache(for: uid)
         let user: User
         do {

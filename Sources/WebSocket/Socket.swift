@@ -69,6 +69,15 @@ public enum Socket {
         }
     }
 
+    /// Makes blocking reads and writes give up after `seconds` (they then throw).
+    public static func setTimeout(_ fd: Int32, seconds: Double) {
+        var value = timeval()
+        value.tv_sec = .init(seconds)
+        value.tv_usec = .init((seconds - Double(Int(seconds))) * 1_000_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     /// Stops both directions (wakes a blocked reader) without releasing the descriptor.
     public static func shutdown(_ fd: Int32) {
         _ = posix_shutdown(fd)

@@ -166,3 +166,69 @@ import Testing
         await #expect(throws: ChatException.self) { try await world.alice.editMessage(id, text: "y") }
     }
 }
+
+/// Faults between the SDK and chatd: exactly once all the same.
+@Suite(.timeLimit(.minutes(1))) struct OutboxFaultTests {
+    @Test func aLostAcknowledgementFollowedByARetryYieldsOneMessage() async throws {
+        let server = try LiveChatd()
+        let aliceToken = try await server.user("alice")
+        let bobToken = try await server.user("bob")
+        let proxy = try FaultProxy(upstreamPort: server.port)
+        let clock = ManualClock()
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
+        var config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
+                                callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+        config.requestTimeout = 5
+        let alice = try ChatClient(config: config)
+        let connection = Recorder(queue: config.callbackQueue)
+        alice.addConnectionListener("c", connection)
+        try await alice.login(uid: "alice", authToken: aliceToken)
+        _ = await connection.next(where: { $0 == "connected" })
+
+        proxy.mode = .dropResponse
+        let log = PhaseLog()
+        alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "once", receiverType: .user),
+                              onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
+                              onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
+        guard case .cached = await log.next() else { Issue.record("not queued"); return }
+        // The server committed it; the answer was lost: a retry is scheduled on the clock.
+        await clock.waitForSleepers(2)  // the settle timer and the retry
+        proxy.mode = .pass
+        clock.advance(by: 1_000)
+        guard case .server(let ids) = await log.next(), let id = ids.first, id > 0 else { Issue.record("not sent"); return }
+        let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
+        let held = try JSONDecoder().decode([MessagePayload].self, from: data)
+        #expect(held.map(\.text) == ["once"] && held.first?.id == id, "one message, whatever the retries")
+        #expect(alice.getPendingMessages().isEmpty)
+    }
+
+    @Test func aResponseCutMidBodyIsRetriedToo() async throws {
+        let server = try LiveChatd()
+        let aliceToken = try await server.user("alice")
+        let bobToken = try await server.user("bob")
+        let proxy = try FaultProxy(upstreamPort: server.port)
+        let clock = ManualClock()
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
+        let config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
+                                callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+        let alice = try ChatClient(config: config)
+        let connection = Recorder(queue: config.callbackQueue)
+        alice.addConnectionListener("c", connection)
+        try await alice.login(uid: "alice", authToken: aliceToken)
+        _ = await connection.next(where: { $0 == "connected" })
+        proxy.mode = .cutMidBody
+        let log = PhaseLog()
+        for text in ["first", "second"] {
+            alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
+                                  onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
+                                  onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
+        }
+        _ = await log.next(); _ = await log.next()
+        await clock.waitForSleepers(2)
+        proxy.mode = .pass
+        clock.advance(by: 1_000)
+        guard case .server = await log.next(), case .server = await log.next() else { Issue.record("not sent"); return }
+        let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
+        #expect(try JSONDecoder().decode([MessagePayload].self, from: data).map(\.text) == ["first", "second"])
+    }
+}

@@ -130,8 +130,9 @@ final class Outbox: Sendable {
                 if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(Self.discardError(item.localId)) } }
                 return .failedForGood
             }
-            if error.errorCode == ChatException.internetUnavailable {
-                // The connection went away: not the message's fault, no attempt used up.
+            if error.errorCode == ChatException.internetUnavailable && !isOnline() {
+                // The connection went away: not the message's fault, no attempt used up; the
+                // next settle flushes again.
                 try? cache.updateOutbox(item.localId, state: .pending, attempts: item.attempts, nextAttemptAt: item.nextAttemptAt)
                 return .offline
             }

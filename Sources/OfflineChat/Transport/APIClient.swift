@@ -8,7 +8,7 @@ import FoundationNetworking
 struct APIClient: Sendable {
     let baseURL: URL
     let token: String
-    let session: URLSession
+    let transport: any HTTPTransport
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -29,45 +29,39 @@ struct APIClient: Sendable {
         var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
         let items = query.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
         if !items.isEmpty { components.queryItems = items }
-        var request = URLRequest(url: components.url!)
-        request.httpMethod = method
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        var headers = ["Authorization": "Bearer \(token)"]
+        var data: Data?
         if let body {
-            request.httpBody = try Self.encoder.encode(body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            data = try Self.encoder.encode(body)
+            headers["Content-Type"] = "application/json"
         }
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await session.data(for: request)
-        } catch {
-            throw ChatException.offline((error as? URLError).map { "\($0.code.rawValue)" } ?? "\(error)")
-        }
-        guard let http = response as? HTTPURLResponse else { throw ChatException.offline("no HTTP response") }
-        guard (200..<300).contains(http.statusCode) else {
-            if let apiError = try? Self.decoder.decode(APIError.self, from: data) {
-                throw ChatException(errorCode: apiError.code.rawValue, errorDescription: apiError.message, httpStatus: http.statusCode)
+        let (status, answer) = try await transport.send(method: method, url: components.url!, headers: headers, body: data)
+        guard (200..<300).contains(status) else {
+            if let apiError = try? Self.decoder.decode(APIError.self, from: answer) {
+                throw ChatException(errorCode: apiError.code.rawValue, errorDescription: apiError.message, httpStatus: status)
             }
-            if http.statusCode >= 500 || http.statusCode == 0 {
-                throw ChatException(errorCode: "server_error", errorDescription: "HTTP \(http.statusCode)", httpStatus: http.statusCode)
+            if status >= 500 {
+                throw ChatException(errorCode: "server_error", errorDescription: "HTTP \(status)", httpStatus: status)
             }
-            throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "HTTP \(http.statusCode) without an error body",
-                                httpStatus: http.statusCode)
+            throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "HTTP \(status) without an error body",
+                                httpStatus: status)
         }
         if T.self == NoContent.self { return NoContent() as! T }
         do {
-            return try Self.decoder.decode(T.self, from: data)
+            return try Self.decoder.decode(T.self, from: answer)
         } catch {
             throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "cannot read the answer to \(method) \(path): \(error)",
-                                httpStatus: http.statusCode)
+                                httpStatus: status)
         }
     }
 
-    static func session(timeout: TimeInterval) -> URLSession {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.httpMaximumConnectionsPerHost = 8
-        return URLSession(configuration: configuration)
+    /// Any URL's bytes (media downloads).
+    func download(_ url: URL) async throws -> Data {
+        let (status, data) = try await transport.send(method: "GET", url: url, headers: [:], body: nil)
+        guard (200..<300).contains(status) else {
+            throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "HTTP \(status) for \(url)", httpStatus: status)
+        }
+        return data
     }
 }
 

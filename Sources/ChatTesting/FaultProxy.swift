@@ -1,0 +1,150 @@
+#if os(Linux) || os(macOS)
+import ChatCache
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// A loopback TCP proxy in front of chatd that injects faults into HTTP exchanges (realtime
+/// upgrades always pass): drop the response after the request went through, stall, cut the
+/// response mid-body. Switch `mode` at any time; it applies to data relayed from then on.
+public final class FaultProxy: @unchecked Sendable {  // mutable state under `lock`
+    public enum Mode: Sendable {
+        case pass
+        /// The request reaches chatd; its response is thrown away and the connection closed.
+        case dropResponse
+        /// Nothing comes back (until the mode changes).
+        case stall
+        /// Half of the response is sent, then the connection is closed.
+        case cutMidBody
+    }
+
+    public let port: Int
+    private let upstreamPort: Int
+    private let listener: Int32
+    private let lock = NSCondition()
+    private var currentMode = Mode.pass
+    private var sockets: Set<Int32> = []
+
+    public var mode: Mode {
+        get { lock.lock(); defer { lock.unlock() }; return currentMode }
+        set {
+            lock.lock()
+            currentMode = newValue
+            lock.broadcast()
+            lock.unlock()
+        }
+    }
+
+    public var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    public init(upstreamPort: Int) throws {
+        // Writing to a connection the proxy just cut must not kill the test process.
+        signal(SIGPIPE, SIG_IGN)
+        self.upstreamPort = upstreamPort
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var reuse: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 64) == 0 else {
+            close(descriptor)
+            throw LiveChatd.Failure("the proxy cannot listen")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        listener = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    deinit {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        closeAll()
+    }
+
+    /// Drops every relayed connection at once (a network flap).
+    public func closeAll() {
+        lock.lock()
+        let open = sockets
+        sockets = []
+        lock.unlock()
+        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        return address
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = Self.loopback(port: UInt16(upstreamPort))
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else {
+                close(client)
+                close(upstream)
+                continue
+            }
+            lock.lock()
+            sockets.insert(client)
+            sockets.insert(upstream)
+            lock.unlock()
+            let upgraded = Locked(false)
+            Thread.detachNewThread { [self] in relay(from: client, to: upstream, requests: true, upgraded: upgraded) }
+            Thread.detachNewThread { [self] in relay(from: upstream, to: client, requests: false, upgraded: upgraded) }
+        }
+    }
+
+    private func relay(from source: Int32, to target: Int32, requests: Bool, upgraded: Locked<Bool>) {
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        defer {
+            shutdown(source, Int32(SHUT_RDWR))
+            shutdown(target, Int32(SHUT_RDWR))
+        }
+        while true {
+            let count = read(source, &buffer, buffer.count)
+            guard count > 0 else { return }
+            var chunk = Array(buffer[0..<count])
+            if requests {
+                if String(decoding: chunk.prefix(64), as: UTF8.self).contains("/v1/realtime") { upgraded.withLock { $0 = true } }
+            } else if !upgraded.current {
+                switch mode {
+                case .pass: break
+                case .dropResponse: return
+                case .stall:
+                    lock.lock()
+                    while currentMode == .stall { lock.wait() }
+                    lock.unlock()
+                case .cutMidBody:
+                    chunk = Array(chunk.prefix(max(1, chunk.count / 2)))
+                    _ = chunk.withUnsafeBytes { write(target, $0.baseAddress, $0.count) }
+                    return
+                }
+            }
+            var written = 0
+            while written < chunk.count {
+                let result = chunk[written...].withUnsafeBytes { write(target, $0.baseAddress, $0.count) }
+                guard result > 0 else { return }
+                written += result
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,139 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WebSocket
+
+/// One HTTP exchange. Implementations throw `ChatException.offline` when no complete answer
+/// arrives (refused, reset, cut short, timed out).
+protocol HTTPTransport: Sendable {
+    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data)
+}
+
+enum HTTPTransports {
+    static func platformDefault(timeout: TimeInterval) -> any HTTPTransport {
+        #if canImport(Darwin)
+        URLSessionHTTPTransport(timeout: timeout)
+        #else
+        // FoundationNetworking on Linux traps ("Transfer completed, but there's no response")
+        // when a connection closes before a response: a network fault must not crash an app.
+        POSIXHTTPTransport(timeout: timeout)
+        #endif
+    }
+}
+
+/// `URLSession` (Apple platforms).
+struct URLSessionHTTPTransport: HTTPTransport {
+    let session: URLSession
+
+    init(timeout: TimeInterval) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        session = URLSession(configuration: configuration)
+    }
+
+    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        do {
+            let (data, response) = try await session.data(for: request)
+            guard let http = response as? HTTPURLResponse else { throw ChatException.offline("no HTTP response") }
+            return (http.statusCode, data)
+        } catch let error as ChatException {
+            throw error
+        } catch {
+            throw ChatException.offline((error as? URLError).map { "\($0.code.rawValue)" } ?? "\(error)")
+        }
+    }
+}
+
+/// A small HTTP/1.1 client over the `WebSocket` module's POSIX sockets: one connection per
+/// exchange (`Connection: close`), a timeout on every read and write, and an answer accepted
+/// only when complete (a body cut short is a network failure, never a half message).
+struct POSIXHTTPTransport: HTTPTransport {
+    let timeout: TimeInterval
+
+    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                do {
+                    continuation.resume(returning: try exchange(method: method, url: url, headers: headers, body: body))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    private func exchange(method: String, url: URL, headers: [String: String], body: Data?) throws -> (status: Int, body: Data) {
+        guard url.scheme == "http", let host = url.host else {
+            throw ChatException.invalid("this transport speaks plain http://, not \(url.scheme ?? "?")")
+        }
+        let port = url.port ?? 80
+        let fd: Int32
+        do { fd = try Socket.connect(host: host, port: port) } catch { throw ChatException.offline("\(error)") }
+        defer { Socket.close(fd) }
+        Socket.setTimeout(fd, seconds: timeout)
+        var target = url.path.isEmpty ? "/" : (url.path(percentEncoded: true))
+        if let query = url.query(percentEncoded: true) { target += "?\(query)" }
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nAccept: application/json\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "Content-Length: \(body?.count ?? 0)\r\n\r\n"
+        var received: [UInt8] = []
+        do {
+            try Socket.writeAll(fd, Array(head.utf8) + Array(body ?? Data()))
+            while true {
+                let chunk = try Socket.readSome(fd)
+                if chunk.isEmpty { break }
+                received += chunk
+                guard received.count < 64 << 20 else { throw ChatException.offline("the answer is too large") }
+            }
+        } catch let error as ChatException {
+            throw error
+        } catch {
+            throw ChatException.offline("\(error)")
+        }
+        return try Self.parse(received)
+    }
+
+    /// Status and body of a complete HTTP/1.1 response (Content-Length, chunked, or to EOF).
+    static func parse(_ bytes: [UInt8]) throws -> (status: Int, body: Data) {
+        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { throw ChatException.offline("the answer ended inside its head") }
+        let lines = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = (lines.first ?? "").split(separator: " ")
+        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
+            throw ChatException.offline("not an HTTP answer")
+        }
+        var fields: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let rest = Array(bytes[end.upperBound...])
+        if fields["transfer-encoding"]?.lowercased().contains("chunked") == true {
+            return (status, try dechunk(rest))
+        }
+        if let length = fields["content-length"].flatMap(Int.init) {
+            guard rest.count >= length else { throw ChatException.offline("the answer was cut short (\(rest.count) of \(length) bytes)") }
+            return (status, Data(rest.prefix(length)))
+        }
+        return (status, Data(rest))
+    }
+
+    static func dechunk(_ bytes: [UInt8]) throws -> Data {
+        var body = Data()
+        var index = 0
+        while true {
+            guard let lineEnd = bytes[index...].firstRange(of: Array("\r\n".utf8)) else { throw ChatException.offline("a chunk was cut short") }
+            let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { throw ChatException.offline("a bad chunk size") }
+            index = lineEnd.upperBound
+            if size == 0 { return body }
+            guard index + size + 2 <= bytes.count else { throw ChatException.offline("a chunk was cut short") }
+            body.append(contentsOf: bytes[index..<index + size])
+            index += size + 2
+        }
+    }
+}
