@@ -180,4 +180,22 @@ import Testing
         #expect(await log.next() == .cached([]), "bob's cache is his own")
         #expect(await log.next() == .server([id]))
     }
+
+    @Test func anExpiredTokenWipesTheCache() async throws {
+        let server = try LiveChatd()
+        _ = try await server.user("alice")
+        let token = try await server.token("alice", ttlSeconds: 60)
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
+        let client = try makeClient(server, offline: offlineOn(), storage: storage)
+        let recorder = Recorder(queue: client.config.callbackQueue)
+        client.addConnectionListener("r", recorder)
+        try await client.login(uid: "alice", authToken: token)
+        _ = await recorder.next(where: { $0 == "connected" })
+        let directory = storage.appendingPathComponent("test/alice")
+        #expect(FileManager.default.fileExists(atPath: directory.path))
+        try await server.advanceClock(seconds: 120)  // chatd closes the socket: token expired
+        _ = await recorder.next(where: { $0 == "disconnected" })
+        for _ in 0..<1_000_000 where FileManager.default.fileExists(atPath: directory.path) { await Task.yield() }
+        #expect(!FileManager.default.fileExists(atPath: directory.path) && client.getLoggedInUser() == nil)
+    }
 }
