@@ -231,4 +231,65 @@ import Testing
         let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
         #expect(try JSONDecoder().decode([MessagePayload].self, from: data).map(\.text) == ["first", "second"])
     }
+
+    @Test func aStalledAnswerTimesOutAndTheRetryStillYieldsOneMessage() async throws {
+        let server = try LiveChatd()
+        let aliceToken = try await server.user("alice")
+        let bobToken = try await server.user("bob")
+        let proxy = try FaultProxy(upstreamPort: server.port)
+        let clock = ManualClock()
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
+        var config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
+                                callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+        config.requestTimeout = 1
+        let alice = try ChatClient(config: config)
+        let connection = Recorder(queue: config.callbackQueue)
+        alice.addConnectionListener("c", connection)
+        try await alice.login(uid: "alice", authToken: aliceToken)
+        _ = await connection.next(where: { $0 == "connected" })
+        proxy.mode = .stall
+        let log = PhaseLog()
+        alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "patient", receiverType: .user),
+                              onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
+                              onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
+        _ = await log.next()
+        await clock.waitForSleepers(2)  // the settle timer, and the retry after the timeout
+        proxy.mode = .pass
+        clock.advance(by: 1_000)
+        guard case .server = await log.next() else { Issue.record("not sent"); return }
+        let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
+        #expect(try JSONDecoder().decode([MessagePayload].self, from: data).map(\.text) == ["patient"])
+    }
+
+    @Test func aNetworkFlapQueuesAndTheReconnectFlushes() async throws {
+        let server = try LiveChatd()
+        let aliceToken = try await server.user("alice")
+        let bobToken = try await server.user("bob")
+        let proxy = try FaultProxy(upstreamPort: server.port)
+        let clock = ManualClock()
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
+        let config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
+                                callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+        let alice = try ChatClient(config: config)
+        let connection = Recorder(queue: config.callbackQueue)
+        alice.addConnectionListener("c", connection)
+        try await alice.login(uid: "alice", authToken: aliceToken)
+        _ = await connection.next(where: { $0 == "connected" })
+        proxy.closeAll()
+        _ = await connection.next(where: { $0 == "disconnected" })
+        let log = PhaseLog()
+        alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "after the flap", receiverType: .user),
+                              onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
+                              onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
+        _ = await log.next()
+        #expect(await log.next() == .error(ChatException.internetUnavailable), "queued, not failed")
+        await clock.waitForSleepers(1)
+        clock.advance(by: clock.nextDeadline ?? 0)
+        _ = await connection.next(where: { $0 == "connected" })
+        await clock.waitForSleepers(1)
+        clock.advance(by: config.connectionSettleDelay)
+        guard case .server = await log.next() else { Issue.record("not sent"); return }
+        let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
+        #expect(try JSONDecoder().decode([MessagePayload].self, from: data).map(\.text) == ["after the flap"])
+    }
 }
