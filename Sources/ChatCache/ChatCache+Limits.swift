@@ -33,11 +33,27 @@ extension ChatCache {
         return total + mediaBytes()
     }
 
+    /// The media folder's bytes: listed once, then kept by `storeMedia` and eviction (every
+    /// write checks the byte budget, so no listing per write).
     func mediaBytes() -> Int64 {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? []
-        return names.reduce(0) { sum, name in
-            sum + ((try? FileManager.default.attributesOfItem(atPath: mediaDirectory.appendingPathComponent(name).path)[.size] as? Int64) ?? 0)
+        mediaTotal.withLock { total in
+            if let total { return total }
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? []
+            let listed = names.reduce(0) { $0 + Self.fileSize(mediaDirectory.appendingPathComponent($1)) }
+            total = listed
+            return listed
         }
+    }
+
+    static func fileSize(_ file: URL) -> Int64 {
+        (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int64) ?? 0
+    }
+
+    /// Media files of evicted messages: no longer counted (they are deleted after commit).
+    func forgetMedia(_ files: [URL]) -> [URL] {
+        let bytes = files.reduce(0) { $0 + Self.fileSize($1) }
+        if bytes > 0 { mediaTotal.withLock { total in total = total.map { $0 - bytes } } }
+        return files
     }
 
     /// Records that a conversation's data was just used.
@@ -90,14 +106,14 @@ extension ChatCache {
             try db.run("DELETE FROM ranges WHERE scope = ? AND hi < ?", [scope, cut])
             try db.run("UPDATE ranges SET lo = ? WHERE scope = ? AND lo < ?", [cut, scope, cut])
         }
-        return mediaFiles(of: Set(gone))
+        return forgetMedia(mediaFiles(of: Set(gone)))
     }
 
     /// Drops a conversation's cached data, except queued messages.
     func evict(_ db: Connection, _ conversationId: String) throws -> [URL] {
         let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id IS NOT NULL", [conversationId]).map { try $0.get("id") as Int64 }
         try removeConversation(db, conversationId)
-        return mediaFiles(of: Set(gone))
+        return forgetMedia(mediaFiles(of: Set(gone)))
     }
 
     /// The least recently used conversations without queued messages, leaving the `sparing`
@@ -137,9 +153,12 @@ extension ChatCache {
     /// Stores a downloaded file for a message (0600), then applies the size limit.
     public func storeMedia(_ data: Data, messageId: Int64, name: String) throws -> URL {
         let file = mediaFile(messageId: messageId, name: name)
+        _ = mediaBytes()  // counted before the file changes
+        let replaced = Self.fileSize(file)
         guard FileManager.default.createFile(atPath: file.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
             throw SQLiteError(code: .cantOpen, message: "cannot write a media file")
         }
+        mediaTotal.withLock { total in total = total.map { $0 - replaced + Int64(data.count) } }
         try write { _ in }
         return file
     }

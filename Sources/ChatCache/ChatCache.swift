@@ -21,6 +21,8 @@ public final class ChatCache: Sendable {
     /// Counts connection losses (`closeOpenRanges`): a page fetched while connected may claim
     /// the live head only if no loss happened meanwhile.
     let liveEpochCounter = Locked(0)
+    /// Bytes in the media folder, once known (see `mediaBytes()`).
+    let mediaTotal = Locked<Int64?>(nil)
     /// Conversations the current write touched (only used under the writer's lock).
     let touchedInWrite = Locked<Set<String>>([])
 
@@ -80,11 +82,17 @@ public final class ChatCache: Sendable {
     /// Runs `body` in one immediate transaction on the writer, then enforces the limits
     /// (in the same transaction) and removes the media files of what was evicted.
     func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        let (result, evictedMedia) = try writer.withConnection { db in
-            try db.transaction { db -> (T, [URL]) in
-                let result = try body(db)
-                return (result, try enforceLimits(db))
+        let (result, evictedMedia): (T, [URL])
+        do {
+            (result, evictedMedia) = try writer.withConnection { db in
+                try db.transaction { db -> (T, [URL]) in
+                    let result = try body(db)
+                    return (result, try enforceLimits(db))
+                }
             }
+        } catch {
+            mediaTotal.withLock { $0 = nil }  // an eviction rolled back: count again when asked
+            throw error
         }
         for file in evictedMedia { try? FileManager.default.removeItem(at: file) }
         return result
@@ -153,6 +161,7 @@ extension ChatCache {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? [] {
             try? FileManager.default.removeItem(at: mediaDirectory.appendingPathComponent(name))
         }
+        mediaTotal.withLock { $0 = nil }
         try writer.withConnection { db in try db.execute("PRAGMA incremental_vacuum") }
     }
 }

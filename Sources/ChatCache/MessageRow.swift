@@ -9,30 +9,27 @@ enum MessageRow {
         sent_at, updated_at, edited_at, deleted_at, reply_count, call_status, extras
         """
 
+    /// `col = ?n` for every column, numbered as in `columns`.
+    private static let assignments = columns.split(separator: ",").enumerated()
+        .map { "\($0.element.trimmingCharacters(in: .whitespacesAndNewlines)) = ?\($0.offset + 1)" }.joined(separator: ", ")
+    private static let placeholders = Array(repeating: "?", count: 17).joined(separator: ", ")
+
     /// Refreshes a row with `values` (numbered as in `columns`) when the stored state is not
     /// newer, or takes over a queued message of the same sender and muid (whatever its local
     /// time: the server's copy wins).
-    static let update: String = {
-        let assignments = columns.split(separator: ",").enumerated()
-            .map { "\($0.element.trimmingCharacters(in: .whitespacesAndNewlines)) = ?\($0.offset + 1)" }.joined(separator: ", ")
-        return """
-            UPDATE messages SET \(assignments)
-            WHERE (id = ?1 AND updated_at <= ?12) OR (id IS NULL AND sender = ?5 AND muid = ?2)
-            """
-    }()
+    static let update = """
+        UPDATE messages SET \(assignments)
+        WHERE (id = ?1 AND updated_at <= ?12) OR (id IS NULL AND sender = ?5 AND muid = ?2)
+        """
 
     /// Adds a row unless one with the id (or sender and muid) exists.
-    static let insert = "INSERT OR IGNORE INTO messages(\(columns)) VALUES (\(Array(repeating: "?", count: 17).joined(separator: ", ")))"
+    static let insert = "INSERT OR IGNORE INTO messages(\(columns)) VALUES (\(placeholders))"
 
     /// Adds a queued message's row (its id is NULL; `local_id` is assigned).
-    static let insertQueued = "INSERT INTO messages(\(columns)) VALUES (\(Array(repeating: "?", count: 17).joined(separator: ", ")))"
+    static let insertQueued = "INSERT INTO messages(\(columns)) VALUES (\(placeholders))"
 
     /// Turns the queued row `?18` into the sent message (values as in `columns`).
-    static let completeQueued: String = {
-        let assignments = columns.split(separator: ",").enumerated()
-            .map { "\($0.element.trimmingCharacters(in: .whitespacesAndNewlines)) = ?\($0.offset + 1)" }.joined(separator: ", ")
-        return "UPDATE messages SET \(assignments) WHERE local_id = ?18"
-    }()
+    static let completeQueued = "UPDATE messages SET \(assignments) WHERE local_id = ?18"
 
     /// The optional structured parts, stored only when a message has any.
     struct Extras: Codable {

@@ -169,7 +169,10 @@ import Testing
 
 /// Faults between the SDK and chatd: exactly once all the same.
 @Suite(.timeLimit(.minutes(1))) struct OutboxFaultTests {
-    @Test func aLostAcknowledgementFollowedByARetryYieldsOneMessage() async throws {
+    /// chatd behind a `FaultProxy`; alice (offline support on, manual clock) logged in
+    /// through it and connected; bob's token to read what the server holds.
+    func proxiedWorld(requestTimeout: TimeInterval) async throws
+        -> (server: LiveChatd, proxy: FaultProxy, clock: ManualClock, alice: ChatClient, connection: Recorder, bobToken: String) {
         let server = try LiveChatd()
         let aliceToken = try await server.user("alice")
         let bobToken = try await server.user("bob")
@@ -178,12 +181,17 @@ import Testing
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
         var config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
                                 callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
-        config.requestTimeout = 5
+        config.requestTimeout = requestTimeout
         let alice = try ChatClient(config: config)
         let connection = Recorder(queue: config.callbackQueue)
         alice.addConnectionListener("c", connection)
         try await alice.login(uid: "alice", authToken: aliceToken)
         _ = await connection.next(where: { $0 == "connected" })
+        return (server, proxy, clock, alice, connection, bobToken)
+    }
+
+    @Test func aLostAcknowledgementFollowedByARetryYieldsOneMessage() async throws {
+        let (server, proxy, clock, alice, _, bobToken) = try await proxiedWorld(requestTimeout: 5)
 
         proxy.mode = .dropResponse
         let log = PhaseLog()
@@ -203,19 +211,7 @@ import Testing
     }
 
     @Test func aResponseCutMidBodyIsRetriedToo() async throws {
-        let server = try LiveChatd()
-        let aliceToken = try await server.user("alice")
-        let bobToken = try await server.user("bob")
-        let proxy = try FaultProxy(upstreamPort: server.port)
-        let clock = ManualClock()
-        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
-        let config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
-                                callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
-        let alice = try ChatClient(config: config)
-        let connection = Recorder(queue: config.callbackQueue)
-        alice.addConnectionListener("c", connection)
-        try await alice.login(uid: "alice", authToken: aliceToken)
-        _ = await connection.next(where: { $0 == "connected" })
+        let (server, proxy, clock, alice, _, bobToken) = try await proxiedWorld(requestTimeout: 15)
         proxy.mode = .cutMidBody
         let log = PhaseLog()
         for text in ["first", "second"] {
@@ -233,20 +229,7 @@ import Testing
     }
 
     @Test func aStalledAnswerTimesOutAndTheRetryStillYieldsOneMessage() async throws {
-        let server = try LiveChatd()
-        let aliceToken = try await server.user("alice")
-        let bobToken = try await server.user("bob")
-        let proxy = try FaultProxy(upstreamPort: server.port)
-        let clock = ManualClock()
-        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
-        var config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
-                                callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
-        config.requestTimeout = 1
-        let alice = try ChatClient(config: config)
-        let connection = Recorder(queue: config.callbackQueue)
-        alice.addConnectionListener("c", connection)
-        try await alice.login(uid: "alice", authToken: aliceToken)
-        _ = await connection.next(where: { $0 == "connected" })
+        let (server, proxy, clock, alice, _, bobToken) = try await proxiedWorld(requestTimeout: 1)
         proxy.mode = .stall
         let log = PhaseLog()
         alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "patient", receiverType: .user),
@@ -262,19 +245,7 @@ import Testing
     }
 
     @Test func aNetworkFlapQueuesAndTheReconnectFlushes() async throws {
-        let server = try LiveChatd()
-        let aliceToken = try await server.user("alice")
-        let bobToken = try await server.user("bob")
-        let proxy = try FaultProxy(upstreamPort: server.port)
-        let clock = ManualClock()
-        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
-        let config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
-                                callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
-        let alice = try ChatClient(config: config)
-        let connection = Recorder(queue: config.callbackQueue)
-        alice.addConnectionListener("c", connection)
-        try await alice.login(uid: "alice", authToken: aliceToken)
-        _ = await connection.next(where: { $0 == "connected" })
+        let (server, proxy, clock, alice, connection, bobToken) = try await proxiedWorld(requestTimeout: 15)
         proxy.closeAll()
         _ = await connection.next(where: { $0 == "disconnected" })
         let log = PhaseLog()
@@ -287,7 +258,7 @@ import Testing
         clock.advance(by: clock.nextDeadline ?? 0)
         _ = await connection.next(where: { $0 == "connected" })
         await clock.waitForSleepers(1)
-        clock.advance(by: config.connectionSettleDelay)
+        clock.advance(by: alice.config.connectionSettleDelay)
         guard case .server = await log.next() else { Issue.record("not sent"); return }
         let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
         #expect(try JSONDecoder().decode([MessagePayload].self, from: data).map(\.text) == ["after the flap"])

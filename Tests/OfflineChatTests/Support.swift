@@ -3,10 +3,9 @@ import Foundation
 @testable import OfflineChat
 
 /// Records what listeners hear, in order, and lets a test await the next event.
-final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {  // `events` is only used under its lock
+final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {  // `messages` is only used under `lock`
     private let lock = NSLock()
-    private var buffered: [String] = []
-    private var waiting: CheckedContinuation<String, Never>?
+    private let events = EventQueue<String>(cancelled: "cancelled")
     private(set) var messages: [BaseMessage] = []
     let queue: DispatchQueue
 
@@ -14,44 +13,17 @@ final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {
 
     private func record(_ event: String, _ message: BaseMessage? = nil) {
         dispatchPrecondition(condition: .onQueue(queue))
-        lock.lock()
-        if let message { messages.append(message) }
-        if let waiting {
-            self.waiting = nil
+        if let message {
+            lock.lock()
+            messages.append(message)
             lock.unlock()
-            waiting.resume(returning: event)
-            return
         }
-        buffered.append(event)
-        lock.unlock()
+        events.push(event)
     }
 
     /// The next event, e.g. "text:bob:hello" or "connected"; "cancelled" when the test's
     /// time limit cancels the wait (so a missing event fails the test instead of hanging it).
-    func next() async -> String {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                lock.lock()
-                if !buffered.isEmpty {
-                    let event = buffered.removeFirst()
-                    lock.unlock()
-                    continuation.resume(returning: event)
-                } else if Task.isCancelled {
-                    lock.unlock()
-                    continuation.resume(returning: "cancelled")
-                } else {
-                    waiting = continuation
-                    lock.unlock()
-                }
-            }
-        } onCancel: {
-            lock.lock()
-            let pending = waiting
-            waiting = nil
-            lock.unlock()
-            pending?.resume(returning: "cancelled")
-        }
-    }
+    func next() async -> String { await events.next() }
 
     /// Skips events until one satisfies `match` (or the wait is cancelled).
     func next(where match: (String) -> Bool) async -> String {
@@ -83,54 +55,19 @@ func makeClient(_ server: LiveChatd, clock: ManualClock = ManualClock(), queue: 
 }
 
 /// The phases of one or more fetches, in the order they fired, awaitable one by one.
-final class PhaseLog: @unchecked Sendable {  // state under `lock`
+final class PhaseLog: Sendable {
     enum Event: Equatable {
         case cached([Int64])
         case server([Int64])
         case error(String)
     }
 
-    private let lock = NSLock()
-    private var buffered: [Event] = []
-    private var waiting: CheckedContinuation<Event, Never>?
+    private let events = EventQueue<Event>(cancelled: .error("cancelled"))
 
-    func push(_ event: Event) {
-        lock.lock()
-        if let waiting {
-            self.waiting = nil
-            lock.unlock()
-            waiting.resume(returning: event)
-            return
-        }
-        buffered.append(event)
-        lock.unlock()
-    }
+    func push(_ event: Event) { events.push(event) }
 
     /// The next event; `.error("cancelled")` when the test's time limit cancels the wait.
-    func next() async -> Event {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                lock.lock()
-                if !buffered.isEmpty {
-                    let event = buffered.removeFirst()
-                    lock.unlock()
-                    continuation.resume(returning: event)
-                } else if Task.isCancelled {
-                    lock.unlock()
-                    continuation.resume(returning: .error("cancelled"))
-                } else {
-                    waiting = continuation
-                    lock.unlock()
-                }
-            }
-        } onCancel: {
-            lock.lock()
-            let pending = waiting
-            waiting = nil
-            lock.unlock()
-            pending?.resume(returning: .error("cancelled"))
-        }
-    }
+    func next() async -> Event { await events.next() }
 
     var cached: @Sendable ([BaseMessage]) -> Void { { [self] in push(.cached($0.map(\.id))) } }
     var server: @Sendable ([BaseMessage]) -> Void { { [self] in push(.server($0.map(\.id))) } }
@@ -152,4 +89,52 @@ func offlineOn() -> OfflineConfig {
     var offline = OfflineConfig()
     offline.enabled = true
     return offline
+}
+
+/// Events in arrival order, awaited one at a time. A wait ends with `cancelled` when the
+/// waiting task is cancelled (a test's time limit), so a missing event fails instead of hangs.
+final class EventQueue<Event: Sendable>: @unchecked Sendable {  // state under `lock`
+    private let lock = NSLock()
+    private var buffered: [Event] = []
+    private var waiting: CheckedContinuation<Event, Never>?
+    private let cancelled: Event
+
+    init(cancelled: Event) { self.cancelled = cancelled }
+
+    func push(_ event: Event) {
+        lock.lock()
+        if let waiting {
+            self.waiting = nil
+            lock.unlock()
+            waiting.resume(returning: event)
+            return
+        }
+        buffered.append(event)
+        lock.unlock()
+    }
+
+    func next() async -> Event {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                lock.lock()
+                if !buffered.isEmpty {
+                    let event = buffered.removeFirst()
+                    lock.unlock()
+                    continuation.resume(returning: event)
+                } else if Task.isCancelled {
+                    lock.unlock()
+                    continuation.resume(returning: cancelled)
+                } else {
+                    waiting = continuation
+                    lock.unlock()
+                }
+            }
+        } onCancel: {
+            lock.lock()
+            let pending = waiting
+            waiting = nil
+            lock.unlock()
+            if let pending { pending.resume(returning: cancelled) }
+        }
+    }
 }

@@ -49,11 +49,16 @@ extension Store {
     /// The caller's scope in a live group; 404 for no group, 403 (`banned` when banned) for
     /// a non-member.
     static func memberScope(_ db: Connection, _ guid: String, _ uid: String) throws -> GroupScope {
-        let group = try visibleGroup(db, guid, for: uid)
-        if let scope = group.scope { return scope }
-        if try db.scalar("SELECT 1 FROM group_bans WHERE guid = ? AND uid = ?", [guid, uid], as: Int.self) != nil {
-            throw HTTPError(403, .banned, "you are banned from group \(guid)")
-        }
+        // On every group read and send: one indexed lookup, not the whole group (whose
+        // member count walks the member rows).
+        guard let row = try db.queryFirst("""
+            SELECT g.type, me.scope FROM groups g
+            LEFT JOIN conversation_members me ON me.conversation_id = 'group_' || g.guid AND me.uid = ?
+            WHERE g.guid = ? AND g.deleted_at IS NULL
+            """, [uid, guid]) else { throw HTTPError.notFound("no group \(guid)") }
+        if let scope = (try row.get(1, as: String?.self)).flatMap(GroupScope.init(rawValue:)) { return scope }
+        guard try row.get(0, as: String.self) != GroupType.private.rawValue else { throw HTTPError.notFound("no group \(guid)") }
+        try requireNotBanned(db, guid, uid)
         throw HTTPError.forbidden("you are not a member of group \(guid)")
     }
 
