@@ -142,24 +142,3 @@ extension ChatCache {
         }.map { mediaDirectory.appendingPathComponent($0) }
     }
 }
-
-extension ChatCache {
-    /// Where a message's downloaded file lives (whether or not it is there yet).
-    public func mediaFile(messageId: Int64, name: String) -> URL {
-        let safe = name.map { $0 == "/" || $0 == "\0" ? "_" : $0 }
-        return mediaDirectory.appendingPathComponent("\(messageId)-\(String(safe.prefix(120)))")
-    }
-
-    /// Stores a downloaded file for a message (0600), then applies the size limit.
-    public func storeMedia(_ data: Data, messageId: Int64, name: String) throws -> URL {
-        let file = mediaFile(messageId: messageId, name: name)
-        _ = mediaBytes()  // counted before the file changes
-        let replaced = Self.fileSize(file)
-        guard FileManager.default.createFile(atPath: file.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw SQLiteError(code: .cantOpen, message: "cannot write a media file")
-        }
-        mediaTotal.withLock { total in total = total.map { $0 - replaced + Int64(data.count) } }
-        try write { _ in }
-        return file
-    }
-}

@@ -108,7 +108,7 @@ extension ChatCache {
     /// Removes queued items (their message rows too) and returns them as they were: a
     /// discard, a cleared cache, a removed conversation. Items already sent are not touched.
     public func removeFromOutbox(where condition: OutboxSelection) throws -> [OutboxItem] {
-        try write { db in
+        let removed = try write { db in
             let (sql, arguments) = condition.sql
             let items = try Self.outboxItems(db, where: sql, arguments)
             for item in items {
@@ -117,6 +117,14 @@ extension ChatCache {
             }
             return items
         }
+        discardQueuedMedia(removed.compactMap(\.mediaPath))
+        return removed
+    }
+
+    /// Replaces an item's request, e.g. with the attachment its upload answered, so a
+    /// restart does not upload again.
+    public func updateOutboxRequest(_ localId: Int64, _ request: SendMessageRequest) throws {
+        try write { db in try db.run("UPDATE outbox SET request = ? WHERE local_id = ?", [try Self.json(request), localId]) }
     }
 
     /// Items left `sending` by a process that died mid-send go back to pending (the server

@@ -13,6 +13,8 @@ public enum Endpoints {
     public static let blocks = "/v1/blocks"
     /// Groups, their members (`/{guid}/members`), bans (`/{guid}/bans`) and ownership (`/{guid}/owner`).
     public static let groups = "/v1/groups"
+    /// `POST` uploads a file (raw bytes) and answers its `Attachment`; `GET /v1/media/{id}` fetches it.
+    public static let media = "/v1/media"
     public static let realtime = "/v1/realtime"
     public static let adminUsers = "/v1/admin/users"
     public static let adminTokens = "/v1/admin/tokens"

@@ -13,7 +13,7 @@ extension ChatClient {
     /// with its conversation. Media files are not encrypted (see docs/CACHE.md).
     public func downloadMedia(_ message: MediaMessage) async throws -> MediaMessage {
         let current = try requireSession()
-        guard let attachment = message.attachment, let url = URL(string: attachment.url) else {
+        guard let attachment = message.attachment, !attachment.url.isEmpty else {
             throw ChatException.invalid("message \(message.id) has no attachment to download")
         }
         guard let cache = current.cache else {
@@ -22,10 +22,10 @@ extension ChatClient {
         let target = cache.mediaFile(messageId: message.id, name: attachment.name)
         if !FileManager.default.fileExists(atPath: target.path) {
             let data: Data
-            do {
-                if url.isFileURL { data = try Data(contentsOf: url) } else { data = try await current.api.download(url) }
-            } catch {
-                throw ChatException.offline("download: \(error.localizedDescription)")
+            if let local = URL(string: attachment.url), local.isFileURL {
+                do { data = try Data(contentsOf: local) } catch { throw ChatException.invalid("cannot read \(local.path)") }
+            } else {
+                data = try await current.api.download(attachment.url)
             }
             do { _ = try cache.storeMedia(data, messageId: message.id, name: attachment.name) } catch {
                 throw ChatException(errorCode: ChatException.cacheFailure, errorDescription: "cannot store the file: \(error)")

@@ -24,7 +24,10 @@ public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible
     public static let syncInProgress = "ERROR_OFFLINE_SYNC_IN_PROGRESS"
     public static let syncCooldown = "ERROR_OFFLINE_SYNC_COOLDOWN"
     public static let messageDiscarded = "ERROR_OFFLINE_MESSAGE_DISCARDED"
+    /// A media send's file could not be copied into the cache (or read back for its upload).
     public static let offlineMediaCopyFailed = "ERROR_OFFLINE_MEDIA_COPY_FAILED"
+    /// A media send's file is larger than the cache's whole byte budget (`maxStorageSize`).
+    public static let offlineMediaTooLarge = "ERROR_OFFLINE_MEDIA_TOO_LARGE"
     /// `maxPendingMessages` are already queued: the new send is refused (nothing old is dropped).
     public static let outboxFull = "ERROR_OFFLINE_OUTBOX_FULL"
     /// The token expired or was revoked: the user is logged out and their cache wiped.

@@ -96,11 +96,7 @@ import Testing
         #expect(world.alice.getPendingMessages().map(\.messageStatus) == [.pending, .pending])
 
         try world.server.restart()
-        await world.clock.waitForSleepers(1)
-        world.clock.advance(by: world.clock.nextDeadline ?? 0)
-        _ = await world.connection.next(where: { $0 == "connected" })
-        await world.clock.waitForSleepers(1)
-        world.clock.advance(by: world.alice.config.connectionSettleDelay)
+        await reconnectAndSettle(world.alice, clock: world.clock, connection: world.connection)
         guard case .server = await send.log.next(), case .server = await send.log.next() else { Issue.record("not sent"); return }
         #expect(try await serverTexts(world) == ["one", "two"], "exactly once, in composed order")
         #expect(world.alice.getPendingMessages().isEmpty)
@@ -254,11 +250,7 @@ import Testing
                               onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
         _ = await log.next()
         #expect(await log.next() == .error(ChatException.internetUnavailable), "queued, not failed")
-        await clock.waitForSleepers(1)
-        clock.advance(by: clock.nextDeadline ?? 0)
-        _ = await connection.next(where: { $0 == "connected" })
-        await clock.waitForSleepers(1)
-        clock.advance(by: alice.config.connectionSettleDelay)
+        await reconnectAndSettle(alice, clock: clock, connection: connection)
         guard case .server = await log.next() else { Issue.record("not sent"); return }
         let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
         #expect(try JSONDecoder().decode([MessagePayload].self, from: data).map(\.text) == ["after the flap"])

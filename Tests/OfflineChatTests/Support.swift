@@ -54,6 +54,16 @@ func makeClient(_ server: LiveChatd, clock: ManualClock = ManualClock(), queue: 
     return try ChatClient(config: config)
 }
 
+/// Lets a client whose server came back reconnect: ends the backoff sleep, waits for the
+/// connection, then lets it settle (which flushes the outbox).
+func reconnectAndSettle(_ client: ChatClient, clock: ManualClock, connection: Recorder) async {
+    await clock.waitForSleepers(1)
+    clock.advance(by: clock.nextDeadline ?? 0)
+    _ = await connection.next(where: { $0 == "connected" })
+    await clock.waitForSleepers(1)
+    clock.advance(by: client.config.connectionSettleDelay)
+}
+
 /// The phases of one or more fetches, in the order they fired, awaitable one by one.
 final class PhaseLog: Sendable {
     enum Event: Equatable {

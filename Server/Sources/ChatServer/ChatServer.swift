@@ -25,8 +25,10 @@ public final class ChatServer: Sendable {
         store = try Store(directory: configuration.dataDirectory, clock: clock, retention: configuration.changelogRetention)
         (adminKey, adminKeyGenerated) = try AdminKey.load(configured: configuration.adminKey, in: configuration.dataDirectory)
         hub = try RealtimeHub(store: store, configuration: configuration.realtime)
-        let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub)
-        http = MicroHTTPServer(router: routes.router(), maxBodySize: configuration.maxBodySize)
+        let media = try MediaStore(directory: configuration.dataDirectory.appendingPathComponent("media"))
+        let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, media: media)
+        let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
+        http = MicroHTTPServer(router: routes.router()) { path in path == Endpoints.media ? maxMedia : maxBody }
     }
 
     /// Starts serving on 127.0.0.1 and returns the bound port.

@@ -10,6 +10,8 @@ public struct ServerConfiguration: Sendable {
     public var adminKey: String?
     /// Request bodies above this many bytes get 413.
     public var maxBodySize = 1 << 20
+    /// Media uploads (`POST /v1/media`) above this many bytes get 413.
+    public var maxMediaSize = 16 << 20
     /// HTTP worker threads.
     public var threads: UInt32 = 4
     /// Changes kept for replay (0: all).

@@ -32,6 +32,7 @@ extension ChatClient {
             let message = BaseMessage.make(item.message, source: .local)
             message.id = 0
             message.localMessageId = item.localId
+            (message as? MediaMessage)?.localPath = item.mediaPath
             switch item.state {
             case .pending: message.messageStatus = .pending
             case .sending: message.messageStatus = .sending
@@ -76,8 +77,10 @@ extension ChatClient {
         _ = session.current?.outbox?.discard(.one(localId))
     }
 
-    private func send(_ message: BaseMessage, onMessagePending: (@Sendable (BaseMessage) -> Void)?,
-                      onMessageSent: @escaping @Sendable (BaseMessage) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    /// Queues (or, without offline support, sends) `message`; `media` is a local file to
+    /// upload first, whose attachment metadata `message` already carries.
+    func send(_ message: BaseMessage, media: URL? = nil, onMessagePending: (@Sendable (BaseMessage) -> Void)?,
+              onMessageSent: @escaping @Sendable (BaseMessage) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
         let queue = config.callbackQueue
         guard let current = session.current else {
             queue.async { onError(.notLoggedIn()) }
@@ -89,6 +92,16 @@ extension ChatClient {
             ? ConversationPayload.groupID(message.receiverUid) : ConversationPayload.directID(me, message.receiverUid)
         message.sentAt = config.clock.now()
         message.updatedAt = message.sentAt
+        var mediaCopy: URL?
+        if let media, let cache = current.cache, current.outbox != nil {
+            do {
+                mediaCopy = try cache.copyForOutbox(media, muid: message.muid, name: media.lastPathComponent)
+                (message as? MediaMessage)?.attachment?.url = mediaCopy!.absoluteString
+            } catch {
+                queue.async { onError(Self.mediaCopyError(error, file: media)) }
+                return
+            }
+        }
         let payload = message.payload
         let request = SendMessageRequest(muid: message.muid, receiver: message.receiverUid, receiverType: message.receiverType,
                                          category: message.category, type: message.type, text: payload.text, attachment: payload.attachment,
@@ -97,28 +110,28 @@ extension ChatClient {
         guard let outbox = current.outbox, let cache = current.cache else {
             // No outbox: a plain request, sent or failed.
             settle({
-                let sent: MessagePayload = try await current.api.send("POST", Endpoints.messages, body: request)
+                var body = request
+                if let media, let attachment = body.attachment {
+                    body.attachment = try await current.api.upload(try Outbox.read(media), name: attachment.name, mimeType: attachment.mimeType)
+                }
+                let sent: MessagePayload = try await current.api.send("POST", Endpoints.messages, body: body)
                 return BaseMessage.make(sent, source: .server)
             }, onSuccess: onMessageSent, onError: onError)
             return
         }
         let localId: Int64
         do {
-            localId = try cache.enqueue(request, showing: payload, maxPending: config.offline.maxPendingMessages)
-        } catch let full as OutboxFull {
-            queue.async {
-                onError(ChatException(errorCode: ChatException.outboxFull,
-                                      errorDescription: "\(full.limit) messages are already waiting to be sent; retry or discard some first"))
-            }
-            return
+            localId = try cache.enqueue(request, showing: payload, mediaPath: mediaCopy?.path, maxPending: config.offline.maxPendingMessages)
         } catch {
-            queue.async { onError(ChatException(errorCode: ChatException.cacheFailure, errorDescription: "the message could not be queued: \(error)")) }
+            if let mediaCopy { cache.discardQueuedMedia([mediaCopy.path]) }
+            queue.async { onError(Self.enqueueError(error)) }
             return
         }
         let pending = BaseMessage.make(payload, source: .local)
         pending.id = 0
         pending.localMessageId = localId
         pending.messageStatus = .pending
+        (pending as? MediaMessage)?.localPath = mediaCopy?.path
         outbox.register(localId, Outbox.Callbacks(onSent: onMessageSent, onError: onError))
         queue.async { onMessagePending?(pending) }
         if current.realtime.status == .connected {
@@ -126,6 +139,23 @@ extension ChatClient {
         } else {
             queue.async { onError(.offline("queued; it is sent when the connection returns")) }
         }
+    }
+
+    private static func enqueueError(_ error: any Error) -> ChatException {
+        if let full = error as? OutboxFull {
+            return ChatException(errorCode: ChatException.outboxFull,
+                                 errorDescription: "\(full.limit) messages are already waiting to be sent; retry or discard some first")
+        }
+        return ChatException(errorCode: ChatException.cacheFailure, errorDescription: "the message could not be queued: \(error)")
+    }
+
+    private static func mediaCopyError(_ error: any Error, file: URL) -> ChatException {
+        if let tooLarge = error as? MediaTooLarge {
+            return ChatException(errorCode: ChatException.offlineMediaTooLarge,
+                                 errorDescription: "\(file.lastPathComponent) has \(tooLarge.size) bytes, more than the cache's whole budget of \(tooLarge.limit)")
+        }
+        return ChatException(errorCode: ChatException.offlineMediaCopyFailed,
+                             errorDescription: "\(file.lastPathComponent) could not be copied into the offline cache: \(error.localizedDescription)")
     }
 }
 

@@ -118,10 +118,14 @@ final class Outbox: Sendable {
         guard case .sending(let attempts) = state else { return .failedForGood }
         try? cache.updateOutbox(item.localId, state: .sending, attempts: attempts, nextAttemptAt: item.nextAttemptAt)
         do {
-            let payload: MessagePayload = try await api.send("POST", Endpoints.messages, body: item.request)
+            let request = try await uploadingMedia(of: item)
+            let payload: MessagePayload = try await api.send("POST", Endpoints.messages, body: request)
             let stored = (try? cache.completeSend(item.localId, with: payload, liveSince: liveSince())) ?? payload
             let message = BaseMessage.make(stored, source: .server)
             message.localMessageId = item.localId
+            if let path = item.mediaPath, let name = stored.attachment?.name {
+                (message as? MediaMessage)?.localPath = cache.adoptQueuedMedia(path, messageId: stored.id, name: name)?.path
+            }
             // Reported sent even when the item was discarded meanwhile: the server has it.
             if let onSent = take(item.localId)?.onSent { config.callbackQueue.async { onSent(message) } }
             return .sent
@@ -152,6 +156,28 @@ final class Outbox: Sendable {
             }
         } catch {
             return .offline
+        }
+    }
+
+    /// The item's request, its queued file uploaded first if that has not happened yet (the
+    /// answer is kept, so a restart does not upload again; chatd's media store is
+    /// content-addressed, so an upload repeated after a crash is harmless anyway).
+    private func uploadingMedia(of item: OutboxItem) async throws -> SendMessageRequest {
+        guard let path = item.mediaPath, let attachment = item.request.attachment, attachment.url.hasPrefix("file:") else {
+            return item.request
+        }
+        var request = item.request
+        request.attachment = try await api.upload(try Self.read(URL(fileURLWithPath: path)), name: attachment.name,
+                                                  mimeType: attachment.mimeType)
+        try? cache.updateOutboxRequest(item.localId, request)
+        return request
+    }
+
+    /// A file to upload; a failure is permanent (`ERROR_OFFLINE_MEDIA_COPY_FAILED`).
+    static func read(_ file: URL) throws -> Data {
+        do { return try Data(contentsOf: file) } catch {
+            throw ChatException(errorCode: ChatException.offlineMediaCopyFailed,
+                                errorDescription: "the file to send cannot be read: \(file.lastPathComponent)")
         }
     }
 

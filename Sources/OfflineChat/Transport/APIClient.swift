@@ -35,17 +35,7 @@ struct APIClient: Sendable {
             data = try Self.encoder.encode(body)
             headers["Content-Type"] = "application/json"
         }
-        let (status, answer) = try await transport.send(method: method, url: components.url!, headers: headers, body: data)
-        guard (200..<300).contains(status) else {
-            if let apiError = try? Self.decoder.decode(APIError.self, from: answer) {
-                throw ChatException(errorCode: apiError.code.rawValue, errorDescription: apiError.message, httpStatus: status)
-            }
-            if status >= 500 {
-                throw ChatException(errorCode: "server_error", errorDescription: "HTTP \(status)", httpStatus: status)
-            }
-            throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "HTTP \(status) without an error body",
-                                httpStatus: status)
-        }
+        let (status, answer) = try await exchange(method, components.url!, headers: headers, body: data)
         if T.self == NoContent.self { return NoContent() as! T }
         do {
             return try Self.decoder.decode(T.self, from: answer)
@@ -55,13 +45,45 @@ struct APIClient: Sendable {
         }
     }
 
-    /// Any URL's bytes (media downloads).
-    func download(_ url: URL) async throws -> Data {
-        let (status, data) = try await transport.send(method: "GET", url: url, headers: [:], body: nil)
-        guard (200..<300).contains(status) else {
-            throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "HTTP \(status) for \(url)", httpStatus: status)
+    /// Uploads a file's bytes to chatd's media store; answers the attachment to send.
+    /// Content-addressed on the server, so a repeated upload is harmless.
+    func upload(_ data: Data, name: String, mimeType: String) async throws -> Attachment {
+        var components = URLComponents(url: baseURL.appendingPathComponent(Endpoints.media), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "name", value: name)]
+        let headers = ["Authorization": "Bearer \(token)", "Content-Type": mimeType]
+        let (status, answer) = try await exchange("POST", components.url!, headers: headers, body: data)
+        do {
+            return try Self.decoder.decode(Attachment.self, from: answer)
+        } catch {
+            throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "cannot read the upload's answer: \(error)",
+                                httpStatus: status)
         }
-        return data
+    }
+
+    /// A media url's bytes. chatd's own urls are paths on the server: they are resolved
+    /// against it and carry the token; other urls are fetched as they are.
+    func download(_ url: String) async throws -> Data {
+        guard let resolved = URL(string: url, relativeTo: baseURL)?.absoluteURL else {
+            throw ChatException.invalid("not a url: \(url)")
+        }
+        let ours = resolved.host == baseURL.host && resolved.port == baseURL.port && resolved.scheme == baseURL.scheme
+        return try await exchange("GET", resolved, headers: ours ? ["Authorization": "Bearer \(token)"] : [:], body: nil).1
+    }
+
+    /// One request; a non-2xx answer becomes the `ChatException` it stands for.
+    private func exchange(_ method: String, _ url: URL, headers: [String: String], body: Data?) async throws -> (Int, Data) {
+        let (status, answer) = try await transport.send(method: method, url: url, headers: headers, body: body)
+        guard (200..<300).contains(status) else {
+            if let apiError = try? Self.decoder.decode(APIError.self, from: answer) {
+                throw ChatException(errorCode: apiError.code.rawValue, errorDescription: apiError.message, httpStatus: status)
+            }
+            if status >= 500 {
+                throw ChatException(errorCode: "server_error", errorDescription: "HTTP \(status)", httpStatus: status)
+            }
+            throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "HTTP \(status) from \(method) \(url.path)",
+                                httpStatus: status)
+        }
+        return (status, answer)
     }
 }
 

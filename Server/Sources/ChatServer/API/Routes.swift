@@ -7,6 +7,7 @@ struct Routes {
     let adminKey: String
     let clock: AdjustableClock?
     let realtime: RealtimeHub
+    let media: MediaStore
 
     func router() -> Router {
         var router = Router()
@@ -17,6 +18,7 @@ struct Routes {
         addConversations(to: &router)
         addGroups(to: &router)
         addGroupMembers(to: &router)
+        addMedia(to: &router)
         router.add("GET", Endpoints.changes) { context in
             let uid = try authenticate(context)
             let limit = try context.intQuery("limit", in: 1...Int64(ChangelogPage.maxLimit)) ?? Int64(ChangelogPage.maxLimit)

@@ -3,13 +3,14 @@ import Foundation
 import Synchronization
 
 /// chatd's HTTP/1.1 front end on GNU libmicrohttpd: collects each request (body capped at
-/// `maxBodySize`), asks the router, queues the answer, and hands 101 upgrades their socket.
+/// `bodyLimit(path)` bytes), asks the router, queues the answer, and hands 101 upgrades their socket.
 ///
 /// Handlers run synchronously on the library's thread pool; the C callbacks below find this
 /// object through the `cls` pointer.
 public final class MicroHTTPServer: Sendable {
     let router: Router
-    let maxBodySize: Int
+    /// The largest body accepted for a path; a larger one is flagged `bodyTooLarge`.
+    let bodyLimit: @Sendable (String) -> Int
     /// The running daemon's address (0 when stopped); a plain integer so it can cross threads.
     private let daemon = Atomic<Int>(0)
     /// Requests begun and not yet completed; stop() waits for zero.
@@ -17,9 +18,9 @@ public final class MicroHTTPServer: Sendable {
     private nonisolated(unsafe) var inFlightCount = 0  // guarded by `inFlight`
     private let draining = Atomic(false)
 
-    public init(router: Router, maxBodySize: Int) {
+    public init(router: Router, bodyLimit: @escaping @Sendable (String) -> Int) {
         self.router = router
-        self.maxBodySize = maxBodySize
+        self.bodyLimit = bodyLimit
     }
 
     /// Starts listening on 127.0.0.1:`port` (0: any free port) and returns the bound port.
@@ -116,7 +117,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let state = Unmanaged<RequestState>.fromOpaque(stored).takeUnretainedValue()
     if uploadSize.pointee > 0 {
         let count = uploadSize.pointee
-        if state.body.count + count > server.maxBodySize {
+        if state.body.count + count > server.bodyLimit(url.map { String(cString: $0) } ?? "/") {
             state.tooLarge = true
         } else if let uploadData {
             uploadData.withMemoryRebound(to: UInt8.self, capacity: count) {
