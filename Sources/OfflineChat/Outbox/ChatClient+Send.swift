@@ -45,6 +45,14 @@ extension ChatClient {
         }
     }
 
+    /// Sends what the outbox holds that is due now, if the connection is up, and returns when
+    /// there is nothing more to do now; messages waiting on a backoff and failed ones stay
+    /// queued (see `getPendingMessages()`). This is also how queued messages go out when
+    /// `autoSendPendingOnReconnect` is off. Does nothing without offline support.
+    public func sendPendingMessages() async {
+        await session.current?.outbox?.flush()
+    }
+
     /// Sends a failed message again (any failure but a discard).
     public func retryMessage(localId: Int64, onSuccess: @escaping @Sendable (BaseMessage) -> Void,
                              onError: @escaping @Sendable (ChatException) -> Void) {

@@ -1,0 +1,91 @@
+import Foundation
+import OfflineChat
+
+/// A client process for the outbox's crash test (Tests/OfflineChatTests/OutboxCrashTests):
+/// the test kills it with SIGKILL at random points and then checks the server.
+///
+///     outbox-crash-probe compose SERVER STORAGE TOKEN TAG COUNT PEER...
+///         logs in as alice, prints `ready`, sends COUNT texts `TAG:<seq>` round-robin to the
+///         peers, printing `pending <seq>` when one is committed to the outbox and
+///         `sent <seq>` when the server has it; prints `done` when all are sent.
+///     outbox-crash-probe resume SERVER STORAGE TOKEN
+///         logs in again on the same storage, waits for the connection, flushes the outbox
+///         and prints `left <count>` (what is still queued).
+///
+/// Each line is written straight to the file descriptor, so what the test reads is exactly
+/// what happened before the kill.
+@main
+struct CrashProbe {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard arguments.count >= 4, let server = URL(string: arguments[1]) else {
+            print("usage: outbox-crash-probe compose|resume SERVER STORAGE TOKEN [TAG COUNT PEER...]")
+            exit(2)
+        }
+        var offline = OfflineConfig()
+        offline.enabled = true
+        offline.maxPendingMessages = 10_000
+        var config = ChatConfig(appID: "crash-probe", server: server, storageDirectory: URL(fileURLWithPath: arguments[2]),
+                                offline: offline, callbackQueue: DispatchQueue(label: "probe"),
+                                logger: StandardErrorLogger(minimumLevel: .error))
+        config.connectionSettleDelay = 0
+        do {
+            let client = try ChatClient(config: config)
+            let connection = ConnectionWatch()
+            client.addConnectionListener("probe", connection)
+            _ = try await client.login(uid: "alice", authToken: arguments[3])
+            switch arguments[0] {
+            case "compose" where arguments.count >= 7:
+                guard let count = Int(arguments[5]) else { exit(2) }
+                await compose(client, tag: arguments[4], count: count, peers: Array(arguments[6...]))
+            case "resume":
+                await connection.connected()
+                await client.sendPendingMessages()
+                emit("left \(client.getPendingMessages().count)")
+            default:
+                exit(2)
+            }
+            exit(0)
+        } catch {
+            emit("error \(error)")
+            exit(1)
+        }
+    }
+
+    static func compose(_ client: ChatClient, tag: String, count: Int, peers: [String]) async {
+        emit("ready")
+        let (sent, done) = AsyncStream<Int>.makeStream()
+        for seq in 0..<count {
+            let message = TextMessage(receiverUid: peers[seq % peers.count], text: "\(tag):\(seq)", receiverType: .user)
+            client.sendTextMessage(message: message, onMessagePending: { _ in emit("pending \(seq)") },
+                                   onMessageSent: { _ in emit("sent \(seq)"); done.yield(seq) },
+                                   onError: { error in
+                                       if error.errorCode != ChatException.internetUnavailable { emit("failed \(seq) \(error.errorCode)") }
+                                   })
+        }
+        var remaining = count
+        for await _ in sent {
+            remaining -= 1
+            if remaining == 0 { break }
+        }
+        emit("done")
+    }
+
+    static func emit(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// Resumes `connected()` once the realtime connection is up.
+final class ConnectionWatch: ConnectionListener, Sendable {
+    private let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() { (stream, continuation) = AsyncStream<Void>.makeStream() }
+
+    func onConnected() { continuation.yield() }
+
+    func connected() async {
+        for await _ in stream { return }
+    }
+}
