@@ -2,7 +2,9 @@
 # `make bench`: release builds, then
 #   1. chatd-bench against a real chatd process (HTTP, realtime, changelog replay);
 #   2. cache-bench: the SDK cache's cached phase against the raw SQLite C API on the same
-#      file, plain and SQLCipher-keyed, and the peak memory of a query-only process.
+#      file, plain and SQLCipher-keyed, and the peak memory of a query-only process;
+#   3. outbox-bench: queue-to-pending latency and the flush of a 5,000-message backlog on
+#      reconnect, each against a baseline taken in the same run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,3 +16,6 @@ echo
 .build/release/cache-bench
 echo
 .build/release/cache-bench --encrypted
+echo
+swift build -c release --product outbox-bench 2>&1 | tail -1
+CHATD_BINARY=Server/.build/release/chatd .build/release/outbox-bench

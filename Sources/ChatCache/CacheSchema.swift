@@ -71,6 +71,10 @@ enum CacheSchema {
                 media_path TEXT,
                 request TEXT NOT NULL);
             """)
+        migrator.register(4, "outbox index", sql: """
+            -- Small entries: counting the outbox (on every send) walks this, not the requests.
+            CREATE INDEX outbox_by_conversation ON outbox(conversation_id);
+            """)
         return migrator
     }()
 }

@@ -92,10 +92,10 @@ extension ChatCache {
     func removeConversation(_ db: Connection, _ id: String) throws {
         try db.run("""
             DELETE FROM ranges WHERE scope = ?1
-               OR scope IN (SELECT 'thread:' || id FROM messages WHERE conversation_id = ?1 AND id IS NOT NULL)
+               OR scope IN (SELECT 'thread:' || id FROM messages WHERE conversation_id = ?1 AND id > 0)
                OR scope IN (SELECT 'thread:' || parent_id FROM messages WHERE conversation_id = ?1 AND parent_id IS NOT NULL)
             """, [id])
-        try db.run("DELETE FROM messages WHERE conversation_id = ? AND id IS NOT NULL", [id])
+        try db.run("DELETE FROM messages WHERE conversation_id = ? AND id > 0", [id])
         try db.run("DELETE FROM conversations WHERE id = ?", [id])
         try db.run("DELETE FROM usage WHERE conversation_id = ?", [id])
     }

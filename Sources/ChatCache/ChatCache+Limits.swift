@@ -93,9 +93,13 @@ extension ChatCache {
 
     /// Keeps the newest `keep` sent messages of a conversation; stretches then start at the
     /// oldest kept message, so they never claim what is gone.
+    ///
+    /// Sent messages are written `id > 0` (chatd's ids start at 1), not `id IS NOT NULL`: the
+    /// SQLite under Debian's SQLCipher (3.15) does not bound an index scan by IS NOT NULL, so a
+    /// large outbox (its rows have no id) made every write walk all queued rows.
     func trim(_ db: Connection, _ conversationId: String, keep: Int) throws -> [URL] {
         guard let cut = try db.queryFirst("""
-            SELECT id FROM messages WHERE conversation_id = ? AND id IS NOT NULL ORDER BY id DESC LIMIT 1 OFFSET ?
+            SELECT id FROM messages WHERE conversation_id = ? AND id > 0 ORDER BY id DESC LIMIT 1 OFFSET ?
             """, [conversationId, keep - 1])?.get("id", as: Int64.self) else { return [] }
         let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id < ?", [conversationId, cut]).map { try $0.get("id") as Int64 }
         let threads = try db.query("SELECT DISTINCT parent_id FROM messages WHERE conversation_id = ? AND id < ? AND parent_id IS NOT NULL",
@@ -111,7 +115,7 @@ extension ChatCache {
 
     /// Drops a conversation's cached data, except queued messages.
     func evict(_ db: Connection, _ conversationId: String) throws -> [URL] {
-        let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id IS NOT NULL", [conversationId]).map { try $0.get("id") as Int64 }
+        let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id > 0", [conversationId]).map { try $0.get("id") as Int64 }
         try removeConversation(db, conversationId)
         return forgetMedia(mediaFiles(of: Set(gone)))
     }
