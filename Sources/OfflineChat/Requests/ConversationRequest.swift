@@ -3,7 +3,8 @@ import Foundation
 
 /// Pages through the logged-in user's conversations, most recent first, in two phases.
 /// The server phase replaces its slice of the cached list: conversations the server no
-/// longer returns there are dropped from the cache.
+/// longer returns there are dropped from the cache, and their still-queued messages fail
+/// with `.discarded` (`ERROR_OFFLINE_MESSAGE_DISCARDED`).
 public final class ConversationRequest: Sendable {
     public final class ConversationRequestBuilder {
         var limit: Int
@@ -65,7 +66,9 @@ public final class ConversationRequest: Sendable {
                 if state.serverDone { return [] }
                 let page: Page<ConversationPayload> = try await session.api.get(Endpoints.conversations,
                                                                                   query: [("limit", "\(limit)"), ("cursor", state.serverCursor)])
-                try session.cache?.storeConversationPage(page.items, first: state.page == 0, last: page.next == nil)
+                let removed = try session.cache?.storeConversationPage(page.items, first: state.page == 0, last: page.next == nil) ?? []
+                // A conversation the server no longer lists takes its queued sends with it (`.discarded`).
+                for id in removed { _ = session.outbox?.discard(.conversation(id)) }
                 self.paging.withLock { paging in
                     paging.page += 1
                     paging.serverCursor = page.next

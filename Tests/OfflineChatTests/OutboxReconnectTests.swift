@@ -1,0 +1,49 @@
+import ChatCache
+import ChatTesting
+import Foundation
+@testable import OfflineChat
+import Testing
+
+/// What happens to queued messages around a reconnect when the app, not the SDK, decides.
+@Suite(.timeLimit(.minutes(1))) struct OutboxReconnectTests {
+    /// With `autoSendPendingOnReconnect` off, queued messages wait after the reconnect; a
+    /// conversation the refresh no longer finds (alice was removed from the group while
+    /// offline) discards its queued message; `sendPendingMessages()` sends the rest.
+    @Test func queuedMessagesWaitForTheAppAndARemovedConversationDiscardsItsOwn() async throws {
+        var offline = offlineOn()
+        offline.autoSendPendingOnReconnect = false
+        let outbox = OutboxTests()
+        let world = try await outbox.world(offline: offline)
+        _ = try await world.server.request("POST", Endpoints.groups, token: world.bobToken, json: CreateGroupRequest(guid: "g", name: "G"))
+        _ = try await world.server.request("POST", "\(Endpoints.groups)/g/members", token: world.bobToken, json: AddMemberRequest(uid: "alice"))
+        _ = try await world.server.send("welcome", from: world.bobToken, to: "alice")
+        for try await _ in ConversationRequest.ConversationRequestBuilder().build(client: world.alice).next() {}
+        let cache = try #require(world.alice.session.current?.cache)
+        #expect(Set(try cache.cachedConversations(after: nil, limit: 10).map(\.conversationId)) == ["alice~bob", "group_g"])
+
+        world.server.stop()
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        let toBob = OutboxTests.SendLog()
+        let toGroup = OutboxTests.SendLog()
+        world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "to bob", receiverType: .user),
+                                    onMessagePending: toBob.pending, onMessageSent: toBob.sent, onError: toBob.error)
+        world.alice.sendTextMessage(message: TextMessage(receiverUid: "g", text: "to the group", receiverType: .group),
+                                    onMessagePending: toGroup.pending, onMessageSent: toGroup.sent, onError: toGroup.error)
+        for log in [toBob.log, toGroup.log] {
+            _ = await log.next()
+            #expect(await log.next() == .error(ChatException.internetUnavailable))
+        }
+        try world.server.restart()
+        _ = try await world.server.request("DELETE", "\(Endpoints.groups)/g/members/alice", token: world.bobToken)  // while alice is away
+        await reconnectAndSettle(world.alice, clock: world.clock, connection: world.connection)
+        #expect(world.alice.getPendingMessages().count == 2, "nothing is sent on its own")
+
+        for try await _ in ConversationRequest.ConversationRequestBuilder().build(client: world.alice).next() {}
+        #expect(await toGroup.log.next() == .error(ChatException.messageDiscarded))
+        #expect(world.alice.getPendingMessages().compactMap { ($0 as? TextMessage)?.text } == ["to bob"])
+
+        await world.alice.sendPendingMessages()
+        guard case .server = await toBob.log.next() else { Issue.record("not sent"); return }
+        #expect(try await outbox.serverTexts(world) == ["welcome", "to bob"])
+    }
+}
