@@ -1,51 +1,26 @@
-import Dispatch
-import Foundation
 import Glibc
 
-/// SIGTERM / SIGINT, caught from the moment this is created: create it before announcing
-/// readiness, or a signal sent right after the announcement is lost. The handlers live here,
-/// not in `main.swift`, so they are not bound to the main actor. Use it from one thread.
+/// SIGTERM / SIGINT, caught from the moment this is created: create it first thing, before
+/// any thread starts, so every thread inherits the blocked mask and a signal stays pending
+/// until `wait()` takes it (a signal sent right after readiness is announced is not lost).
+///
+/// Blocking plus `sigwait` rather than a dispatch signal source with `SIG_IGN`: on Linux the
+/// source could be registered on a thread that blocks the signal while the main thread did
+/// not, and the kernel then discarded the ignored signal, so chatd sometimes never stopped.
 public final class TerminationSignals {
-    private let received = DispatchSemaphore(value: 0)
-    private let arrived = SignalNumber()
-    private var sources: [any DispatchSourceSignal] = []
+    private var set = sigset_t()
 
     public init() {
-        for number in [SIGTERM, SIGINT] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [received, arrived] in
-                arrived.set(number)
-                received.signal()
-            }
-            source.resume()
-            // Only now drop the default action: the source is already listening.
-            signal(number, SIG_IGN)
-            sources.append(source)
-        }
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
     /// Blocks until a signal arrives and returns its number.
     public func wait() -> Int32 {
-        received.wait()
-        sources.forEach { $0.cancel() }
-        return arrived.get()
-    }
-}
-
-/// The number of the signal that arrived.
-private final class SignalNumber: @unchecked Sendable {  // `value` is only touched under `lock`
-    private let lock = NSLock()
-    private var value: Int32 = 0
-
-    func set(_ number: Int32) {
-        lock.lock()
-        value = number
-        lock.unlock()
-    }
-
-    func get() -> Int32 {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
+        var number: Int32 = 0
+        while sigwait(&set, &number) != 0 {}
+        return number
     }
 }
