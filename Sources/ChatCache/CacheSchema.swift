@@ -75,6 +75,12 @@ enum CacheSchema {
             -- Small entries: counting the outbox (on every send) walks this, not the requests.
             CREATE INDEX outbox_by_conversation ON outbox(conversation_id);
             """)
+        migrator.register(5, "sync", sql: """
+            -- A stretch closed while it reached the live head records the sync point current at
+            -- the time (`proven_at`): replaying the changelog from that point's cursor brings
+            -- every message after the stretch, so a sync page may extend it.
+            ALTER TABLE ranges ADD COLUMN proven_at INTEGER;
+            """)
         return migrator
     }()
 }

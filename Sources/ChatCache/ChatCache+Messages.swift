@@ -161,7 +161,7 @@ extension ChatCache {
     public func closeOpenRanges() throws {
         try write { db in
             liveEpochCounter.withLock { $0 += 1 }
-            try db.run("UPDATE ranges SET open = 0 WHERE open = 1")
+            try Self.closeLiveRanges(db)
         }
     }
 

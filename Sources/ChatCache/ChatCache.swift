@@ -53,7 +53,7 @@ public final class ChatCache: Sendable {
         try writer.execute("PRAGMA auto_vacuum = INCREMENTAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000")
         _ = try CacheSchema.migrator.migrate(writer)
         // A new process has no live connection yet: nothing reaches the live head.
-        try writer.execute("UPDATE ranges SET open = 0 WHERE open = 1")
+        try writer.transaction { db in try Self.closeLiveRanges(db) }
         self.writer = LockedConnection(writer)
         readers = try (0..<2).map { _ in
             let reader = try Connection(path: path, key: key)

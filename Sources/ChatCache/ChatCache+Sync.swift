@@ -1,0 +1,174 @@
+import ChatProtocol
+import Foundation
+import SQLiteKit
+
+/// Where the catch-up sync resumes: the changelog cursor (nil before the first sync), a
+/// number that grows each time the cursor moves, and the server's time of the last sync.
+public struct SyncPoint: Sendable, Equatable {
+    public var cursor: String?
+    public var number: Int64
+    /// Epoch seconds from the server; 0 if never synced.
+    public var serverTime: Int64
+
+    public init(cursor: String?, number: Int64, serverTime: Int64) {
+        self.cursor = cursor
+        self.number = number
+        self.serverTime = serverTime
+    }
+}
+
+/// What one sync page changed in the cache.
+public struct SyncMerge: Sendable {
+    /// Messages the cache did not hold, in change order.
+    public var new: [MessagePayload] = []
+    /// Cached messages that changed (edits, deletions, reactions), in change order.
+    public var updated: [MessagePayload] = []
+    /// Conversations dropped (a group deleted, or the user removed from it).
+    public var removedConversations: [String] = []
+}
+
+/// The sync point moved under a sync page (a clear, another sweep): the page is not applied.
+public struct SyncPointMoved: Error, Sendable {}
+
+/// The catch-up sync's side of the cache. Every page is merged and its cursor recorded in one
+/// transaction, so a crash leaves the cache at the previous point, from which the next sync
+/// resumes (merging is idempotent: a message keeps the newer of two states).
+extension ChatCache {
+    enum SyncKey {
+        static let cursor = "sync.cursor"
+        static let number = "sync.number"
+        static let serverTime = "sync.serverTime"
+    }
+
+    public func syncPoint() throws -> SyncPoint {
+        try read { db in try Self.syncPoint(db) }
+    }
+
+    static func syncPoint(_ db: Connection) throws -> SyncPoint {
+        SyncPoint(cursor: try db.scalar("SELECT value FROM meta WHERE key = ?", [SyncKey.cursor]),
+                  number: Int64(try db.scalar("SELECT value FROM meta WHERE key = ?", [SyncKey.number]) as String? ?? "") ?? 0,
+                  serverTime: Int64(try db.scalar("SELECT value FROM meta WHERE key = ?", [SyncKey.serverTime]) as String? ?? "") ?? 0)
+    }
+
+    /// A cold start (or a rebuild): resume from the server's head, replaying nothing.
+    public func recordSyncHead(cursor: String, serverTime: Int64) throws {
+        try write { db in
+            try Self.setSyncPoint(db, SyncPoint(cursor: cursor, number: try Self.syncPoint(db).number + 1, serverTime: serverTime))
+        }
+    }
+
+    /// Merges one changelog page read from `from.cursor` and moves the sync point to `cursor`,
+    /// in one transaction. Stretches closed after `from` was recorded grow over the page's new
+    /// messages (replaying from there brought every message after them).
+    public func applySyncPage(_ changes: [ChangePayload], from: SyncPoint, cursor: String, serverTime: Int64) throws -> SyncMerge {
+        try write { db in
+            guard try Self.syncPoint(db) == from else { throw SyncPointMoved() }
+            var merge = SyncMerge()
+            var seen: [String: Int64] = [:]  // scope key → highest message id of the page
+            for change in changes {
+                if change.kind == .groupDeleted {
+                    try dropConversation(db, change.conversationId, into: &merge)
+                    continue
+                }
+                guard let message = change.message, Self.carriesMessage(change.kind) else { continue }
+                if let action = message.action, action.target == uid, action.action.removesTarget {
+                    try dropConversation(db, change.conversationId, into: &merge)
+                    continue
+                }
+                switch try classify(db, message) {
+                case .new: merge.new.append(message)
+                case .newer: merge.updated.append(message)
+                case .same: break
+                }
+                try upsert(db, message)
+                try noteUse(db, message.conversationId)
+                for scope in [CacheScope.conversation(message.conversationId)] + (message.parentMessageId.map { [.thread(parentId: $0)] } ?? []) {
+                    seen[scope.key] = max(seen[scope.key] ?? 0, message.id)
+                }
+            }
+            for (scope, highest) in seen { try extendProven(db, scope: scope, to: highest, since: from.number) }
+            try db.run("UPDATE ranges SET proven_at = ? WHERE proven_at >= ?", [from.number + 1, from.number])
+            try Self.setSyncPoint(db, SyncPoint(cursor: cursor, number: from.number + 1, serverTime: serverTime))
+            return merge
+        }
+    }
+
+    private enum Novelty { case new, newer, same }
+
+    /// New to the cache, a newer state of a cached message, or nothing new. A server copy of
+    /// one's own queued message is not new (the outbox reports it).
+    private func classify(_ db: Connection, _ message: MessagePayload) throws -> Novelty {
+        if let stored: Int64 = try db.scalar("SELECT updated_at FROM messages WHERE id = ?", [message.id]) {
+            return stored < message.updatedAt ? .newer : .same
+        }
+        if let muid = message.muid,
+           try db.scalar("SELECT 1 FROM messages WHERE id IS NULL AND sender = ? AND muid = ?", [message.sender, muid], as: Int.self) != nil {
+            return .same
+        }
+        return .new
+    }
+
+    private func dropConversation(_ db: Connection, _ id: String, into merge: inout SyncMerge) throws {
+        try removeConversation(db, id)
+        if !merge.removedConversations.contains(id) { merge.removedConversations.append(id) }
+    }
+
+    /// The stretch of `scope` proven at or after sync point `since` now reaches `id`; stretches
+    /// it meets merge into it.
+    private func extendProven(_ db: Connection, scope: String, to id: Int64, since: Int64) throws {
+        guard let row = try db.queryFirst("SELECT rowid, lo, hi FROM ranges WHERE scope = ? AND proven_at >= ? ORDER BY hi DESC",
+                                          [scope, since]) else { return }
+        let lo: Int64 = try row.get("lo"), hi: Int64 = try row.get("hi")
+        guard id > hi else { return }
+        try db.run("UPDATE ranges SET hi = ? WHERE rowid = ?", [id, try row.get("rowid") as Int64])
+        // Merge what it now meets (a stretch opened live since the reconnect, for one).
+        let met = try db.query("SELECT rowid, lo, hi, open FROM ranges WHERE scope = ? AND rowid != ? AND lo <= ? AND hi >= ?",
+                               [scope, try row.get("rowid") as Int64, id + 1, lo - 1])
+        guard !met.isEmpty else { return }
+        var newLo = lo, newHi = id, open = false
+        for other in met {
+            newLo = min(newLo, try other.get("lo"))
+            let otherHi: Int64 = try other.get("hi")
+            if otherHi >= newHi { open = try other.get("open", as: Int.self) != 0 }
+            newHi = max(newHi, otherHi)
+            try db.run("DELETE FROM ranges WHERE rowid = ?", [try other.get("rowid") as Int64])
+        }
+        try db.run("UPDATE ranges SET lo = ?, hi = ?, open = ?, proven_at = CASE WHEN ? THEN NULL ELSE proven_at END WHERE rowid = ?",
+                   [newLo, newHi, open ? 1 : 0, open ? 1 : 0, try row.get("rowid") as Int64])
+    }
+
+    static func carriesMessage(_ kind: ChangeKind) -> Bool {
+        switch kind {
+        case .messageCreated, .messageUpdated, .reactionAdded, .reactionRemoved, .groupMember: true
+        default: false
+        }
+    }
+
+    static func setSyncPoint(_ db: Connection, _ point: SyncPoint) throws {
+        for (key, value) in [(SyncKey.cursor, point.cursor), (SyncKey.number, String(point.number)),
+                             (SyncKey.serverTime, String(point.serverTime))] {
+            if let value {
+                try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [key, value])
+            } else {
+                try db.run("DELETE FROM meta WHERE key = ?", [key])
+            }
+        }
+    }
+
+    /// Closes the stretches that reached the live head, noting the sync point they were proven
+    /// against (a disconnect, or a new process whose last connection is gone).
+    static func closeLiveRanges(_ db: Connection) throws {
+        let number = try syncPoint(db).number
+        try db.run("UPDATE ranges SET open = 0, proven_at = ? WHERE open = 1", [number])
+    }
+
+    /// The cursor is no longer accepted: cached messages and stretches go (queued messages
+    /// and conversations stay), and the next sync starts from the head again.
+    public func resetForRebuild() throws {
+        try write { db in
+            try db.run("DELETE FROM messages WHERE id > 0")
+            try db.run("DELETE FROM ranges")
+            for key in [SyncKey.cursor, SyncKey.serverTime] { try db.run("DELETE FROM meta WHERE key = ?", [key]) }
+        }
+    }
+}
