@@ -66,20 +66,23 @@ final class RealtimeConnection: Sendable {
     }
 
     private func run() async {
-        // Failed attempts in a row; only a connection that settles resets it, so a server
-        // that accepts and drops at once is not hammered.
-        let attempts = Locked(0)
+        let rules = Locked(Connectivity(settleDelay: config.connectionSettleDelay, backoffBase: config.reconnectBaseDelay,
+                                        backoffCap: config.reconnectMaxDelay))
         while !Task.isCancelled {
             set(.connecting)
+            rules.withLock { $0.connecting() }
             do {
                 let opened = try await transport.connect(to: url, token: token)
                 guard !Task.isCancelled else { opened.close(); break }
                 socket.withLock { $0 = opened }
                 set(.connected)
+                let check = rules.withLock { $0.opened(now: config.clock.now()) }
                 let settle = Task { [config, handlers] in
-                    do { try await config.clock.sleep(milliseconds: config.connectionSettleDelay) } catch { return }
-                    attempts.withLock { $0 = 0 }
-                    await handlers.settled()
+                    guard case .settleCheck(let connection, let at) = check else { return }
+                    do { try await config.clock.sleep(milliseconds: max(0, at - config.clock.now())) } catch { return }
+                    if rules.withLock({ $0.settleDue(connection: connection, now: config.clock.now()) }) == .settled {
+                        await handlers.settled()
+                    }
                 }
                 defer { settle.cancel() }
                 for try await text in opened.messages {
@@ -93,14 +96,9 @@ final class RealtimeConnection: Sendable {
                 config.logger.log(.info, "realtime connection ended: \(error)")
             }
             socket.withLock { $0 = nil }
+            let retry = rules.withLock { $0.dropped(unit: Double.random(in: 0..<1)) }
             set(.disconnected)
-            guard !Task.isCancelled, await handlers.shouldRetry() else { break }
-            let attempt = attempts.withLock { value -> Int in
-                defer { value += 1 }
-                return value
-            }
-            let delay = Backoff.delay(attempt: attempt, base: config.reconnectBaseDelay, cap: config.reconnectMaxDelay,
-                                      unit: Double.random(in: 0..<1))
+            guard !Task.isCancelled, await handlers.shouldRetry(), case .retry(let delay) = retry else { break }
             do { try await config.clock.sleep(milliseconds: delay) } catch { break }
         }
         set(.disconnected)
