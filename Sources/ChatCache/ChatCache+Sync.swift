@@ -95,11 +95,13 @@ extension ChatCache {
 
     private enum Novelty { case new, newer, same }
 
-    /// New to the cache, a newer state of a cached message, or nothing new. A server copy of
-    /// one's own queued message is not new (the outbox reports it).
+    /// New to the cache, a newer state of a cached message (or the same time with other
+    /// content), or nothing new. A server copy of one's own queued message is not new (the
+    /// outbox reports it).
     private func classify(_ db: Connection, _ message: MessagePayload) throws -> Novelty {
-        if let stored: Int64 = try db.scalar("SELECT updated_at FROM messages WHERE id = ?", [message.id]) {
-            return stored < message.updatedAt ? .newer : .same
+        if let stored = try db.queryFirst("SELECT \(MessageRow.columns) FROM messages WHERE id = ?", [message.id]).map({ try MessageRow.message($0) }) {
+            // A reaction or a reply count may change a message without a newer time.
+            return stored.updatedAt < message.updatedAt || (stored.updatedAt == message.updatedAt && stored != MessageRow.asStored(message)) ? .newer : .same
         }
         if let muid = message.muid,
            try db.scalar("SELECT 1 FROM messages WHERE id IS NULL AND sender = ? AND muid = ?", [message.sender, muid], as: Int.self) != nil {

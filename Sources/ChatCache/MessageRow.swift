@@ -52,6 +52,13 @@ enum MessageRow {
                 hasExtras ? try ChatCache.json(extras) : nil]
     }
 
+    /// `message` as it reads back from its row (a reply count of 0 is stored as none).
+    static func asStored(_ message: MessagePayload) -> MessagePayload {
+        var stored = message
+        if stored.replyCount == 0 { stored.replyCount = nil }
+        return stored
+    }
+
     /// A message from the current row of a statement selecting `columns` (the fast path).
     static func message(_ row: borrowing RowCursor) throws -> MessagePayload {
         let extras = try row.textOrNil(16).map { try ChatCache.decode(Extras.self, $0) }

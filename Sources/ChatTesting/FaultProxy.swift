@@ -19,6 +19,8 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
         case stall
         /// Half of the response is sent, then the connection is closed.
         case cutMidBody
+        /// The network is gone: open connections (realtime too) are cut and new ones closed at once.
+        case offline
     }
 
     public let port: Int
@@ -35,6 +37,7 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
             currentMode = newValue
             lock.broadcast()
             lock.unlock()
+            if case .offline = newValue { closeAll() }
         }
     }
 
@@ -91,6 +94,10 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
         while true {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
+            if case .offline = mode {
+                close(client)
+                continue
+            }
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = Self.loopback(port: UInt16(upstreamPort))
             let connected = withUnsafePointer(to: &address) {
@@ -126,7 +133,7 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
             } else if !upgraded.current {
                 switch mode {
                 case .pass: break
-                case .dropResponse: return
+                case .dropResponse, .offline: return
                 case .stall:
                     lock.lock()
                     while currentMode == .stall { lock.wait() }

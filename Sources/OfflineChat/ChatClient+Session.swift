@@ -44,8 +44,9 @@ extension ChatClient {
             user = known
         }
         let owner = SessionOwner()
+        let outbox = makeOutbox(cache: cache, api: api, owner: owner)
         return try commit(Session(user: user, api: api, realtime: makeRealtime(token: authToken, owner: owner), cache: cache, owner: owner,
-                                  outbox: makeOutbox(cache: cache, api: api, owner: owner)),
+                                  outbox: outbox, sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, owner: owner)),
                           generation: generation)
     }
 
@@ -141,6 +142,14 @@ extension ChatClient {
                           guard let current = self?.session(of: owner), current.realtime.status == .connected else { return nil }
                           return current.cache?.liveEpoch
                       })
+    }
+
+    private func makeSync(cache: ChatCache?, api: APIClient, outbox: Outbox?, me: String, owner: SessionOwner) -> SyncEngine? {
+        guard let cache else { return nil }
+        let listeners = SyncEngine.Listeners(sync: syncListeners, conversations: conversationListeners, messages: messageListeners,
+                                             groups: groupListeners)
+        return SyncEngine(cache: cache, api: api, config: config, outbox: outbox, me: me, listeners: listeners,
+                          isCurrent: { [weak self] in self?.session(of: owner) != nil })
     }
 
     /// Deletes every other user's cache of this app on the device.

@@ -15,6 +15,7 @@ public final class ChatClient: Sendable {
     let connectionListeners: ListenerRegistry<any ConnectionListener>
     let conversationListeners: ListenerRegistry<any ConversationListener>
     let groupListeners: ListenerRegistry<any GroupListener>
+    let syncListeners: ListenerRegistry<any SyncListener>
     let session = Locked<Session?>(nil)
     let transport: any RealtimeTransport
 
@@ -30,13 +31,17 @@ public final class ChatClient: Sendable {
         let owner: SessionOwner
         /// Queued sends (with the cache only).
         let outbox: Outbox?
-        init(user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, owner: SessionOwner, outbox: Outbox?) {
+        /// The catch-up sync (with the cache only).
+        let sync: SyncEngine?
+        init(user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, owner: SessionOwner, outbox: Outbox?,
+             sync: SyncEngine?) {
             self.user = user
             self.api = api
             self.realtime = realtime
             self.cache = cache
             self.owner = owner
             self.outbox = outbox
+            self.sync = sync
         }
     }
 
@@ -64,6 +69,7 @@ public final class ChatClient: Sendable {
         connectionListeners = ListenerRegistry(queue: config.callbackQueue)
         conversationListeners = ListenerRegistry(queue: config.callbackQueue)
         groupListeners = ListenerRegistry(queue: config.callbackQueue)
+        syncListeners = ListenerRegistry(queue: config.callbackQueue)
     }
 
     static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@")
@@ -89,6 +95,8 @@ public final class ChatClient: Sendable {
     public func removeConversationListener(_ id: String) { conversationListeners.remove(id) }
     public func addGroupListener(_ id: String, _ listener: any GroupListener) { groupListeners.add(id, listener) }
     public func removeGroupListener(_ id: String) { groupListeners.remove(id) }
+    public func addSyncListener(_ id: String, _ listener: any SyncListener) { syncListeners.add(id, listener) }
+    public func removeSyncListener(_ id: String) { syncListeners.remove(id) }
 
     // MARK: - Helpers
 

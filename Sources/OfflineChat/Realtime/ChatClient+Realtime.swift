@@ -15,9 +15,13 @@ extension ChatClient {
     /// The connection has stayed up for the settle delay: queued messages go first (unless
     /// `autoSendPendingOnReconnect` is off), then the catch-up sync.
     func connectionSettled(owner: SessionOwner) async {
-        guard let current = session(of: owner), let outbox = current.outbox, config.offline.autoSendPendingOnReconnect else { return }
-        try? current.cache?.makePendingDue()
-        await outbox.flush()
+        guard let current = session(of: owner) else { return }
+        if let outbox = current.outbox, config.offline.autoSendPendingOnReconnect {
+            try? current.cache?.makePendingDue()
+            await outbox.flush()
+        }
+        guard session(of: owner) != nil else { return }
+        current.sync?.request(.reconnect)
     }
 
     /// The session `owner` belongs to, if it is still the current one.

@@ -1,0 +1,38 @@
+/// The catch-up sync's lifecycle. Each phase fires started, then exactly one of completed or
+/// error, on the callback queue. Held weakly, registered by ID (`addSyncListener`).
+public protocol SyncListener: AnyObject {
+    func onConversationSyncStarted()
+    /// The refresh succeeded: the full, fresh conversation page (replace your list with it).
+    func onConversationSyncCompleted(_ conversations: [Conversation])
+    /// A transport or parse failure: the cache is untouched; the refresh retries next time.
+    func onConversationSyncError(_ error: ChatException)
+    /// The changelog sweep began. Never on a cold start.
+    func onMessageSyncStarted()
+    /// The sweep finished: the new and changed messages (action and call messages included).
+    func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome)
+    /// The sweep failed; it resumes on the next reconnect.
+    func onMessageSyncError(_ error: ChatException)
+}
+
+public extension SyncListener {
+    func onConversationSyncStarted() {}
+    func onConversationSyncCompleted(_ conversations: [Conversation]) {}
+    func onConversationSyncError(_ error: ChatException) {}
+    func onMessageSyncStarted() {}
+    func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) {}
+    func onMessageSyncError(_ error: ChatException) {}
+}
+
+/// How far one message sweep got.
+public enum SyncOutcome: String, Sendable {
+    /// The changelog was fully replayed: the cache reflects every change up to the sync point.
+    case caughtUp
+    /// One page (up to 1,000 changes) was merged and the sync point advanced; more remain.
+    case partial
+}
+
+/// `getSyncState()`.
+public enum SyncState: String, Sendable {
+    case idle
+    case syncing
+}
