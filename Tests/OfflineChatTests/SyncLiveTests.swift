@@ -1,0 +1,187 @@
+import ChatCache
+import ChatTesting
+import Foundation
+@testable import OfflineChat
+import Testing
+
+/// The catch-up sync against a live chatd: bob's client goes offline (a proxy takes the
+/// network away) while alice acts; after the reconnect bob's cache equals what the server
+/// shows, and the callbacks come in the documented order.
+@Suite(.timeLimit(.minutes(3))) struct SyncLiveTests {
+    struct World {
+        let server: LiveChatd
+        let proxy: FaultProxy
+        let clock: ManualClock
+        let bob: ChatClient
+        let log: SyncLog
+        let connection: Recorder
+        let aliceToken: String
+        let bobToken: String
+    }
+
+    /// bob signed in through the proxy, cold-synced, with alice~bob and group_g read once
+    /// (so their stretches are live).
+    func world(_ prepare: (LiveChatd, String) async throws -> Void = { _, _ in }) async throws -> World {
+        let server = try LiveChatd()
+        let aliceToken = try await server.user("alice")
+        let bobToken = try await server.user("bob")
+        _ = try await server.user("carol")
+        try await prepare(server, aliceToken)
+        let proxy = try FaultProxy(upstreamPort: server.port)
+        let clock = ManualClock()
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
+        let config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
+                                callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+        let bob = try ChatClient(config: config)
+        let log = SyncLog()
+        log.attach(to: bob)
+        let connection = Recorder(queue: config.callbackQueue)
+        bob.addConnectionListener("c", connection)
+        try await bob.login(uid: "bob", authToken: bobToken)
+        _ = await connection.next(where: { $0 == "connected" })
+        await clock.waitForSleepers(1)
+        clock.advance(by: config.connectionSettleDelay)
+        let coldStart = await log.sweep()
+        #expect(coldStart.first == "start reInstall=true" && coldStart.last == "finish reInstall=true")
+        return World(server: server, proxy: proxy, clock: clock, bob: bob, log: log, connection: connection, aliceToken: aliceToken,
+                     bobToken: bobToken)
+    }
+
+    func read(_ world: World, _ conversation: String) async throws {
+        let builder = MessagesRequest.MessageRequestBuilder().set(limit: 100)
+        if conversation.hasPrefix("group_") { builder.set(guid: String(conversation.dropFirst(6))) } else { builder.set(uid: "alice") }
+        for try await _ in try builder.build(client: world.bob).previous() {}
+    }
+
+    /// The server's messages of a conversation, as bob sees them.
+    func serverMessages(_ world: World, _ conversation: String) async throws -> [MessagePayload] {
+        let (_, data) = try await world.server.request("GET", "\(Endpoints.conversations)/\(conversation)/messages?limit=100", token: world.bobToken)
+        return try JSONDecoder().decode([MessagePayload].self, from: data)
+    }
+
+    func goOffline(_ world: World) async {
+        world.proxy.mode = .offline
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+    }
+
+    func comeBack(_ world: World) async {
+        world.proxy.mode = .pass
+        await reconnectAndSettle(world.bob, clock: world.clock, connection: world.connection)
+    }
+
+    @Test func afterTheReconnectBobsCacheEqualsTheServerMessageByMessage() async throws {
+        var ids: [String: Int64] = [:]
+        let world = try await world { server, alice in
+            _ = try await server.request("POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "g", name: "G"))
+            _ = try await server.request("POST", "\(Endpoints.groups)/g/members", token: alice, json: AddMemberRequest(uid: "bob"))
+            for text in ["one", "two", "three"] { ids[text] = try await server.send(text, from: alice, to: "bob") }
+            ids["group"] = try await server.send("in the group", from: alice, to: "g", receiverType: .group)
+        }
+        try await read(world, "alice~bob")
+        try await read(world, "group_g")
+
+        await goOffline(world)
+        let sent = OutboxTests.SendLog()
+        world.bob.sendTextMessage(message: TextMessage(receiverUid: "alice", text: "from the train", receiverType: .user),
+                                  onMessagePending: sent.pending, onMessageSent: { message in world.log.events.push("sent \(message.id)") },
+                                  onError: sent.error)
+        let alice = world.aliceToken
+        let four = try await world.server.send("four", from: alice, to: "bob")
+        _ = try await world.server.request("PATCH", "\(Endpoints.messages)/\(ids["one"]!)", token: alice, json: EditMessageRequest(text: "one, edited"))
+        _ = try await world.server.request("DELETE", "\(Endpoints.messages)/\(ids["two"]!)", token: alice)
+        _ = try await world.server.request("POST", "\(Endpoints.messages)/\(ids["three"]!)/reactions", token: alice,
+                                           json: AddReactionRequest(reaction: "👍"))
+        let groupFive = try await world.server.send("five in the group", from: alice, to: "g", receiverType: .group)
+        _ = try await world.server.request("POST", "\(Endpoints.groups)/g/members", token: alice, json: AddMemberRequest(uid: "carol"))
+
+        await comeBack(world)
+        var events: [String] = []
+        while !(events.last ?? "").hasPrefix("finish") && events.last != "cancelled" { events += await world.log.sweep() }
+        // Queued messages first, then the sweep.
+        #expect(events.first?.hasPrefix("sent ") == true, "\(events)")
+        let sweep = Array(events.drop { !$0.hasPrefix("start") })
+        let newOnes = sweep.filter { $0.hasPrefix("new ") }
+        #expect(newOnes.count == 3 && newOnes.allSatisfy { $0.hasSuffix(" sync") }, "four, five and carol's addition: \(sweep)")
+        #expect(newOnes.first == "new \(four) sync" && newOnes.contains("new \(groupFive) sync"))
+        #expect(sweep.contains("synced [\(ids["one"]!), \(ids["two"]!), \(ids["three"]!)]"), "\(sweep)")
+        let order = ["start reInstall=false", "conversations started", "messages started", "new \(four) sync", "synced", "messages 6 caughtUp",
+                     "progress 100", "finish reInstall=false"]
+        let positions = order.map { step in sweep.firstIndex { $0.hasPrefix(step) } ?? -1 }
+        #expect(positions == positions.sorted() && !positions.contains(-1), "\(sweep)")
+        #expect(world.log.swept.contains { $0 is ActionMessage }, "the sweep carries action messages too")
+
+        // Message by message, bob's cache (as its cached phase serves it) equals the server.
+        let cache = try #require(world.bob.session.current?.cache)
+        for conversation in ["alice~bob", "group_g"] {
+            let onServer = try await serverMessages(world, conversation)
+            let cached = try cache.cachedPage(.conversation(conversation), .latest, limit: 100)
+            #expect(cached == onServer.map(MessageRowView.asCached), "\(conversation): cached \(cached.map(\.id)), server \(onServer.map(\.id))")
+        }
+        #expect(world.bob.getLastSyncTimestamp() > 0 && world.bob.getSyncState() == .idle)
+    }
+
+    @Test func aBacklogOf2500ChangesTakesThreeSyncs() async throws {
+        let world = try await world { server, alice in _ = try await server.send("hello", from: alice, to: "bob") }
+        try await read(world, "alice~bob")
+        await goOffline(world)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in stride(from: worker, to: 2_500, by: 8) { _ = try await world.server.send("backlog \(index)", from: world.aliceToken, to: "bob") }
+                }
+            }
+            try await group.waitForAll()
+        }
+        await comeBack(world)
+        #expect(await world.log.sweep().contains("messages 1000 partial"))
+        world.clock.advance(by: 1_000)
+        await #expect(throws: ChatException.self) { try await world.bob.forceSyncNow() }  // the cooldown
+        world.clock.advance(by: SyncThrottle.cooldown)
+        try await world.bob.forceSyncNow()
+        #expect(await world.log.sweep().contains("messages 1000 partial"))
+        world.clock.advance(by: SyncThrottle.cooldown)
+        try await world.bob.forceSyncNow()
+        #expect(await world.log.sweep().contains("messages 500 caughtUp"))
+        let cache = try #require(world.bob.session.current?.cache)
+        let onServer = try await serverMessages(world, "alice~bob")
+        #expect(try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100) == onServer.map(MessageRowView.asCached),
+                "the newest 100 come from one stretch, no hole")
+        #expect(try cache.ranges(.conversation("alice~bob")).count == 1)
+    }
+
+    @Test func forceSyncNowTellsWhyItIsRefused() async throws {
+        let world = try await world()
+        world.clock.advance(by: 2_000)
+        do {
+            try await world.bob.forceSyncNow()
+            Issue.record("accepted within the cooldown")
+        } catch let error as ChatException {
+            #expect(error.errorCode == ChatException.syncCooldown && error.errorDescription.contains("13000 ms"), "\(error)")
+        }
+        world.bob.logout()
+        do {
+            try await world.bob.forceSyncNow()
+            Issue.record("accepted without a user")
+        } catch let error as ChatException {
+            #expect(error.errorCode == ChatException.userNotLoggedIn)
+        }
+        let online = try makeClient(world.server)
+        _ = try await online.login(uid: "bob", authToken: world.bobToken)
+        do {
+            try await online.forceSyncNow()
+            Issue.record("accepted without offline support")
+        } catch let error as ChatException {
+            #expect(error.errorCode == ChatException.offlineDisabled)
+        }
+        #expect(online.getSyncState() == .idle && online.getLastSyncTimestamp() == 0)
+    }
+}
+
+/// What the cache serves for a server message (a reply count of 0 reads back as none).
+enum MessageRowView {
+    static func asCached(_ message: MessagePayload) -> MessagePayload {
+        var cached = message
+        if cached.replyCount == 0 { cached.replyCount = nil }
+        return cached
+    }
+}
