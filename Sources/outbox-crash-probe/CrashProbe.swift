@@ -1,8 +1,9 @@
 import Foundation
 import OfflineChat
 
-/// A client process for the outbox's crash test (Tests/OfflineChatTests/OutboxCrashTests):
-/// the test kills it with SIGKILL at random points and then checks the server.
+/// A client process for the crash tests (Tests/OfflineChatTests/OutboxCrashTests and
+/// SyncCrashTests): the test kills it with SIGKILL at random points and then checks the
+/// server, or the cache against the server.
 ///
 ///     outbox-crash-probe compose SERVER STORAGE TOKEN TAG COUNT PEER...
 ///         logs in as alice, prints `ready`, sends COUNT texts `TAG:<seq>` round-robin to the
@@ -11,6 +12,9 @@ import OfflineChat
 ///     outbox-crash-probe resume SERVER STORAGE TOKEN
 ///         logs in again on the same storage, waits for the connection, flushes the outbox
 ///         and prints `left <count>` (what is still queued).
+///     outbox-crash-probe sync SERVER STORAGE TOKEN UID
+///         logs in as UID, prints every sync event as a line while the sync that runs when
+///         the connection settles goes on, and `done` after it.
 ///
 /// Each line is written straight to the file descriptor, so what the test reads is exactly
 /// what happened before the kill.
@@ -33,8 +37,16 @@ struct CrashProbe {
             let client = try ChatClient(config: config)
             let connection = ConnectionWatch()
             client.addConnectionListener("probe", connection)
-            _ = try await client.login(uid: "alice", authToken: arguments[3])
+            let events = SyncEvents()
+            if arguments[0] == "sync" {
+                client.addSyncListener("probe", events)
+                client.addConversationListener("probe", events)
+            }
+            _ = try await client.login(uid: arguments[0] == "sync" ? arguments[4] : "alice", authToken: arguments[3])
             switch arguments[0] {
+            case "sync" where arguments.count >= 5:
+                await events.finished()
+                emit("done")
             case "compose" where arguments.count >= 7:
                 guard let count = Int(arguments[5]) else { exit(2) }
                 await compose(client, tag: arguments[4], count: count, peers: Array(arguments[6...]))
@@ -73,6 +85,33 @@ struct CrashProbe {
 
     static func emit(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// Prints the sync's events; `finished()` returns after the first sweep ends.
+final class SyncEvents: SyncListener, ConversationListener, Sendable {
+    private let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() { (stream, continuation) = AsyncStream<Void>.makeStream() }
+
+    func onSyncServerStart(reInstall: Bool) { CrashProbe.emit("start \(reInstall)") }
+    func onSyncServerProgress(_ progress: Int) { CrashProbe.emit("progress \(progress)") }
+    func onMessageSyncStarted() { CrashProbe.emit("messages started") }
+    func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) {
+        CrashProbe.emit("messages \(messages.count) \(outcome.rawValue)")
+    }
+    func onSyncServerFinish(reInstall: Bool) {
+        CrashProbe.emit("finish")
+        continuation.yield()
+    }
+    func onSyncServerFailed(reInstall: Bool) {
+        CrashProbe.emit("failed")
+        continuation.yield()
+    }
+
+    func finished() async {
+        for await _ in stream { return }
     }
 }
 

@@ -49,26 +49,29 @@ import Testing
 }
 
 /// One run of `outbox-crash-probe`, read line by line on a thread of its own; SIGKILL after
-/// `killAfterLines` lines. Everything the process wrote before it died is returned.
+/// `killAfterLines` lines (and then `delayMicroseconds` more: the fault's random timing).
+/// Everything the process wrote before it died is returned.
 enum Probe {
     struct Result: Sendable {
         var lines: [String]
         var killed: Bool
+        /// When each line was read (uptime nanoseconds).
+        var times: [UInt64] = []
     }
 
     static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("outbox-crash-probe")
     }
 
-    static func run(_ arguments: [String], killAfterLines: Int?) async -> Result {
+    static func run(_ arguments: [String], killAfterLines: Int?, delayMicroseconds: UInt32 = 0) async -> Result {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(returning: runBlocking(arguments, killAfterLines: killAfterLines))
+                continuation.resume(returning: runBlocking(arguments, killAfterLines: killAfterLines, delay: delayMicroseconds))
             }
         }
     }
 
-    private static func runBlocking(_ arguments: [String], killAfterLines: Int?) -> Result {
+    private static func runBlocking(_ arguments: [String], killAfterLines: Int?, delay: UInt32) -> Result {
         let process = Process()
         let output = Pipe()
         process.executableURL = binary
@@ -77,6 +80,9 @@ enum Probe {
         do { try process.run() } catch { return Result(lines: ["error cannot start \(binary.path): \(error)"], killed: false) }
         var result = Result(lines: [], killed: false)
         var buffer = Data()
+        let exited = DispatchSemaphore(value: 0)
+        let killerDone = DispatchSemaphore(value: 0)
+        var killerStarted = false
         while true {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break }
@@ -84,12 +90,25 @@ enum Probe {
             while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 result.lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
                 buffer = Data(buffer[buffer.index(after: newline)...])
+                result.times.append(DispatchTime.now().uptimeNanoseconds)
                 if !result.killed, let killAfterLines, result.lines.count == killAfterLines {
-                    kill(process.processIdentifier, SIGKILL)
+                    if delay > 0 {
+                        // Unless the process ends first (then nothing is killed).
+                        let pid = process.processIdentifier
+                        Thread.detachNewThread {
+                            if exited.wait(timeout: .now() + .microseconds(Int(delay))) == .timedOut { kill(pid, SIGKILL) }
+                            killerDone.signal()
+                        }
+                        killerStarted = true
+                    } else {
+                        kill(process.processIdentifier, SIGKILL)
+                    }
                     result.killed = true
                 }
             }
         }
+        exited.signal()
+        if killerStarted { killerDone.wait() }
         process.waitUntilExit()
         return result
     }
