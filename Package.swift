@@ -40,6 +40,7 @@ let package = Package(
         .target(name: "OfflineChat", dependencies: ["ChatProtocol", "SQLiteKit", "WebSocket", "ChatCache"], swiftSettings: swiftSettings),
         .executableTarget(name: "cache-bench", dependencies: ["ChatCache", "ChatProtocol", "SQLiteKit"], swiftSettings: swiftSettings),
         .executableTarget(name: "outbox-bench", dependencies: ["OfflineChat", "ChatTesting", "SQLiteKit"], swiftSettings: swiftSettings),
+        .executableTarget(name: "sync-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatCache", "SQLiteKit"], swiftSettings: swiftSettings),
         .executableTarget(name: "outbox-crash-probe", dependencies: ["OfflineChat"], swiftSettings: swiftSettings),
         .target(name: "ChatTesting", dependencies: ["OfflineChat", "ChatCache"], swiftSettings: swiftSettings),
         .testTarget(name: "ChatCacheTests", dependencies: ["ChatCache"], swiftSettings: swiftSettings),

@@ -4,7 +4,9 @@
 #   2. cache-bench: the SDK cache's cached phase against the raw SQLite C API on the same
 #      file, plain and SQLCipher-keyed, and the peak memory of a query-only process;
 #   3. outbox-bench: queue-to-pending latency and the flush of a 5,000-message backlog on
-#      reconnect, each against a baseline taken in the same run.
+#      reconnect, each against a baseline taken in the same run;
+#   4. sync-bench: the catch-up of a 100,000-change backlog against a raw SQLite bulk insert
+#      of the same rows, and the peak memory during it.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,3 +21,6 @@ echo
 echo
 swift build -c release --product outbox-bench 2>&1 | tail -1
 CHATD_BINARY=Server/.build/release/chatd .build/release/outbox-bench
+echo
+swift build -c release --product sync-bench 2>&1 | tail -1
+CHATD_BINARY=Server/.build/release/chatd .build/release/sync-bench

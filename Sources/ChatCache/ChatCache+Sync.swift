@@ -65,6 +65,7 @@ extension ChatCache {
             guard try Self.syncPoint(db) == from else { throw SyncPointMoved() }
             var merge = SyncMerge()
             var seen: [String: Int64] = [:]  // scope key → highest message id of the page
+            var used = Set<String>()
             for change in changes {
                 if change.kind == .groupDeleted {
                     try dropConversation(db, change.conversationId, into: &merge)
@@ -75,17 +76,17 @@ extension ChatCache {
                     try dropConversation(db, change.conversationId, into: &merge)
                     continue
                 }
-                switch try classify(db, message) {
+                switch try store(db, message) {
                 case .new: merge.new.append(message)
                 case .newer: merge.updated.append(message)
                 case .same: break
                 }
-                try upsert(db, message)
-                try noteUse(db, message.conversationId)
+                used.insert(message.conversationId)
                 for scope in [CacheScope.conversation(message.conversationId)] + (message.parentMessageId.map { [.thread(parentId: $0)] } ?? []) {
                     seen[scope.key] = max(seen[scope.key] ?? 0, message.id)
                 }
             }
+            for id in used { try noteUse(db, id) }
             for (scope, highest) in seen { try extendProven(db, scope: scope, to: highest, since: from.number) }
             try db.run("UPDATE ranges SET proven_at = ? WHERE proven_at >= ?", [from.number + 1, from.number])
             try Self.setSyncPoint(db, SyncPoint(cursor: cursor, number: from.number + 1, serverTime: serverTime))
@@ -95,18 +96,24 @@ extension ChatCache {
 
     private enum Novelty { case new, newer, same }
 
-    /// New to the cache, a newer state of a cached message (or the same time with other
-    /// content), or nothing new. A server copy of one's own queued message is not new (the
-    /// outbox reports it).
-    private func classify(_ db: Connection, _ message: MessagePayload) throws -> Novelty {
+    /// Stores one replayed message with as few statements as it takes, and says whether it is
+    /// new to the cache, a newer state of a cached one (or the same time with other content:
+    /// a reaction, a reply count), or nothing new. A server copy of one's own queued message
+    /// takes over its row and is not new (the outbox reports it).
+    private func store(_ db: Connection, _ message: MessagePayload) throws -> Novelty {
         if let stored = try db.queryFirst("SELECT \(MessageRow.columns) FROM messages WHERE id = ?", [message.id]).map({ try MessageRow.message($0) }) {
-            // A reaction or a reply count may change a message without a newer time.
-            return stored.updatedAt < message.updatedAt || (stored.updatedAt == message.updatedAt && stored != MessageRow.asStored(message)) ? .newer : .same
+            guard stored.updatedAt < message.updatedAt || (stored.updatedAt == message.updatedAt && stored != MessageRow.asStored(message)) else {
+                return .same
+            }
+            try upsert(db, message)
+            return .newer
         }
-        if let muid = message.muid,
+        if message.sender == uid, let muid = message.muid,
            try db.scalar("SELECT 1 FROM messages WHERE id IS NULL AND sender = ? AND muid = ?", [message.sender, muid], as: Int.self) != nil {
+            try upsert(db, message)
             return .same
         }
+        try db.run(MessageRow.insert, try MessageRow.values(message))
         return .new
     }
 

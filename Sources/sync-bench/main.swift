@@ -1,0 +1,174 @@
+// sync-bench: issue #6's benchmark against a real chatd (see docs/PERFORMANCE.md). A client
+// cold-starts, goes offline (a FaultProxy takes the network away) while peers send it a
+// backlog, comes back and syncs until caught up (one page of 1,000 changes per sweep; the
+// 15 s cooldown between forced sweeps passes on a ManualClock). Reported: changes ingested
+// per second over the sweeps, against a raw SQLite bulk insert of the same rows in the same
+// run, and the process's peak memory during the catch-up.
+// Usage: sync-bench [--changes N] [--peers N] [--encrypted]   ($CHATD_BINARY names chatd)
+import ChatCache
+import ChatTesting
+import Foundation
+import OfflineChat
+import SQLiteKit
+
+let arguments = CommandLine.arguments
+func option(_ name: String, default value: Int) -> Int {
+    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? value
+}
+let changes = option("--changes", default: 100_000)
+let peers = option("--peers", default: 10)
+
+let server = try LiveChatd()
+let bobToken = try await server.user("bob")
+let proxy = try FaultProxy(upstreamPort: server.port)
+let clock = ManualClock()
+let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sync-bench-\(UUID().uuidString)")
+defer { try? FileManager.default.removeItem(at: storage) }
+var offline = OfflineConfig()
+offline.enabled = true
+var config = ChatConfig(appID: "bench", server: proxy.url, storageDirectory: storage, offline: offline,
+                        callbackQueue: DispatchQueue(label: "bench"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+config.requestTimeout = 120
+let bob = try ChatClient(config: config)
+let events = BenchEvents()
+bob.addSyncListener("bench", events)
+bob.addConversationListener("bench", events)
+bob.addConnectionListener("bench", events)
+_ = try await bob.login(uid: "bob", authToken: bobToken)
+await events.next("connected")
+await clock.waitForSleepers(1)
+clock.advance(by: config.connectionSettleDelay)
+await events.next("finish")  // the cold start: the sync point is the head
+
+proxy.mode = .offline
+await events.next("disconnected")
+print("sync-bench: \(changes) messages from \(peers) peers, chatd \(server.url), SQLCipher \(Connection.cipherVersion ?? "absent")")
+let generated = Date()
+try await withThrowingTaskGroup(of: Void.self) { group in
+    for peer in 0..<peers {
+        group.addTask {
+            let token = try await server.user("peer\(peer)")
+            for index in stride(from: peer, to: changes, by: peers) {
+                let (status, _) = try await server.request("POST", Endpoints.messages, token: token,
+                                                           json: SendMessageRequest(muid: "m\(index)", receiver: "bob", text: "backlog message \(index)"))
+                guard status == 201 else { throw LiveChatd.Failure("send \(index): \(status)") }
+            }
+        }
+    }
+    try await group.waitForAll()
+}
+print(String(format: "  backlog written in %.1f s", Date().timeIntervalSince(generated)))
+
+// The catch-up: peak memory counted from here.
+try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+let before = peakResidentKilobytes()
+proxy.mode = .pass
+await clock.waitForSleepers(1)
+clock.advance(by: clock.nextDeadline ?? 0)
+await events.next("connected")
+await clock.waitForSleepers(1)
+let started = Date()
+clock.advance(by: config.connectionSettleDelay)
+var ingested = 0
+var sweeps = 0
+while true {
+    let (count, outcome) = await events.nextSweep()
+    await events.next("finish")  // the sweep is over (the throttle is idle) only then
+    ingested += count
+    sweeps += 1
+    if outcome == .caughtUp { break }
+    clock.advance(by: 15_000)
+    try await forceSync(bob)
+}
+let seconds = Date().timeIntervalSince(started)
+let peak = peakResidentKilobytes()
+let raw = try rawBulkInsert(count: ingested)
+print(String(format: "  catch-up: %d changes in %d sweeps, %.2f s = %.0f changes/s", ingested, sweeps, seconds, Double(ingested) / seconds))
+print(String(format: "  baseline: raw bulk insert of %d message rows (SQLiteKit, 1,000 per transaction) %.2f s = %.0f rows/s",
+             ingested, raw, Double(ingested) / raw))
+let merging = events.mergeSeconds
+print(String(format: "  of which merging the pages into the cache: %.2f s = %.0f changes/s", merging, Double(ingested) / merging))
+print(String(format: "  ingest (the merge) at %.2f of raw speed (goal: at least 0.33); end to end, fetching included, %.2f",
+             raw / merging, raw / seconds))
+print("  peak RSS during the catch-up: \(peak / 1024) MiB (before it: \(before / 1024) MiB)")
+bob.logout()
+server.stop()
+
+/// The same rows without the SDK: a table with the cache's message columns and indexes,
+/// prepared inserts, one transaction per 1,000 rows, WAL, synchronous=NORMAL.
+func rawBulkInsert(count: Int) throws -> Double {
+    let db = try Connection(path: storage.appendingPathComponent("raw.sqlite").path)
+    try db.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+    try db.execute("""
+        CREATE TABLE messages(local_id INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER UNIQUE, muid TEXT, conversation_id TEXT NOT NULL,
+            sender TEXT NOT NULL, receiver TEXT NOT NULL, text TEXT, sent_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+        CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+        CREATE UNIQUE INDEX messages_by_muid ON messages(sender, muid)
+        """)
+    let started = Date()
+    for first in stride(from: 0, to: count, by: 1_000) {
+        try db.transaction(.immediate) { db in
+            for index in first..<min(count, first + 1_000) {
+                let peer = "peer\(index % peers)"
+                try db.run("INSERT INTO messages(id, muid, conversation_id, sender, receiver, text, sent_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           [Int64(index + 1), "m\(index)", "bob~\(peer)", peer, "bob", "backlog message \(index)", Int64(index), Int64(index)])
+            }
+        }
+    }
+    return Date().timeIntervalSince(started)
+}
+
+/// The throwing `forceSyncNow` (top-level code would pick the silent overload).
+func forceSync(_ client: ChatClient) async throws {
+    try await client.forceSyncNow()
+}
+
+func peakResidentKilobytes() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+    return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+}
+
+/// Connection and sync events, awaited in order.
+final class BenchEvents: SyncListener, ConversationListener, ConnectionListener, Sendable {
+    private let stream: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
+    private let sweeps: AsyncStream<(Int, SyncOutcome)>
+    private let sweepContinuation: AsyncStream<(Int, SyncOutcome)>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream<String>.makeStream()
+        (sweeps, sweepContinuation) = AsyncStream<(Int, SyncOutcome)>.makeStream()
+    }
+
+    /// Per sweep: when the page had been fetched (progress 60) and when it was merged.
+    let fetchedAt = Locked<[UInt64]>([])
+    let mergedAt = Locked<[UInt64]>([])
+
+    func onSyncServerProgress(_ progress: Int) {
+        if progress == 60 { fetchedAt.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) } }
+    }
+
+    func onConnected() { continuation.yield("connected") }
+    func onDisconnected() { continuation.yield("disconnected") }
+    func onSyncServerFinish(reInstall: Bool) { continuation.yield("finish") }
+    func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) {
+        mergedAt.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) }
+        sweepContinuation.yield((messages.count, outcome))
+    }
+
+    /// Seconds spent merging (from each page fetched to its completion callback).
+    var mergeSeconds: Double {
+        zip(fetchedAt.current, mergedAt.current).reduce(0) { $0 + Double($1.1 - $1.0) / 1e9 }
+    }
+    func onMessageSyncError(_ error: ChatException) { print("  sync error: \(error)") }
+
+    func next(_ event: String) async {
+        for await seen in stream where seen == event { return }
+    }
+
+    func nextSweep() async -> (Int, SyncOutcome) {
+        for await sweep in sweeps { return sweep }
+        return (0, .caughtUp)
+    }
+}
