@@ -87,6 +87,7 @@ print(String(format: "  catch-up: %d changes in %d sweeps, %.2f s = %.0f changes
 print(String(format: "  baseline: raw bulk insert of %d message rows (SQLiteKit, 1,000 per transaction) %.2f s = %.0f rows/s",
              ingested, raw, Double(ingested) / raw))
 let merging = events.mergeSeconds
+print(String(format: "  of which refreshing the conversation list (one page per sweep): %.2f s", events.conversationSeconds))
 print(String(format: "  of which merging the pages into the cache: %.2f s = %.0f changes/s", merging, Double(ingested) / merging))
 print(String(format: "  ingest (the merge) at %.2f of raw speed (goal: at least 0.33); end to end, fetching included, %.2f",
              raw / merging, raw / seconds))
@@ -144,6 +145,14 @@ final class BenchEvents: SyncListener, ConversationListener, ConnectionListener,
     /// Per sweep: when the page had been fetched (progress 60) and when it was merged.
     let fetchedAt = Locked<[UInt64]>([])
     let mergedAt = Locked<[UInt64]>([])
+    /// Per sweep: the conversation phase's start and end.
+    let conversationsStarted = Locked<[UInt64]>([])
+    let conversationsDone = Locked<[UInt64]>([])
+
+    func onConversationSyncStarted() { conversationsStarted.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) } }
+    func onConversationSyncCompleted(_ conversations: [Conversation]) {
+        conversationsDone.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) }
+    }
 
     func onSyncServerProgress(_ progress: Int) {
         if progress == 60 { fetchedAt.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) } }
@@ -158,8 +167,12 @@ final class BenchEvents: SyncListener, ConversationListener, ConnectionListener,
     }
 
     /// Seconds spent merging (from each page fetched to its completion callback).
-    var mergeSeconds: Double {
-        zip(fetchedAt.current, mergedAt.current).reduce(0) { $0 + Double($1.1 - $1.0) / 1e9 }
+    var mergeSeconds: Double { Self.seconds(fetchedAt.current, mergedAt.current) }
+    /// Seconds spent refreshing the conversation list (the cold start's excluded).
+    var conversationSeconds: Double { Self.seconds(Array(conversationsStarted.current.dropFirst()), Array(conversationsDone.current.dropFirst())) }
+
+    static func seconds(_ starts: [UInt64], _ ends: [UInt64]) -> Double {
+        zip(starts, ends).reduce(0) { $0 + Double($1.1 - $1.0) / 1e9 }
     }
     func onMessageSyncError(_ error: ChatException) { print("  sync error: \(error)") }
 

@@ -126,6 +126,11 @@ enum Schema {
                 PRIMARY KEY(guid, uid)) WITHOUT ROWID;
             ALTER TABLE messages ADD COLUMN action TEXT;
             """)
+        migrator.register(8, "unread counts", sql: """
+            -- Counting a conversation's unread messages (every conversation list) reads only
+            -- this index, not each message row.
+            CREATE INDEX messages_unread ON messages(conversation_id, id, sender, deleted_at);
+            """)
         return migrator
     }()
 }
