@@ -21,8 +21,8 @@ import Testing
 
     /// bob signed in through the proxy, cold-synced, with alice~bob and group_g read once
     /// (so their stretches are live).
-    func world(_ prepare: (LiveChatd, String) async throws -> Void = { _, _ in }) async throws -> World {
-        let server = try LiveChatd()
+    func world(chatd arguments: [String] = [], _ prepare: (LiveChatd, String) async throws -> Void = { _, _ in }) async throws -> World {
+        let server = try LiveChatd(arguments: arguments)
         let aliceToken = try await server.user("alice")
         let bobToken = try await server.user("bob")
         _ = try await server.user("carol")
@@ -147,6 +147,45 @@ import Testing
         #expect(try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100) == onServer.map(MessageRowView.asCached),
                 "the newest 100 come from one stretch, no hole")
         #expect(try cache.ranges(.conversation("alice~bob")).count == 1)
+    }
+
+    /// chatd keeps only the last 5 changes: bob's sync point expires while he is away. The
+    /// cache drops its messages (not the outbox) and a reInstall sync starts from the head.
+    @Test func anExpiredSyncPointRebuildsTheCacheAsAReInstallSync() async throws {
+        let world = try await world(chatd: ["--changelog-retention", "5"]) { server, alice in
+            _ = try await server.send("before", from: alice, to: "bob")
+        }
+        try await read(world, "alice~bob")
+        await goOffline(world)
+        let queued = OutboxTests.SendLog()
+        world.bob.sendTextMessage(message: TextMessage(receiverUid: "alice", text: "still queued", receiverType: .user),
+                                  onMessagePending: queued.pending, onMessageSent: queued.sent, onError: queued.error)
+        _ = await queued.log.next()
+        #expect(await queued.log.next() == .error(ChatException.internetUnavailable))
+        for index in 0..<12 { _ = try await world.server.send("while away \(index)", from: world.aliceToken, to: "bob") }
+        await comeBack(world)
+        let expired = await world.log.sweep()
+        #expect(expired.contains("messages error cursor_expired") && expired.last == "failed reInstall=false", "\(expired)")
+        let rebuilt = await world.log.sweep()
+        #expect(rebuilt.first == "start reInstall=true" && rebuilt.last == "finish reInstall=true", "\(rebuilt)")
+        #expect(!rebuilt.contains("messages started"))
+        let cache = try #require(world.bob.session.current?.cache)
+        #expect(try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100).isEmpty, "no stale stretch survives the rebuild")
+        #expect(world.bob.getPendingMessages().isEmpty, "the outbox flushed before the sweep, untouched by the rebuild")
+        guard case .server = await queued.log.next() else { Issue.record("the queued message was not sent"); return }
+    }
+
+    /// `clearOfflineCache` empties the cache; the next sync is a cold start.
+    @Test func afterClearingTheCacheTheNextSyncIsAColdStart() async throws {
+        let world = try await world()
+        #expect(world.bob.getLastSyncTimestamp() > 0)
+        world.bob.clearOfflineCache()
+        #expect(world.bob.getLastSyncTimestamp() == 0)
+        world.clock.advance(by: SyncThrottle.cooldown)
+        try await world.bob.forceSyncNow()
+        let sweep = await world.log.sweep()
+        #expect(sweep.first == "start reInstall=true" && sweep.last == "finish reInstall=true", "\(sweep)")
+        #expect(world.bob.getLastSyncTimestamp() > 0)
     }
 
     @Test func forceSyncNowTellsWhyItIsRefused() async throws {
