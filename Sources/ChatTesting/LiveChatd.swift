@@ -19,6 +19,8 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
     public let dataDirectory: URL
     public private(set) var port: Int = 0
     private var process: Process?
+    /// chatd's standard input, held open while this object lives.
+    private var lifeline: Pipe?
     private let extraArguments: [String]
     private let session: URLSession
 
@@ -51,9 +53,12 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         let process = Process()
         let output = Pipe()
         process.executableURL = Self.binary
-        process.arguments = ["--data", dataDirectory.path, "--port", "\(requested)", "--admin-key", Self.adminKey, "--test-clock"]
-            + extraArguments
+        process.arguments = ["--data", dataDirectory.path, "--port", "\(requested)", "--admin-key", Self.adminKey, "--test-clock",
+                             "--stop-on-stdin-eof"] + extraArguments
         process.standardOutput = output
+        // chatd stops when this pipe closes: if the test process dies, so does its chatd.
+        let lifeline = Pipe()
+        process.standardInput = lifeline
         try process.run()
         var seen = ""
         while !seen.contains("listening on") {
@@ -67,6 +72,7 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         }
         self.port = port
         self.process = process
+        self.lifeline = lifeline
     }
 
     /// SIGTERM and wait: the server is now unreachable.

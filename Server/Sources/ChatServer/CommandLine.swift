@@ -34,6 +34,8 @@ public enum ChatdArguments {
           --heartbeat SECONDS        realtime ping interval (default 20)
           --realtime-buffer BYTES    unsent bytes before a slow socket is dropped (default 4194304)
           --test-clock               allow POST /v1/admin/clock (tests only)
+          --stop-on-stdin-eof        shut down when standard input closes (a test harness that dies
+                                     closes it, so no chatd outlives its tests)
         """
 
     /// Parses `arguments` (without the program name) into a command and a configuration.
@@ -76,6 +78,7 @@ public enum ChatdArguments {
                 }
                 configuration.realtime.heartbeatSeconds = seconds
             case "--test-clock": configuration.testClock = true
+            case "--stop-on-stdin-eof": configuration.stopOnStdinEOF = true
             case "--name": name = try value(argument)
             case "--ttl": ttl = try number(argument, 1...315_360_000)
             default:

@@ -18,6 +18,8 @@ public struct ServerConfiguration: Sendable {
     public var changelogRetention: Int64 = 0
     /// Expose `POST /v1/admin/clock` to move chatd's clock forward (tests only).
     public var testClock = false
+    /// Shut down (as on SIGTERM) when standard input reaches end of file.
+    public var stopOnStdinEOF = false
     public var realtime = RealtimeHub.Configuration()
 
     public init() {}

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 
 /// SIGTERM / SIGINT, caught from the moment this is created: create it first thing, before
@@ -15,6 +16,17 @@ public final class TerminationSignals {
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGINT)
         pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Sends SIGTERM to this process once standard input reaches end of file (the parent that
+    /// holds its other end died or let go).
+    public func terminateOnStdinEOF() {
+        let thread = Thread {
+            var byte: UInt8 = 0
+            while read(0, &byte, 1) > 0 {}
+            kill(getpid(), SIGTERM)
+        }
+        thread.start()
     }
 
     /// Blocks until a signal arrives and returns its number.

@@ -30,6 +30,7 @@ case .addUser, .token:
     do { say(try ChatdArguments.runAdmin(command, configuration: configuration)) } catch { fail("\(error)") }
 case .serve:
     let signals = TerminationSignals()
+    if configuration.stopOnStdinEOF { signals.terminateOnStdinEOF() }
     let server: ChatServer
     let port: UInt16
     do {

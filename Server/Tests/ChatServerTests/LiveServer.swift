@@ -31,6 +31,8 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
     static let adminKey = "test-admin-key"
     let process = Process()
     let output = Pipe()
+    /// chatd's standard input, held open while this object lives.
+    let lifeline = Pipe()
     let dataDirectory: URL
     let port: Int
     let session: URLSession
@@ -48,8 +50,9 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
         }
         process.executableURL = Self.binary
         process.arguments = ["--data", self.dataDirectory.path, "--port", "0", "--admin-key", Self.adminKey,
-                             "--test-clock"] + arguments
+                             "--test-clock", "--stop-on-stdin-eof"] + arguments
         process.standardOutput = output
+        process.standardInput = lifeline  // closed when the test process dies: chatd then stops
         try process.run()
         var seen = ""
         while !seen.contains("listening on") {

@@ -6,6 +6,18 @@ import WebSocket
 @Suite struct ShutdownTests {
     /// SIGTERM while sends are in flight: every send chatd acknowledged is stored, the process
     /// exits 0, and the database is closed cleanly (its write-ahead log checkpointed away).
+    /// A harness that dies closes chatd's standard input: with --stop-on-stdin-eof (the test
+    /// servers use it) chatd then shuts down as on SIGTERM instead of outliving its tests.
+    @Test func closingStandardInputStopsAChatdThatWasAskedTo() async throws {
+        let server = try LiveServer()
+        _ = try await server.user("alice")
+        try server.lifeline.fileHandleForWriting.close()
+        server.process.waitUntilExit()
+        #expect(server.process.terminationStatus == 0)
+        let output = String(decoding: server.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(output.contains("shutting down") && output.contains("stopped"))
+    }
+
     @Test func sigtermFinishesInFlightRequestsAndClosesTheDatabase() async throws {
         let server = try LiveServer()
         let alice = try await server.user("alice")
