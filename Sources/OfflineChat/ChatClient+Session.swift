@@ -19,7 +19,8 @@ extension ChatClient {
             return value
         }
         let api = APIClient(baseURL: config.server, token: authToken, transport: HTTPTransports.platformDefault(timeout: config.requestTimeout))
-        let cache = try openCache(for: uid)
+        let opening = openCache(for: uid)
+        let cache = opening.cache
         let user: User
         do {
             let me: UserPayload = try await api.get(Endpoints.me)
@@ -45,9 +46,17 @@ extension ChatClient {
         }
         let owner = SessionOwner()
         let outbox = makeOutbox(cache: cache, api: api, owner: owner)
-        return try commit(Session(user: user, api: api, realtime: makeRealtime(token: authToken, owner: owner), cache: cache, owner: owner,
-                                  outbox: outbox, sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, owner: owner)),
-                          generation: generation)
+        let security = CacheSecurity(atRest: opening.encrypted, keyFromStore: opening.keyFromStore,
+                                     cipherVersion: opening.encrypted ? Connection.cipherVersion : nil)
+        let me = try commit(Session(user: user, api: api, realtime: makeRealtime(token: authToken, owner: owner), cache: cache, owner: owner,
+                                    outbox: outbox, sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, owner: owner),
+                                    security: security),
+                            generation: generation)
+        if let (reason, lost) = opening.reset {
+            config.logger.log(.warning, "the offline cache was rebuilt (\(reason.rawValue)); \(lost) queued messages lost")
+            resetListeners.notify { $0.onOfflineCacheReset(reason, lost) }
+        }
+        return me
     }
 
     /// Makes `started` the session unless a login or logout came in meanwhile; ends the
@@ -86,7 +95,8 @@ extension ChatClient {
     /// Whether this session keeps a local cache (offline support on and available).
     public func isOfflineEnabled() -> Bool {
         if let current = session.current { return current.cache != nil }
-        return config.offline.enabled && !config.offline.encryption
+        let offline = config.offline
+        return offline.enabled && (!offline.encryption || Connection.cipherAvailable || offline.encryptionFailureBehavior == .plaintextFallback)
     }
 
     /// Stops a session; `wipe` deletes its cache (logout, a rejected token, another user).
@@ -100,7 +110,10 @@ extension ChatClient {
         if wipe { _ = old.outbox?.discard(.all) }
         old.cache?.close()
         // Never delete the files a newer session of the same user has open.
-        if wipe && successor?.user.uid != old.user.uid { try? ChatCache.destroy(directory: cacheDirectory(for: old.user.uid)) }
+        if wipe && successor?.user.uid != old.user.uid {
+            try? ChatCache.destroy(directory: cacheDirectory(for: old.user.uid))
+            try? config.resolvedKeyStore.delete(account: keyAccount(old.user.uid))
+        }
     }
 
     /// The server no longer accepts the session's token: logged out, cache wiped.
@@ -113,25 +126,29 @@ extension ChatClient {
         config.storageDirectory.appendingPathComponent(config.appID).appendingPathComponent(uid)
     }
 
-    /// This user's cache. Nil when offline support is off, or when encryption is requested
-    /// (encrypted caches are not built yet: rather no cache than a plaintext one).
-    private func openCache(for uid: String) throws -> ChatCache? {
-        guard config.offline.enabled else { return nil }
-        guard !config.offline.encryption else {
-            config.logger.log(.error, "offline encryption is not available in this SDK version; running online only")
-            return nil
+    /// This user's cache, opened (or rebuilt) in the configured format by `CacheOpener`. No
+    /// cache when offline support is off, when encryption cannot be applied and the behaviour
+    /// is `.onlineOnly`, when the key store stays unavailable, or when an unreadable cache
+    /// cannot be deleted.
+    private func openCache(for uid: String) -> CacheOpening {
+        let offline = config.offline
+        guard offline.enabled else { return CacheOpening() }
+        var encrypt = offline.encryption
+        if encrypt && !Connection.cipherAvailable && offline.encryptionFailureBehavior == .plaintextFallback {
+            config.logger.log(.error, "encryption is on but this build has no SQLCipher: the offline cache is NOT encrypted (plaintextFallback)")
+            encrypt = false
         }
-        do {
-            let offline = config.offline
-            let limits = CacheLimits(maxConversations: offline.maxConversations, maxMessagesPerConversation: offline.maxMessagesPerConversation,
-                                     maxStorageSize: offline.maxStorageSize)
-            return try ChatCache(directory: cacheDirectory(for: uid), uid: uid, limits: limits,
-                                 clock: { [clock = config.clock] in clock.now() })
-        } catch {
-            config.logger.log(.error, "the offline cache cannot be opened (\(error)); running online only")
-            return nil
-        }
+        let limits = CacheLimits(maxConversations: offline.maxConversations, maxMessagesPerConversation: offline.maxMessagesPerConversation,
+                                 maxStorageSize: offline.maxStorageSize)
+        let opener = CacheOpener(directory: cacheDirectory(for: uid), uid: uid, account: keyAccount(uid), encrypt: encrypt,
+                                 keyStore: config.resolvedKeyStore, limits: limits, clock: { [clock = config.clock] in clock.now() })
+        let opening = opener.open()
+        if let problem = opening.problem { config.logger.log(opening.cache == nil ? .error : .warning, problem) }
+        return opening
     }
+
+    /// The key store account of a user's cache key.
+    func keyAccount(_ uid: String) -> String { "\(config.appID)/\(uid)" }
 
     private func makeOutbox(cache: ChatCache?, api: APIClient, owner: SessionOwner) -> Outbox? {
         guard let cache else { return nil }
@@ -157,6 +174,7 @@ extension ChatClient {
         let appDirectory = config.storageDirectory.appendingPathComponent(config.appID)
         for other in (try? FileManager.default.contentsOfDirectory(atPath: appDirectory.path)) ?? [] where other != uid {
             try? ChatCache.destroy(directory: appDirectory.appendingPathComponent(other))
+            try? config.resolvedKeyStore.delete(account: keyAccount(other))
         }
     }
 

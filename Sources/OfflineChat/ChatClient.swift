@@ -16,6 +16,7 @@ public final class ChatClient: Sendable {
     let conversationListeners: ListenerRegistry<any ConversationListener>
     let groupListeners: ListenerRegistry<any GroupListener>
     let syncListeners: ListenerRegistry<any SyncListener>
+    let resetListeners: ListenerRegistry<any OfflineCacheResetListener>
     let session = Locked<Session?>(nil)
     let transport: any RealtimeTransport
 
@@ -33,8 +34,11 @@ public final class ChatClient: Sendable {
         let outbox: Outbox?
         /// The catch-up sync (with the cache only).
         let sync: SyncEngine?
+        /// What the cache's encryption achieved.
+        let security: CacheSecurity
         init(user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, owner: SessionOwner, outbox: Outbox?,
-             sync: SyncEngine?) {
+             sync: SyncEngine?, security: CacheSecurity) {
+            self.security = security
             self.user = user
             self.api = api
             self.realtime = realtime
@@ -43,6 +47,16 @@ public final class ChatClient: Sendable {
             self.outbox = outbox
             self.sync = sync
         }
+    }
+
+    /// What opening the cache proved about its encryption.
+    struct CacheSecurity: Sendable {
+        /// An encrypted open was proven.
+        var atRest = false
+        /// The key came from the key store.
+        var keyFromStore = false
+        /// `cipher_version`, once an encrypted open is proven.
+        var cipherVersion: String?
     }
 
     /// One login attempt's identity.
@@ -70,6 +84,7 @@ public final class ChatClient: Sendable {
         conversationListeners = ListenerRegistry(queue: config.callbackQueue)
         groupListeners = ListenerRegistry(queue: config.callbackQueue)
         syncListeners = ListenerRegistry(queue: config.callbackQueue)
+        resetListeners = ListenerRegistry(queue: config.callbackQueue)
     }
 
     static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@")
@@ -97,6 +112,8 @@ public final class ChatClient: Sendable {
     public func removeGroupListener(_ id: String) { groupListeners.remove(id) }
     public func addSyncListener(_ id: String, _ listener: any SyncListener) { syncListeners.add(id, listener) }
     public func removeSyncListener(_ id: String) { syncListeners.remove(id) }
+    public func addOfflineCacheResetListener(_ id: String, _ listener: any OfflineCacheResetListener) { resetListeners.add(id, listener) }
+    public func removeOfflineCacheResetListener(_ id: String) { resetListeners.remove(id) }
 
     // MARK: - Helpers
 

@@ -1,3 +1,4 @@
+import ChatCache
 import Foundation
 
 /// Everything a `ChatClient` needs to start. A value: build it once, hand it to the client.
@@ -20,6 +21,9 @@ public struct ChatConfig: Sendable {
     /// HTTP requests that take longer fail as `ERROR_INTERNET_UNAVAILABLE` (seconds).
     public var requestTimeout: TimeInterval = 15
     public var logger: any ChatLogger
+    /// Where cache keys are kept (`OfflineConfig.encryption`). Nil: the Keychain on Apple
+    /// platforms, else a `FileKeyStore` in `storageDirectory/.keys` (outside every cache).
+    public var keyStore: (any KeyStore)?
 
     public init(appID: String, server: URL, storageDirectory: URL, offline: OfflineConfig = OfflineConfig(),
                 callbackQueue: DispatchQueue = .main, clock: any ChatClock = SystemClock(),
@@ -31,5 +35,17 @@ public struct ChatConfig: Sendable {
         self.callbackQueue = callbackQueue
         self.clock = clock
         self.logger = logger
+    }
+}
+
+extension ChatConfig {
+    /// The key store in use: the configured one or the platform's.
+    var resolvedKeyStore: any KeyStore {
+        if let keyStore { return keyStore }
+        #if canImport(Security)
+        return KeychainKeyStore()
+        #else
+        return FileKeyStore(directory: storageDirectory.appendingPathComponent(".keys", isDirectory: true))
+        #endif
     }
 }

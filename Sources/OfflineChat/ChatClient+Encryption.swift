@@ -1,0 +1,54 @@
+import ChatCache
+import Foundation
+import SQLiteKit
+
+/// Why the cache was rebuilt (`OfflineCacheResetListener`).
+public typealias OfflineCacheResetReason = CacheResetReason
+
+/// Told when the SDK had to throw the cache away and rebuild it (never on logout). Held
+/// weakly, registered by ID, called on the callback queue.
+public protocol OfflineCacheResetListener: AnyObject {
+    /// `pendingMessagesLost`: queued messages that went with the old cache, or
+    /// `ChatClient.offlinePendingCountUnknown` when they could not be counted.
+    func onOfflineCacheReset(_ reason: OfflineCacheResetReason, _ pendingMessagesLost: Int)
+}
+
+/// The string values of `getOfflineEncryptionStatus()`.
+public enum OfflineEncryptionTier {
+    public static let atRestSqlcipher = "SQLCIPHER"
+    public static let atRestNone = "NONE"
+    public static let keyStorageKeystore = "KEYSTORE"
+    public static let keyStorageNone = "NONE"
+}
+
+extension ChatClient {
+    /// `pendingMessagesLost` when the lost queued messages could not be counted.
+    public static let offlinePendingCountUnknown = -1
+
+    /// What the cache's encryption is actually doing, never what was merely asked for, and
+    /// never any part of the key:
+    /// - `enabled` (Bool): `OfflineConfig.encryption` as configured (false when offline
+    ///   support is off);
+    /// - `atRest` (String): `"SQLCIPHER"` once an encrypted open is proven, else `"NONE"`;
+    /// - `keyStorage` (String): `"KEYSTORE"` when this session's key came from the key
+    ///   store, else `"NONE"`;
+    /// - `cipherAvailable` (Bool): SQLCipher is linked in this build (false when encryption
+    ///   is off);
+    /// - `cipher` (String or NSNull): `cipher_version` once an encrypted open is proven;
+    /// - `leakage` (String): what encryption at rest never covers.
+    public func getOfflineEncryptionStatus() -> [String: Any] {
+        let enabled = config.offline.enabled && config.offline.encryption
+        let security = session.current?.security ?? CacheSecurity()
+        return [
+            "enabled": enabled,
+            "atRest": security.atRest ? OfflineEncryptionTier.atRestSqlcipher : OfflineEncryptionTier.atRestNone,
+            "keyStorage": security.keyFromStore ? OfflineEncryptionTier.keyStorageKeystore : OfflineEncryptionTier.keyStorageNone,
+            "cipherAvailable": enabled && Connection.cipherAvailable,
+            "cipher": security.atRest ? (security.cipherVersion ?? "unknown") as Any : NSNull(),
+            "leakage": Self.encryptionLeakage,
+        ]
+    }
+
+    static let encryptionLeakage = "Media files (downloads and queued sends in the cache's media folder) are stored unencrypted "
+        + "outside the database; only the message database is encrypted at rest."
+}
