@@ -6,7 +6,9 @@
 #   3. outbox-bench: queue-to-pending latency and the flush of a 5,000-message backlog on
 #      reconnect, each against a baseline taken in the same run;
 #   4. sync-bench: the catch-up of a 100,000-change backlog against a raw SQLite bulk insert
-#      of the same rows, and the peak memory during it.
+#      of the same rows, and the peak memory during it;
+#   plus the cost of encryption: cache-bench --compare-encryption and sync-bench's encrypted
+#   ingest put a plain and an SQLCipher cache side by side in one run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +20,8 @@ echo
 .build/release/cache-bench
 echo
 .build/release/cache-bench --encrypted
+echo
+.build/release/cache-bench --compare-encryption --messages 200000 --conversations 200
 echo
 swift build -c release --product outbox-bench 2>&1 | tail -1
 CHATD_BINARY=Server/.build/release/chatd .build/release/outbox-bench

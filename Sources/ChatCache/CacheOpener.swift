@@ -60,6 +60,8 @@ public struct CacheOpener: Sendable {
     public var clock: @Sendable () -> Int64
     /// Transient key store failures are retried this many times.
     public var keyStoreAttempts = 3
+    /// Deletes a cache directory (replaceable in tests, to make a deletion fail).
+    public var removeDirectory: @Sendable (URL) throws -> Void = { try ChatCache.destroy(directory: $0) }
 
     public init(directory: URL, uid: String, account: String, encrypt: Bool, keyStore: any KeyStore, limits: CacheLimits,
                 clock: @escaping @Sendable () -> Int64) {
@@ -168,7 +170,7 @@ public struct CacheOpener: Sendable {
     /// Deletes the old cache and starts a new one in the configured format.
     private func rebuild(_ reason: CacheResetReason, pendingLost: Int) -> CacheOpening {
         do {
-            try ChatCache.destroy(directory: directory)
+            try removeDirectory(directory)
         } catch {
             return CacheOpening(problem: "the old offline cache cannot be deleted (\(error)); offline support is off this session")
         }

@@ -9,6 +9,8 @@ struct BenchOptions {
     var queries = 20_000
     var key: EncryptionKey?
     var queryOnly: URL?
+    /// Plain and encrypted caches side by side in one run.
+    var compareEncryption = false
 
     var perConversation: Int { max(1, messages / conversations) }
 
@@ -21,6 +23,7 @@ struct BenchOptions {
             case "--queries": queries = Int(rest.popFirst() ?? "") ?? queries
             case "--encrypted": key = EncryptionKey(bytes: Array(repeating: 7, count: 32))
             case "--query-only": queryOnly = rest.popFirst().map { URL(fileURLWithPath: $0) }
+            case "--compare-encryption": compareEncryption = true
             default: FileHandle.standardError.write(Data("cache-bench: unknown option \(flag)\n".utf8)); exit(2)
             }
         }

@@ -21,13 +21,19 @@ let peers = option("--peers", default: 10)
 let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sync-bench-\(UUID().uuidString)")
 defer { try? FileManager.default.removeItem(at: storage) }
 
-// 1. Ingest alone: the same 100 pages merged by ChatCache.applySyncPage, in process.
-let ingest = try ingestOnly(count: changes)
+// 1. Ingest alone: the same 100 pages merged by ChatCache.applySyncPage, in process, into a
+//    plain cache and into an SQLCipher-encrypted one.
+let ingest = try ingestOnly(count: changes, key: nil)
 let ingestRaw = try rawBulkInsert(count: changes, name: "raw-ingest")
 print(String(format: "sync-bench: ingest of %d changes (100 pages) by ChatCache.applySyncPage: %.2f s = %.0f changes/s", changes, ingest,
              Double(changes) / ingest))
 print(String(format: "  baseline: raw bulk insert of the same rows: %.2f s = %.0f rows/s; the merge runs at %.2f of raw speed (goal: at least 0.33)",
              ingestRaw, Double(changes) / ingestRaw, ingestRaw / ingest))
+if Connection.cipherAvailable {
+    let encrypted = try ingestOnly(count: changes, key: EncryptionKey(bytes: Array(repeating: 7, count: 32)))
+    print(String(format: "  the same into an encrypted cache (SQLCipher %@): %.2f s = %.2f × plain (goal: at most 1.3 ×)",
+                 Connection.cipherVersion ?? "?", encrypted, encrypted / ingest))
+}
 if arguments.contains("--ingest-only") { exit(0) }
 
 // 2. End to end, through the SDK and a live chatd.
@@ -133,8 +139,8 @@ func rawBulkInsert(count: Int, name: String) throws -> Double {
 
 /// The backlog as changelog pages (the rows `rawBulkInsert` writes), merged page by page
 /// into a fresh cache with the SDK's default limits; seconds spent in `applySyncPage`.
-func ingestOnly(count: Int) throws -> Double {
-    let cache = try ChatCache(directory: storage.appendingPathComponent("ingest"), uid: "bob",
+func ingestOnly(count: Int, key: EncryptionKey?) throws -> Double {
+    let cache = try ChatCache(directory: storage.appendingPathComponent("ingest-\(key == nil ? "plain" : "encrypted")"), uid: "bob", key: key,
                               limits: CacheLimits(maxConversations: 100, maxMessagesPerConversation: 500, maxStorageSize: 250 << 20),
                               clock: { 0 })
     defer { cache.close() }

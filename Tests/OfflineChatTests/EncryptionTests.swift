@@ -101,6 +101,8 @@ final class ResetLog: OfflineCacheResetListener, ChatLogger, @unchecked Sendable
         // Debian's sqlcipher shell opens it with the key; sqlite3 cannot.
         let secret = try #require(try device.keys.load(account: "test/alice"))
         let hex = secret.prefix(32).map { String(format: "%02x", $0) }.joined()
+        #expect(!device.log.all.contains { $0.lowercased().contains(hex) }, "no log line holds the key")
+        #expect(!"\(alice.getOfflineEncryptionStatus())".contains(hex))
         let opened = try shell("/usr/bin/sqlcipher", [device.databaseFile.path],
                                input: "PRAGMA key = \"x'\(hex)'\";\nPRAGMA cipher_page_size = 4096;\nSELECT text FROM messages;\n")
         #expect(opened.output.contains(marker), "\(opened)")

@@ -1,0 +1,58 @@
+import ChatCache
+import Foundation
+import SQLiteKit
+import Testing
+
+@Suite struct KeyStoreTests {
+    @Test func theFileKeyStoreKeepsEachSecretPrivateAndReplacesItWhole() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        let store = FileKeyStore(directory: directory)
+        #expect(try store.load(account: "app/alice") == nil)
+        try store.save(Data([1, 2, 3]), account: "app/alice")
+        try store.save(Data([4, 5, 6, 7]), account: "app/alice")
+        #expect(try store.load(account: "app/alice") == Data([4, 5, 6, 7]))
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(files == ["app.alice.key"], "no temporary file left behind")
+        let file = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(files[0]).path)
+        #expect((file[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        try store.delete(account: "app/alice")
+        try store.delete(account: "app/alice")
+        #expect(try store.load(account: "app/alice") == nil)
+    }
+}
+
+@Suite struct CacheOpenerTests {
+    func opener(_ directory: URL, keys: InMemoryKeyStore, encrypt: Bool) -> CacheOpener {
+        CacheOpener(directory: directory, uid: "alice", account: "app/alice", encrypt: encrypt, keyStore: keys,
+                    limits: CacheLimits(), clock: { 0 })
+    }
+
+    @Test(.enabled(if: Connection.cipherAvailable)) func anUnreadableCacheThatCannotBeDeletedLeavesTheSessionWithoutOne() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("opener-\(UUID().uuidString)/alice")
+        let keys = InMemoryKeyStore()
+        let first = opener(directory, keys: keys, encrypt: true).open()
+        first.cache?.close()
+        #expect(first.encrypted && first.reset == nil)
+        try keys.delete(account: "app/alice")
+        var stuck = opener(directory, keys: keys, encrypt: true)
+        stuck.removeDirectory = { _ in throw CocoaError(.fileWriteNoPermission) }
+        let opening = stuck.open()
+        #expect(opening.cache == nil && opening.problem?.contains("cannot be deleted") == true)
+        #expect(try keys.load(account: "app/alice") == nil, "no key minted for a cache that was not made")
+    }
+
+    @Test(.enabled(if: Connection.cipherAvailable)) func theKeyIsStoredWithTheSaltOfItsDatabase() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("opener-\(UUID().uuidString)/alice")
+        let keys = InMemoryKeyStore()
+        let opening = opener(directory, keys: keys, encrypt: true).open()
+        opening.cache?.close()
+        let secret = try #require(try keys.load(account: "app/alice"))
+        let head = try #require(FileManager.default.contents(atPath: directory.appendingPathComponent("cache.sqlite").path)).prefix(16)
+        #expect(secret.count == 48 && secret.suffix(16) == head, "32 key bytes, then the file's salt")
+        let again = opener(directory, keys: keys, encrypt: true).open()
+        #expect(again.cache != nil && again.reset == nil && again.keyFromStore)
+        again.cache?.close()
+    }
+}
