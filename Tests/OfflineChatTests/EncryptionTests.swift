@@ -121,6 +121,16 @@ final class ResetLog: OfflineCacheResetListener, ChatLogger, @unchecked Sendable
         #expect(second.getPendingMessages().isEmpty && second.isOfflineEnabled())
         #expect(status(second).prefix(3) == ["enabled=true", "atRest=SQLCIPHER", "keyStorage=KEYSTORE"])
         #expect(second.getLastSyncTimestamp() == 0, "the next sync is a reInstall cold start")
+        let syncLog = SyncLog()
+        syncLog.attach(to: second)
+        let connection = Recorder(queue: second.config.callbackQueue)
+        second.addConnectionListener("c", connection)
+        if second.getConnectionStatus() != .connected { _ = await connection.next(where: { $0 == "connected" }) }
+        let clock = try #require(second.config.clock as? ManualClock)
+        await clock.waitForSleepers(1)
+        clock.advance(by: second.config.connectionSettleDelay)
+        let sweep = await syncLog.sweep()
+        #expect(sweep.first == "start reInstall=true" && sweep.last == "finish reInstall=true", "\(sweep)")
     }
 
     @Test(.enabled(if: Connection.cipherAvailable)) func anotherUsersKeyIsTheWrongKey() async throws {
