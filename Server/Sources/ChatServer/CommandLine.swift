@@ -8,6 +8,10 @@ public enum ChatdCommand: Equatable, Sendable {
     case addUser(uid: String, name: String?)
     /// `chatd token UID [--ttl SECONDS]`: prints a new auth token.
     case token(uid: String, ttlSeconds: Int64?)
+    /// `chatd group add GUID --owner UID [--name N] [--type public|private]`.
+    case addGroup(guid: String, name: String?, owner: String, type: GroupType)
+    /// `chatd group member add GUID UID [--scope participant|moderator|admin]`, as the owner.
+    case addGroupMember(guid: String, uid: String, scope: GroupScope)
     case help
     case version
 }
@@ -22,6 +26,8 @@ public enum ChatdArguments {
         usage: chatd [--data DIR] [--port PORT] [--admin-key KEY] [options]
                chatd user add UID [--name NAME] [--data DIR]
                chatd token UID [--ttl SECONDS] [--data DIR]
+               chatd group add GUID --owner UID [--name NAME] [--type public|private] [--data DIR]
+               chatd group member add GUID UID [--scope participant|moderator|admin] [--data DIR]
 
         Serves the OfflineChat API on 127.0.0.1 (HTTP/JSON under /v1, WebSocket at /v1/realtime).
           --data DIR                 data directory (default ./chatd-data)
@@ -45,6 +51,9 @@ public enum ChatdArguments {
         var positional: [String] = []
         var name: String?
         var ttl: Int64?
+        var owner: String?
+        var groupType = GroupType.public
+        var scope = GroupScope.participant
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -81,6 +90,19 @@ public enum ChatdArguments {
             case "--stop-on-stdin-eof": configuration.stopOnStdinEOF = true
             case "--name": name = try value(argument)
             case "--ttl": ttl = try number(argument, 1...315_360_000)
+            case "--owner": owner = try value(argument)
+            case "--type":
+                let raw = try value(argument)
+                guard let parsed = GroupType(rawValue: raw), parsed != .password else {
+                    throw UsageError(description: "--type must be public or private, not \(raw)")
+                }
+                groupType = parsed
+            case "--scope":
+                let raw = try value(argument)
+                guard let parsed = GroupScope(rawValue: raw), parsed != .owner else {
+                    throw UsageError(description: "--scope must be participant, moderator or admin, not \(raw)")
+                }
+                scope = parsed
             default:
                 guard !argument.hasPrefix("-") else { throw UsageError(description: "unknown option \(argument)") }
                 positional.append(argument)
@@ -97,6 +119,15 @@ public enum ChatdArguments {
         case "token"?:
             guard positional.count == 2 else { throw UsageError(description: "usage: chatd token UID [--ttl SECONDS]") }
             return (.token(uid: positional[1], ttlSeconds: ttl), configuration)
+        case "group"?:
+            if positional.count == 3, positional[1] == "add" {
+                guard let owner else { throw UsageError(description: "chatd group add needs --owner UID") }
+                return (.addGroup(guid: positional[2], name: name, owner: owner, type: groupType), configuration)
+            }
+            guard positional.count == 5, positional[1] == "member", positional[2] == "add" else {
+                throw UsageError(description: "usage: chatd group add GUID --owner UID | chatd group member add GUID UID")
+            }
+            return (.addGroupMember(guid: positional[3], uid: positional[4], scope: scope), configuration)
         case let other?:
             throw UsageError(description: "unknown command \(other)")
         }
@@ -113,6 +144,16 @@ public enum ChatdArguments {
             return "created user \(user.uid) (\(user.name))"
         case .token(let uid, let ttl):
             return try store.issueToken(for: uid, ttlSeconds: ttl).authToken
+        case .addGroup(let guid, let name, let owner, let type):
+            let request = CreateGroupRequest(guid: guid, name: name ?? guid, type: type)
+            try Validate.uid(guid, field: "guid")
+            try Validate.group(name: request.name, icon: nil, description: nil, metadata: nil, tags: nil, password: nil)
+            let group = try store.createGroup(request, by: owner, passwordHash: nil)
+            return "created group \(group.guid) (\(group.name)), owner \(group.owner)"
+        case .addGroupMember(let guid, let uid, let scope):
+            let owner = try store.groupOwner(guid)
+            let (member, added) = try store.addMember(guid, uid, scope: scope, by: owner)
+            return added ? "added \(member.user.uid) to \(guid) as \(member.scope.rawValue)" : "\(member.user.uid) is already in \(guid)"
         default:
             return ""
         }

@@ -26,7 +26,7 @@ case .help:
     say(ChatdArguments.usage)
 case .version:
     say("chatd \(Endpoints.version)")
-case .addUser, .token:
+case .addUser, .token, .addGroup, .addGroupMember:
     do { say(try ChatdArguments.runAdmin(command, configuration: configuration)) } catch { fail("\(error)") }
 case .serve:
     let signals = TerminationSignals()

@@ -110,9 +110,21 @@ import Testing
         let (usage, text) = try chatd(["--port", "x"])
         #expect(usage == 2 && text.contains("--port must be a number"))
 
+        #expect(try chatd(["user", "add", "dave"]).0 == 0)
+        let (created, groupText) = try chatd(["group", "add", "team", "--name", "Team", "--owner", "carol", "--type", "private"])
+        #expect(created == 0 && groupText.contains("created group team (Team), owner carol"), "\(groupText)")
+        let (added, memberText) = try chatd(["group", "member", "add", "team", "dave", "--scope", "moderator"])
+        #expect(added == 0 && memberText == "added dave to team as moderator", "\(memberText)")
+        #expect(try chatd(["group", "member", "add", "team", "dave"]).1 == "dave is already in team")
+        #expect(try chatd(["group", "member", "add", "nowhere", "dave"]).0 != 0)
+        #expect(try chatd(["group", "add", "x"]).1.contains("--owner"))
+        #expect(try chatd(["group", "add", "x", "--owner", "carol", "--type", "password"]).1.contains("public or private"))
+
         let server = try LiveServer(dataDirectory: directory)
         let me = try await server.request("GET", Endpoints.me, token: token)
         #expect(try me.decode(UserPayload.self).name == "Carol")
+        let group = try await server.request("GET", "\(Endpoints.groups)/team", token: token).decode(GroupPayload.self)
+        #expect(group.type == .private && group.membersCount == 2)
     }
 
     @Test func aGeneratedAdminKeyIsStoredPrivately() throws {

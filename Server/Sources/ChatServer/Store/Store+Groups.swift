@@ -115,6 +115,16 @@ extension Store {
         return try read { db in try db.query(sql, finalArguments).map(Self.group(from:)) }
     }
 
+    /// The owner of a group (admin commands act as the owner); 404 for an unknown group.
+    public func groupOwner(_ guid: String) throws -> String {
+        try read { db in
+            guard let owner: String = try db.scalar("SELECT owner FROM groups WHERE guid = ? AND deleted_at IS NULL", [guid]) else {
+                throw HTTPError.notFound("no group \(guid)")
+            }
+            return owner
+        }
+    }
+
     /// One group as `caller` sees it.
     public func group(_ guid: String, for caller: String) throws -> GroupPayload {
         try read { try Self.visibleGroup($0, guid, for: caller) }
