@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "WebSocket", targets: ["WebSocket"]),
         .library(name: "OfflineChat", targets: ["OfflineChat"]),
         .library(name: "ChatTesting", targets: ["ChatTesting"]),
+        .executable(name: "chat", targets: ["chat"]),
     ],
     traits: [
         .default(enabledTraits: ["SQLCipher"]),
@@ -39,6 +40,7 @@ let package = Package(
         .target(name: "ChatCache", dependencies: ["ChatProtocol", "SQLiteKit"], swiftSettings: swiftSettings),
         .target(name: "OfflineChat", dependencies: ["ChatProtocol", "SQLiteKit", "WebSocket", "ChatCache"], swiftSettings: swiftSettings),
         .executableTarget(name: "cache-bench", dependencies: ["ChatCache", "ChatProtocol", "SQLiteKit"], swiftSettings: swiftSettings),
+        .executableTarget(name: "chat", dependencies: ["OfflineChat"], swiftSettings: swiftSettings),
         .executableTarget(name: "outbox-bench", dependencies: ["OfflineChat", "ChatTesting", "SQLiteKit"], swiftSettings: swiftSettings),
         .executableTarget(name: "sync-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatCache", "SQLiteKit"], swiftSettings: swiftSettings),
         .executableTarget(name: "outbox-crash-probe", dependencies: ["OfflineChat"], swiftSettings: swiftSettings),

@@ -1,0 +1,153 @@
+import ChatTesting
+import Foundation
+import Testing
+
+/// The `chat` command-line client, driven as a subprocess against a live chatd.
+@Suite(.timeLimit(.minutes(2))) struct ChatCLITests {
+    struct Run: CustomStringConvertible {
+        var status: Int32
+        var output: String
+        var errors: String
+        var lines: [String] { output.split(separator: "\n").map(String.init) }
+        var description: String { "exit \(status)\n\(output)\(errors)" }
+    }
+
+    struct Device {
+        let server: LiveChatd
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("chat-cli-\(UUID().uuidString)")
+        var tokens: [String: String] = [:]
+
+        static var binary: URL {
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chat")
+        }
+
+        /// `chat --server … --data … ARGUMENTS`, to completion. Each user has a data folder of
+        /// their own: a login wipes other users' caches on the same device.
+        func chat(_ arguments: [String], input: String? = nil) async -> Run {
+            let uid = arguments.firstIndex(of: "--as").map { arguments[$0 + 1] } ?? "nobody"
+            let all = ["--server", server.url.absoluteString, "--data", data.appendingPathComponent(uid).path] + arguments
+            return await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    let process = Process()
+                    process.executableURL = Self.binary
+                    process.arguments = all
+                    let out = Pipe(), err = Pipe(), stdin = Pipe()
+                    process.standardOutput = out
+                    process.standardError = err
+                    process.standardInput = stdin
+                    do { try process.run() } catch {
+                        continuation.resume(returning: Run(status: -1, output: "", errors: "cannot start chat: \(error)"))
+                        return
+                    }
+                    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+                    try? stdin.fileHandleForWriting.close()
+                    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    process.waitUntilExit()
+                    continuation.resume(returning: Run(status: process.terminationStatus, output: output, errors: errors))
+                }
+            }
+        }
+
+        func login(_ uid: String) async -> Run { await chat(["--as", uid, "login", "--token", tokens[uid]!]) }
+    }
+
+    func device() async throws -> Device {
+        var device = Device(server: try LiveChatd())
+        for uid in ["alice", "bob"] { device.tokens[uid] = try await device.server.user(uid, name: uid.capitalized) }
+        return device
+    }
+
+    @Test func loginSendHistoryAndConversationsInBothFormats() async throws {
+        let device = try await device()
+        #expect(await device.login("alice").output == "logged in as alice (Alice)\n")
+        #expect(await device.login("bob").status == 0)
+        let sent = await device.chat(["--as", "alice", "send", "bob", "hello", "bob"])
+        #expect(sent.status == 0 && sent.output.hasPrefix("sent (id "), "\(sent)")
+        let history = await device.chat(["--as", "bob", "history", "alice"])
+        #expect(history.lines.first?.hasPrefix("— cached (") == true && history.lines.contains { $0.hasPrefix("— server (") }, "\(history)")
+        #expect(history.lines.last?.hasSuffix("alice: hello bob") == true, "\(history)")
+        // The second read answers from the cache first.
+        let again = await device.chat(["--as", "bob", "--json", "history", "alice"])
+        let events = try again.lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(events.map { $0["event"] as? String } == ["phase", "item", "phase", "item"], "\(again)")
+        #expect(events[0]["phase"] as? String == "cached" && events[0]["ms"] is Int && events[1]["text"] as? String == "hello bob")
+        let conversations = await device.chat(["--as", "bob", "conversations"])
+        #expect(conversations.lines.contains { $0.contains("Alice [1 unread]") && $0.contains("hello bob") }, "\(conversations)")
+    }
+
+    @Test func badArgumentsAndRejectedTokensGetAClearMessageAndAStatus() async throws {
+        let device = try await device()
+        let noUser = await device.chat(["history", "alice"])
+        #expect(noUser.status == 2 && noUser.errors.contains("--as UID"))
+        #expect(await device.chat(["--as", "bob", "dance"]).status == 2)
+        #expect(await device.chat(["--as", "bob", "history", "alice", "--limit", "0"]).errors.contains("--limit must be"))
+        #expect(await device.chat(["--as", "bob", "send", "alice"]).status == 2)
+        let noToken = await device.chat(["--as", "bob", "pending"])
+        #expect(noToken.status == 1 && noToken.errors.contains("no token for bob"), "\(noToken)")
+        let rejected = await device.chat(["--as", "bob", "login", "--token", "not-a-token"])
+        #expect(rejected.status == 1 && rejected.errors.contains("rejected the token"), "\(rejected)")
+        let json = await device.chat(["--as", "bob", "--json", "pending"])
+        #expect(json.status == 1 && json.output.contains("\"event\":\"error\""), "\(json)")
+        #expect(await device.chat(["--help"]).output.contains("usage: chat"))
+    }
+
+    @Test func offlineReadsComeFromTheCacheAndSendsQueueUntilARetry() async throws {
+        let device = try await device()
+        _ = await device.login("alice")
+        _ = await device.login("bob")
+        _ = await device.chat(["--as", "alice", "send", "bob", "before"])
+        _ = await device.chat(["--as", "bob", "history", "alice"])
+        device.server.stop()
+        let history = await device.chat(["--as", "bob", "history", "alice"])
+        #expect(history.status == 0 && history.lines.contains("— server: unreachable (offline); the cached phase above is what this device knows"))
+        #expect(history.lines.contains { $0.hasSuffix("alice: before") }, "served from the cache: \(history)")
+        let send = await device.chat(["--as", "bob", "send", "alice", "from", "the", "tunnel"])
+        #expect(send.status == 0 && send.output.hasPrefix("queued (offline)"), "\(send)")
+        let pending = await device.chat(["--as", "bob", "pending"])
+        #expect(pending.lines.first == "1 message(s) waiting to be sent" && pending.output.contains("from the tunnel [pending]"), "\(pending)")
+        #expect(await device.chat(["--as", "bob", "retry"]).status == 1, "retry needs the server")
+        try device.server.restart()
+        let retry = await device.chat(["--as", "bob", "retry"])
+        #expect(retry.status == 0 && retry.output == "everything queued is sent\n", "\(retry)")
+        let aliceSees = await device.chat(["--as", "alice", "history", "bob"])
+        #expect(aliceSees.lines.last?.hasSuffix("bob: from the tunnel") == true, "exactly once: \(aliceSees)")
+        #expect(aliceSees.lines.filter { $0.contains("from the tunnel") }.count == 1)
+    }
+
+    @Test func syncStatusListenAndClearCache() async throws {
+        let device = try await device()
+        _ = await device.login("alice")
+        _ = await device.login("bob")
+        let firstSync = await device.chat(["--as", "bob", "sync"])
+        #expect(firstSync.status == 0 && firstSync.lines.contains("[####################] 100%") && firstSync.lines.last?.hasPrefix("outcome:") == true,
+                "\(firstSync)")
+        _ = await device.chat(["--as", "alice", "send", "bob", "while", "bob", "was", "away"])
+        let second = await device.chat(["--as", "bob", "--json", "sync"])
+        #expect(second.output.contains("\"outcome\":\"caughtUp\""), "\(second)")
+        let status = await device.chat(["--as", "bob", "--json", "status"])
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any], "\(status)")
+        #expect(fields["connection"] as? String == "connected" && (fields["lastSync"] as? Int ?? 0) > 0 && (fields["cacheBytes"] as? Int ?? 0) > 0)
+        #expect(fields["pending"] as? Int == 0 && (fields["encryption"] as? [String: Any])?["atRest"] as? String == "NONE")
+
+        // Send until the listener (which needs a moment to connect) has heard one.
+        let listen = await withTaskGroup(of: Run?.self) { group -> Run? in
+            group.addTask { await device.chat(["--as", "bob", "--json", "listen", "--count", "1"]) }
+            group.addTask {
+                for attempt in 0..<200 where !Task.isCancelled { _ = await device.chat(["--as", "alice", "send", "bob", "ping \(attempt)"]) }
+                return nil
+            }
+            for await run in group {
+                if let run {
+                    group.cancelAll()
+                    return run
+                }
+            }
+            return nil
+        } ?? Run(status: -1, output: "", errors: "listen never finished")
+        #expect(listen.status == 0 && listen.output.contains("\"event\":\"message\"") && listen.output.contains("ping"), "\(listen)")
+
+        let cleared = await device.chat(["--as", "bob", "clear-cache"])
+        #expect(cleared.status == 0 && cleared.output.hasPrefix("cache cleared"), "\(cleared)")
+    }
+}
