@@ -19,6 +19,7 @@ final class CLISession: Sendable {
                                 callbackQueue: DispatchQueue(label: "chat.callbacks"), logger: StandardErrorLogger(minimumLevel: .error))
         config.connectionSettleDelay = 200
         config.requestTimeout = 5
+        config.reconnectMaxDelay = 2_000
         client = try ChatClient(config: config)
         events.attach(to: client)
     }

@@ -26,27 +26,7 @@ import Testing
         func chat(_ arguments: [String], input: String? = nil) async -> Run {
             let uid = arguments.firstIndex(of: "--as").map { arguments[$0 + 1] } ?? "nobody"
             let all = ["--server", server.url.absoluteString, "--data", data.appendingPathComponent(uid).path] + arguments
-            return await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    let process = Process()
-                    process.executableURL = Self.binary
-                    process.arguments = all
-                    let out = Pipe(), err = Pipe(), stdin = Pipe()
-                    process.standardOutput = out
-                    process.standardError = err
-                    process.standardInput = stdin
-                    do { try process.run() } catch {
-                        continuation.resume(returning: Run(status: -1, output: "", errors: "cannot start chat: \(error)"))
-                        return
-                    }
-                    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-                    try? stdin.fileHandleForWriting.close()
-                    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    process.waitUntilExit()
-                    continuation.resume(returning: Run(status: process.terminationStatus, output: output, errors: errors))
-                }
-            }
+            return await Subprocess.run(Self.binary.path, all, input: input)
         }
 
         func login(_ uid: String) async -> Run { await chat(["--as", uid, "login", "--token", tokens[uid]!]) }
@@ -149,5 +129,95 @@ import Testing
 
         let cleared = await device.chat(["--as", "bob", "clear-cache"])
         #expect(cleared.status == 0 && cleared.output.hasPrefix("cache cleared"), "\(cleared)")
+    }
+}
+
+/// `chat open` in a real terminal (tmux): history, sending, receiving, and going offline.
+@Suite(.timeLimit(.minutes(2))) struct ChatOpenTests {
+    /// A tmux session running one command; the pane's text is read with capture-pane.
+    struct Terminal {
+        let name = "chat-test-\(UUID().uuidString.prefix(8))"
+
+        func tmux(_ arguments: [String]) async -> String { await Subprocess.run("/usr/bin/tmux", arguments).output }
+
+        func start(_ command: [String]) async {
+            let line = command.map { "'\($0)'" }.joined(separator: " ")
+            _ = await tmux(["new-session", "-d", "-s", name, "-x", "160", "-y", "50", line])
+        }
+
+        func type(_ text: String) async { _ = await tmux(["send-keys", "-t", name, text, "Enter"]) }
+
+        func screen() async -> String { await tmux(["capture-pane", "-p", "-t", name, "-S", "-200"]) }
+
+        /// Reads the pane until `text` shows (each read is a tmux round trip; bounded).
+        func waitFor(_ text: String) async -> Bool {
+            for _ in 0..<2_000 where await screen().contains(text) { return true }
+            return false
+        }
+
+        func close() async { _ = await tmux(["kill-session", "-t", name]) }
+
+        /// Records an issue, with the screen, when `text` does not show.
+        func expect(_ text: String, _ what: String) async {
+            if await waitFor(text) { return }
+            let screen = await screen()
+            Issue.record("\(what): \(text.debugDescription) never showed:\n\(screen)")
+        }
+    }
+
+    @Test func openShowsHistorySendsReceivesAndKeepsWorkingOffline() async throws {
+        let cli = ChatCLITests()
+        let device = try await cli.device()
+        _ = await device.login("alice")
+        _ = await device.login("bob")
+        _ = await device.chat(["--as", "alice", "send", "bob", "earlier"])
+        let terminal = Terminal()
+        await terminal.start([ChatCLITests.Device.binary.path, "--server", device.server.url.absoluteString,
+                              "--data", device.data.appendingPathComponent("bob").path, "--as", "bob", "open", "alice"])
+        await terminal.expect("alice: earlier", "history")
+
+        await terminal.type("hello from bob")
+        await terminal.expect("✓ sent: ", "sent")
+        _ = try await device.server.send("live one", from: device.tokens["alice"]!, to: "bob")
+        await terminal.expect("alice: live one", "received")
+
+        device.server.stop()
+        await terminal.expect("— offline", "offline")
+        await terminal.type("while offline")
+        await terminal.expect("bob: while offline (pending)", "pending")
+        try device.server.restart()
+        await terminal.expect("— online", "back online")
+        await terminal.expect("bob: while offline\n", "the queued message went out")
+        let aliceSees = await device.chat(["--as", "alice", "history", "bob"])
+        #expect(aliceSees.output.contains("bob: while offline"), "sent after the reconnect: \(aliceSees)")
+        await terminal.type("/quit")
+        await terminal.close()
+    }
+}
+
+/// A program run to completion on a thread of its own (not on the test's task threads).
+enum Subprocess {
+    static func run(_ path: String, _ arguments: [String], input: String? = nil) async -> ChatCLITests.Run {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: path)
+                process.arguments = arguments
+                let out = Pipe(), err = Pipe(), stdin = Pipe()
+                process.standardOutput = out
+                process.standardError = err
+                process.standardInput = stdin
+                do { try process.run() } catch {
+                    continuation.resume(returning: ChatCLITests.Run(status: -1, output: "", errors: "cannot start \(path): \(error)"))
+                    return
+                }
+                if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+                try? stdin.fileHandleForWriting.close()
+                let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                continuation.resume(returning: ChatCLITests.Run(status: process.terminationStatus, output: output, errors: errors))
+            }
+        }
     }
 }
