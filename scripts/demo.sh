@@ -1,34 +1,102 @@
 #!/usr/bin/env bash
-# `make demo`: chatd on embedded SQLite in a temporary directory, and a narrated round trip.
+# `make demo`: the whole product on a fresh machine. chatd runs on embedded SQLite in a
+# temporary directory; alice and bob use the `chat` client (the SDK, each with a device
+# folder of their own; bob's cache is encrypted). Bob's device reaches chatd through a small
+# relay, so the demo can take his network away and give it back.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 
-echo "==> building chatd"
+say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+run() { printf '$ %s\n' "chat ${*}" | sed -e 's/--server [^ ]* //' -e 's/--data [^ ]* //'; "$chat" "$@"; }
+
+say "building chatd and the chat client (release)"
 (cd Server && swift build -c release --product chatd 2>&1 | tail -1)
+swift build -c release --product chat 2>&1 | tail -1
 chatd=Server/.build/release/chatd
+chat=.build/release/chat
 
 data=$(mktemp -d)
-log="$data/chatd.log"
-pid=""
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$data"' EXIT
+pids=()
+proxy_pid=""
+cleanup() {
+    for pid in "${pids[@]}" $proxy_pid; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$data"
+}
+trap cleanup EXIT
 
-echo "==> creating users alice and bob with the offline admin commands"
-"$chatd" user add alice --name Alice --data "$data"
-"$chatd" user add bob --name Bob --data "$data"
-alice=$("$chatd" token alice --data "$data")
-bob=$("$chatd" token bob --data "$data")
+say "creating users and tokens with chatd's offline admin commands"
+"$chatd" user add alice --name Alice --data "$data/server"
+"$chatd" user add bob --name Bob --data "$data/server"
+alice_token=$("$chatd" token alice --data "$data/server")
+bob_token=$("$chatd" token bob --data "$data/server")
 
-echo "==> starting chatd on an ephemeral port (data in $data)"
-"$chatd" --data "$data" --port 0 > "$log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
-grep "listening on" "$log"
-port=$(grep -o '127.0.0.1:[0-9]*' "$log" | head -1 | cut -d: -f2)
+say "starting chatd on an ephemeral port (embedded SQLite in $data/server)"
+"$chatd" --data "$data/server" --port 0 > "$data/chatd.log" 2>&1 &
+chatd_pid=$!
+pids+=("$chatd_pid")
+for _ in $(seq 100); do grep -q "listening on" "$data/chatd.log" && break; sleep 0.1; done
+grep "listening on" "$data/chatd.log"
+port=$(grep -o '127.0.0.1:[0-9]*' "$data/chatd.log" | head -1 | cut -d: -f2)
+relay_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-python3 scripts/demo_roundtrip.py "$port" "$alice" "$bob"
+network_up() {
+    python3 scripts/demo_proxy.py "$relay_port" "$port" > "$data/proxy.log" 2>&1 &
+    proxy_pid=$!
+    for _ in $(seq 100); do grep -q "proxy ready" "$data/proxy.log" && break; sleep 0.05; done
+}
+network_down() { kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; proxy_pid=""; }
 
-echo "==> stopping chatd with SIGTERM (finishes requests, closes the database)"
-kill -TERM $pid
-wait $pid
-tail -2 "$log"
+alice=(--server "http://127.0.0.1:$port" --data "$data/alice-phone" --as alice)
+bob=(--server "http://127.0.0.1:$relay_port" --data "$data/bob-phone" --as bob --encrypt)
+network_up
+
+say "1. alice and bob sign in and chat"
+run "${alice[@]}" login --token "$alice_token"
+run "${bob[@]}" login --token "$bob_token"
+run "${bob[@]}" sync
+run "${alice[@]}" send bob "Hi Bob! Lunch at noon?"
+run "${bob[@]}" history alice
+run "${bob[@]}" send alice "Sure, see you there"
+lunch=$("$chat" "${alice[@]}" --json send bob "Let's try the new place" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
+typo=$("$chat" "${alice[@]}" --json send bob "I will bring the tickts" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
+oops=$("$chat" "${alice[@]}" --json send bob "(wrong chat, ignore)" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["id"])')
+run "${bob[@]}" history alice
+
+say "2. bob's network goes away: his messages queue on his device"
+network_down
+run "${bob[@]}" send alice "Running 5 minutes late"
+run "${bob[@]}" send alice "Order me a coffee?"
+run "${bob[@]}" pending
+run "${bob[@]}" history alice
+
+say "3. meanwhile alice sends, edits, deletes and reacts (her app calls chatd)"
+run "${alice[@]}" send bob "Moved to 12:30"
+api() { curl -sf -o /dev/null -H "Authorization: Bearer $alice_token" -H "Content-Type: application/json" "$@"; }
+echo "alice edits \"I will bring the tickts\", deletes \"(wrong chat, ignore)\", reacts to \"Let's try the new place\""
+api -X PATCH -d '{"text":"I will bring the tickets"}' "http://127.0.0.1:$port/v1/messages/$typo"
+api -X DELETE "http://127.0.0.1:$port/v1/messages/$oops"
+api -X POST -d '{"reaction":"👍"}' "http://127.0.0.1:$port/v1/messages/$lunch/reactions"
+
+say "4. bob's network is back: the outbox flushes first, then the catch-up sync (with its progress)"
+network_up
+run "${bob[@]}" sync
+
+say "5. a cached-first read: the cache answers at once, the server confirms"
+run "${bob[@]}" history alice
+
+say "6. bob's cache is encrypted at rest"
+run "${bob[@]}" status
+run "${bob[@]}" --json status
+
+say "alice received bob's queued messages exactly once"
+run "${alice[@]}" history bob
+
+say "stopping chatd with SIGTERM (finishes requests, closes the database)"
+network_down
+kill -TERM "$chatd_pid"
+wait "$chatd_pid"
+pids=()
+tail -2 "$data/chatd.log"
+say "done"

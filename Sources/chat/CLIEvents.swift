@@ -99,6 +99,10 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
     func onActionMessageReceived(_ message: ActionMessage) { received(message) }
     func onMessageEdited(_ message: BaseMessage) { record("message.edited", Output.fields(message), "edited: " + Output.line(message)) }
     func onMessageDeleted(_ message: BaseMessage) { record("message.deleted", Output.fields(message), "deleted: " + Output.line(message)) }
+    func onMessagesSynced(_ messages: [BaseMessage]) {
+        record("messages.synced", ["count": messages.count, "ids": messages.map(\.id)],
+               "\(messages.count) cached message(s) changed meanwhile (edits, deletions, reactions): " + messages.map(Output.line).joined(separator: " | "))
+    }
     func onTypingStarted(_ indicator: TypingIndicator) { record("typing", ["uid": indicator.sender], "\(indicator.sender) is typing…") }
     func onMessagesRead(_ receipt: MessageReceipt) {
         record("read", ["uid": receipt.uid, "messageId": receipt.messageId], "\(receipt.uid) read up to \(receipt.messageId)")

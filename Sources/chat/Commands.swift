@@ -53,6 +53,9 @@ extension CLISession {
 
     func history(with peer: String, limit: Int, group: Bool) async throws -> Int32 {
         _ = try await login()
+        // Read once the connection is up (or has failed): a page fetched while live reaches the
+        // live head, so after a later disconnect the catch-up sync can extend it.
+        _ = await connected(within: 3)
         let builder = MessagesRequest.MessageRequestBuilder().set(limit: limit)
         if group { builder.set(guid: peer) } else { builder.set(uid: peer) }
         let request = try builder.build(client: client)
@@ -140,10 +143,19 @@ extension CLISession {
     }
 
     func sync() async throws -> Int32 {
-        events.print { [output] name, fields, line in
-            if name.hasPrefix("sync") { output.emit(name, fields, human: line) }
+        let queued = Countdown(nil)
+        events.print { [output, client] name, fields, line in
+            if name == "sync.start", let before = queued.value, before > 0 {
+                // The connection settled: the outbox went first, then this sweep.
+                let sent = before - client.getPendingMessages().count
+                output.emit("outbox.flushed", ["sent": sent, "left": before - sent],
+                            human: "outbox: \(sent) queued message(s) sent before the sync\(sent < before ? ", \(before - sent) still waiting" : "")")
+            }
+            if name.hasPrefix("sync") || name == "messages.synced" { output.emit(name, fields, human: line) }
+            if name == "message", fields["source"] as? String == "sync" { output.emit(name, fields, human: "new: " + line) }
         }
         _ = try await login()
+        queued.value = client.getPendingMessages().count
         guard await connected(within: 5) else { throw CLIError("offline: cannot reach \(invocation.server.absoluteString) to sync") }
         // The connection's own sweep runs first (queued messages go before it); then, if it
         // left a backlog, one forced sweep more.
@@ -204,11 +216,15 @@ extension CLISession {
     }
 }
 
-/// Counts events down to zero (nil: forever).
+/// Counts events down to zero (nil: forever); also a locked number to share with callbacks.
 final class Countdown: @unchecked Sendable {  // `left` under `lock`
     private let lock = NSLock()
     private var left: Int?
     init(_ count: Int?) { left = count }
+    var value: Int? {
+        get { lock.withLock { left } }
+        set { lock.withLock { left = newValue } }
+    }
     /// True when this was the last one.
     func tick() -> Bool {
         lock.withLock {
