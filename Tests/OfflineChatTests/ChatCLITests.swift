@@ -70,6 +70,9 @@ import Testing
         let json = await device.chat(["--as", "bob", "--json", "pending"])
         #expect(json.status == 1 && json.output.contains("\"event\":\"error\""), "\(json)")
         #expect(await device.chat(["--help"]).output.contains("usage: chat"))
+        device.server.stop()
+        let unreachable = await device.chat(["--as", "alice", "login", "--token", device.tokens["alice"]!])
+        #expect(unreachable.status == 1 && unreachable.errors.contains("cannot reach"), "never a crash: \(unreachable)")
     }
 
     @Test func offlineReadsComeFromTheCacheAndSendsQueueUntilARetry() async throws {
@@ -129,6 +132,13 @@ import Testing
 
         let cleared = await device.chat(["--as", "bob", "clear-cache"])
         #expect(cleared.status == 0 && cleared.output.hasPrefix("cache cleared"), "\(cleared)")
+
+        let logout = await device.chat(["--as", "bob", "--json", "logout"])
+        #expect(logout.status == 0 && logout.output.contains("\"event\":\"logout\""), "\(logout)")
+        let bobsFolder = device.data.appendingPathComponent("bob")
+        #expect(!FileManager.default.fileExists(atPath: bobsFolder.appendingPathComponent("tokens/chat.bob.token").path), "the token is forgotten")
+        #expect(!FileManager.default.fileExists(atPath: bobsFolder.appendingPathComponent("chat/bob").path), "the cache is wiped")
+        #expect(await device.chat(["--as", "bob", "status"]).errors.contains("no token for bob"))
     }
 }
 
