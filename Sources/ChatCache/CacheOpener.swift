@@ -81,13 +81,15 @@ public struct CacheOpener: Sendable {
     var failureFile: URL { directory.appendingPathComponent("open-failures") }
 
     enum DiskFormat: Equatable {
-        case absent, plaintext, encrypted(salt: [UInt8]), unreadable
+        /// `inaccessible`: the file exists but cannot be opened right now (permissions, file
+        /// protection before the first unlock, no descriptors left): not evidence of damage.
+        case absent, plaintext, encrypted(salt: [UInt8]), unreadable, inaccessible
     }
 
     func diskFormat() -> DiskFormat {
         let path = databaseFile.path
         guard FileManager.default.fileExists(atPath: path) else { return .absent }
-        guard let handle = FileHandle(forReadingAtPath: path) else { return .unreadable }
+        guard let handle = FileHandle(forReadingAtPath: path) else { return .inaccessible }
         defer { try? handle.close() }
         let head = [UInt8]((try? handle.read(upToCount: Self.saltLength)) ?? Data())
         if head.isEmpty { return .absent }  // created, never written
@@ -119,13 +121,19 @@ public struct CacheOpener: Sendable {
         if encrypt && !Connection.cipherAvailable {
             return CacheOpening(problem: "encryption is on but this build has no SQLCipher")
         }
-        let record: KeyRecord?
-        do {
-            record = try loadKey()
-        } catch {
-            return CacheOpening(problem: "the key store is unavailable (\(error)); running online only this session")
-        }
         let format = diskFormat()
+        if format == .inaccessible { return failedLaunch("the cache file cannot be opened right now") }
+        // The key matters only for an encrypted cache (to open it, or to count what an
+        // encrypted file still queues); a plaintext cache never waits on the key store.
+        var record: KeyRecord?
+        if encrypt || format != .plaintext && format != .absent {
+            do {
+                record = try loadKey()
+            } catch {
+                if encrypt { return CacheOpening(problem: "the key store is unavailable (\(error)); running online only this session") }
+                return failedLaunch("the key store is unavailable (\(error)) and the cache does not look like plain SQLite")
+            }
+        }
         var reset: (CacheResetReason, Int)?
         switch (encrypt, format) {
         case (_, .absent):
@@ -143,6 +151,8 @@ public struct CacheOpener: Sendable {
             return attempt(key: nil, keyFromStore: false, salt: nil)
         case (_, .unreadable):
             reset = (.corrupted, -1)
+        case (_, .inaccessible):
+            return failedLaunch("the cache file cannot be opened right now")
         }
         if let (reason, lost) = reset { return rebuild(reason, pendingLost: lost) }
         return create()
@@ -161,10 +171,16 @@ public struct CacheOpener: Sendable {
         } catch let error as SQLiteError where [ResultCode.notADatabase, .corrupt].contains(error.code.primary) {
             return rebuild(.corrupted, pendingLost: -1)
         } catch {
-            let failures = countFailedLaunch()
-            if failures >= 3 { return rebuild(.escalated, pendingLost: -1) }
-            return CacheOpening(problem: "the offline cache cannot be opened (\(error)); launch \(failures) of 3 before it is rebuilt")
+            return failedLaunch("\(error)")
         }
+    }
+
+    /// A launch whose open failed for no reason the rules know: online only this time; the
+    /// third in a row rebuilds (`.escalated`).
+    private func failedLaunch(_ reason: String) -> CacheOpening {
+        let failures = countFailedLaunch()
+        if failures >= 3 { return rebuild(.escalated, pendingLost: -1) }
+        return CacheOpening(problem: "the offline cache cannot be opened (\(reason)); launch \(failures) of 3 before it is rebuilt")
     }
 
     /// Deletes the old cache and starts a new one in the configured format.

@@ -89,7 +89,11 @@ extension ChatCache {
         }
     }
 
+    /// Inside a write: the conversation's rows go now, its media files after the commit.
     func removeConversation(_ db: Connection, _ id: String) throws {
+        let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id > 0", [id]).map { try $0.get("id") as Int64 }
+        let files = forgetMedia(mediaFiles(of: Set(gone)))
+        if !files.isEmpty { doomedMedia.withLock { $0 += files } }
         try db.run("""
             DELETE FROM ranges WHERE scope = ?1
                OR scope IN (SELECT 'thread:' || id FROM messages WHERE conversation_id = ?1 AND id > 0)

@@ -115,9 +115,8 @@ extension ChatCache {
 
     /// Drops a conversation's cached data, except queued messages.
     func evict(_ db: Connection, _ conversationId: String) throws -> [URL] {
-        let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id > 0", [conversationId]).map { try $0.get("id") as Int64 }
-        try removeConversation(db, conversationId)
-        return forgetMedia(mediaFiles(of: Set(gone)))
+        try removeConversation(db, conversationId)  // its media files go after the commit
+        return []
     }
 
     /// The least recently used conversations without queued messages, leaving the `sparing`

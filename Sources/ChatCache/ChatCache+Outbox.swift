@@ -127,6 +127,15 @@ extension ChatCache {
         try write { db in try db.run("UPDATE outbox SET request = ? WHERE local_id = ?", [try Self.json(request), localId]) }
     }
 
+    /// Marks a pending item as on the wire; false when it is no longer pending (discarded,
+    /// or taken by another flush), and then it must not be sent.
+    public func claimForSend(_ localId: Int64, attempts: Int) throws -> Bool {
+        try write { db in
+            try db.run("UPDATE outbox SET state = 'sending', attempts = ? WHERE local_id = ? AND state = 'pending'", [attempts, localId])
+            return db.changes > 0
+        }
+    }
+
     /// Items left `sending` by a process that died mid-send go back to pending (the server
     /// dedupes on muid, so a repeat is harmless). Call once at startup.
     public func recoverInterruptedSends() throws {

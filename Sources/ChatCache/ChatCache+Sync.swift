@@ -179,5 +179,10 @@ extension ChatCache {
             try db.run("DELETE FROM ranges")
             for key in [SyncKey.cursor, SyncKey.serverTime] { try db.run("DELETE FROM meta WHERE key = ?", [key]) }
         }
+        // Downloaded files went with their messages; queued sends keep their copies.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? [] where !name.hasPrefix("outbox-") {
+            try? FileManager.default.removeItem(at: mediaDirectory.appendingPathComponent(name))
+        }
+        mediaTotal.withLock { $0 = nil }
     }
 }

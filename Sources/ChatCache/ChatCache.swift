@@ -23,6 +23,8 @@ public final class ChatCache: Sendable {
     let liveEpochCounter = Locked(0)
     /// Bytes in the media folder, once known (see `mediaBytes()`).
     let mediaTotal = Locked<Int64?>(nil)
+    /// Media files of rows the current write removed: deleted once it commits.
+    let doomedMedia = Locked<[URL]>([])
     /// Conversations the current write touched (only used under the writer's lock).
     let touchedInWrite = Locked<Set<String>>([])
 
@@ -82,19 +84,23 @@ public final class ChatCache: Sendable {
     /// Runs `body` in one immediate transaction on the writer, then enforces the limits
     /// (in the same transaction) and removes the media files of what was evicted.
     func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        let (result, evictedMedia): (T, [URL])
+        let (result, doomed): (T, [URL])
         do {
-            (result, evictedMedia) = try writer.withConnection { db in
-                try db.transaction { db -> (T, [URL]) in
+            (result, doomed) = try writer.withConnection { db in
+                // Under the writer's lock: the files of this write only, taken after its commit
+                // (dropped if it rolls back).
+                defer { doomedMedia.withLock { $0 = [] } }
+                let (result, evicted) = try db.transaction { db -> (T, [URL]) in
                     let result = try body(db)
                     return (result, try enforceLimits(db))
                 }
+                return (result, evicted + doomedMedia.withLock { $0 })
             }
         } catch {
             mediaTotal.withLock { $0 = nil }  // an eviction rolled back: count again when asked
             throw error
         }
-        for file in evictedMedia { try? FileManager.default.removeItem(at: file) }
+        for file in doomed { try? FileManager.default.removeItem(at: file) }
         return result
     }
 

@@ -37,6 +37,7 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
     private func record(_ name: String, _ fields: [String: Any] = [:], _ human: String? = nil) {
         let (ready, printer) = lock.withLock { () -> ([CheckedContinuation<String?, Never>], (@Sendable (String, [String: Any], String) -> Void)?) in
             seen.append(name)
+            if seen.count > 1_000 { seen.removeFirst(500) }  // long `listen` and `open` runs
             var ready: [CheckedContinuation<String?, Never>] = []
             for waiter in waiters where waiter.names.contains(name) {
                 if let continuation = waiter.continuation { ready.append(continuation) }
@@ -64,7 +65,8 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
                 return waiter
             }
             guard let waiter else {
-                continuation.resume(returning: lock.withLock { seen.first(where: names.contains) })
+                // The latest of them: after a connect and a drop, the drop is what holds.
+                continuation.resume(returning: lock.withLock { seen.last(where: names.contains) })
                 return
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
@@ -103,7 +105,10 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
         record("messages.synced", ["count": messages.count, "ids": messages.map(\.id)],
                "\(messages.count) cached message(s) changed meanwhile (edits, deletions, reactions): " + messages.map(Output.line).joined(separator: " | "))
     }
-    func onTypingStarted(_ indicator: TypingIndicator) { record("typing", ["uid": indicator.sender], "\(indicator.sender) is typing…") }
+    func onTypingStarted(_ indicator: TypingIndicator) {
+        record("typing", ["uid": indicator.sender, "receiver": indicator.receiverId, "group": indicator.receiverType == .group],
+               "\(indicator.sender) is typing…")
+    }
     func onMessagesRead(_ receipt: MessageReceipt) {
         record("read", ["uid": receipt.uid, "messageId": receipt.messageId], "\(receipt.uid) read up to \(receipt.messageId)")
     }

@@ -33,10 +33,11 @@ extension CLISession {
     }
 
     func logoutCommand() async throws -> Int32 {
-        _ = try? await login()
+        let signedIn = (try? await login()) != nil
         client.logout()
         forgetToken()
-        output.emit("logout", ["uid": uid], human: "logged out \(uid); the cache on this device is wiped")
+        output.emit("logout", ["uid": uid, "cacheWiped": signedIn],
+                    human: signedIn ? "logged out \(uid); the cache on this device is wiped" : "forgot \(uid)'s token (there was no session to end)")
         return 0
     }
 
@@ -159,8 +160,10 @@ extension CLISession {
         guard await connected(within: 5) else { throw CLIError("offline: cannot reach \(invocation.server.absoluteString) to sync") }
         // The connection's own sweep runs first (queued messages go before it); then, if it
         // left a backlog, one forced sweep more.
-        guard await events.wait(for: "sync.finish", seconds: 30) || events.outcome != nil else {
-            throw CLIError("the sync did not finish")
+        switch await events.first(of: ["sync.finish", "sync.failed"], seconds: 60) {
+        case "sync.finish"?: break
+        case "sync.failed"?: throw CLIError("the sync failed; it resumes on the next connection (chat sync again)")
+        default: throw CLIError("the sync did not finish in time")
         }
         let outcome = events.outcome
         output.emit("sync.outcome", ["outcome": outcome?.rawValue ?? "conversations-only"],

@@ -30,7 +30,9 @@ struct ConversationView {
                 guard fields["conversation"] as? String == conversation else { return }
                 output.emit(name, fields, human: line)
             case "typing":
-                guard fields["uid"] as? String == (group ? fields["uid"] as? String : with) else { return }
+                // This conversation only: the group's members, or the peer typing to us.
+                let inGroup = fields["group"] as? Bool == true
+                guard inGroup == group, group ? fields["receiver"] as? String == with : fields["uid"] as? String == with else { return }
                 output.emit(name, fields, human: line)
             case "connected": output.emit(name, [:], human: "— online")
             case "disconnected": output.emit(name, [:], human: "— offline: messages you send are queued and marked (pending)")

@@ -1,4 +1,5 @@
 import ChatCache
+import ChatProtocol
 import Foundation
 import SQLiteKit
 import Testing
@@ -54,5 +55,38 @@ import Testing
         let again = opener(directory, keys: keys, encrypt: true).open()
         #expect(again.cache != nil && again.reset == nil && again.keyFromStore)
         again.cache?.close()
+    }
+}
+
+@Suite struct ReviewFixTests {
+    @Test func aPlaintextCacheNeverWaitsOnTheKeyStore() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("opener-\(UUID().uuidString)/alice")
+        let keys = InMemoryKeyStore()
+        keys.failuresToSimulate = 100
+        let opening = CacheOpener(directory: directory, uid: "alice", account: "app/alice", encrypt: false, keyStore: keys,
+                                  limits: CacheLimits(), clock: { 0 }).open()
+        #expect(opening.cache != nil && opening.problem == nil, "a locked key store does not matter to a plain cache")
+        opening.cache?.close()
+    }
+
+    @Test func aDiscardedItemCannotBeClaimedForSending() throws {
+        let cache = try makeCache()
+        var queued = message(0, from: "a", text: "q")
+        queued.muid = "q1"
+        let localId = try cache.enqueue(SendMessageRequest(muid: "q1", receiver: "b", text: "q"), showing: queued, maxPending: 10)
+        _ = try cache.removeFromOutbox(where: .one(localId))
+        #expect(try cache.claimForSend(localId, attempts: 1) == false)
+        let other = try cache.enqueue(SendMessageRequest(muid: "q2", receiver: "b", text: "r"), showing: { var m = queued; m.muid = "q2"; return m }(), maxPending: 10)
+        #expect(try cache.claimForSend(other, attempts: 1) == true)
+        #expect(try cache.claimForSend(other, attempts: 2) == false, "only once")
+    }
+
+    @Test func removingAConversationDeletesItsMediaFiles() throws {
+        let cache = try makeCache()
+        try cache.storeLive(message(10, in: "group_g"))
+        let file = try cache.storeMedia(Data(count: 5_000), messageId: 10, name: "photo.jpg")
+        try cache.removeConversation("group_g")
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.mediaDirectory.path).isEmpty)
     }
 }

@@ -10,7 +10,6 @@ import Testing
         rules.connecting()
         #expect(rules.phase == .connecting)
         #expect(rules.opened(now: 1_000) == .settleCheck(connection: 1, at: 3_500))
-        #expect(rules.settleDue(connection: 1, now: 3_499) == .none, "not yet")
         #expect(rules.settleDue(connection: 1, now: 3_500) == .settled)
         #expect(rules.phase == .settled(connection: 1))
         #expect(rules.settleDue(connection: 1, now: 9_000) == .none, "settles only once")

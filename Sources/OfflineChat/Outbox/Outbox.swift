@@ -69,16 +69,22 @@ final class Outbox: Sendable {
             return
         }
         var wake: Int64?
-        repeat {
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        while true {
             wake = await flushOnce()
-        } while flushState.withLock({ state -> Bool in
-            defer { state.again = false }
-            return state.again
-        })
-        let waiters = flushState.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.running = false
-            defer { state.waiters = [] }
-            return state.waiters
+            // Stop only if nobody asked for another pass meanwhile, in the same lock that
+            // lets the next caller run a flush of its own.
+            let done = flushState.withLock { state -> Bool in
+                if state.again {
+                    state.again = false
+                    return false
+                }
+                state.running = false
+                waiters = state.waiters
+                state.waiters = []
+                return true
+            }
+            if done { break }
         }
         waiters.forEach { $0.resume() }
         if let wake { scheduleWake(at: wake) }
@@ -116,7 +122,8 @@ final class Outbox: Sendable {
     private func send(_ item: OutboxItem) async -> SendOutcome {
         var state = policy.next(.pending(attempts: item.attempts, notBefore: item.nextAttemptAt), .startSend(now: config.clock.now()))
         guard case .sending(let attempts) = state else { return .failedForGood }
-        try? cache.updateOutbox(item.localId, state: .sending, attempts: attempts, nextAttemptAt: item.nextAttemptAt)
+        // Claimed atomically: an item discarded since the pass read the outbox is not sent.
+        guard (try? cache.claimForSend(item.localId, attempts: attempts)) == true else { return .failedForGood }
         do {
             let request = try await uploadingMedia(of: item)
             let payload: MessagePayload = try await api.send("POST", Endpoints.messages, body: request)

@@ -43,10 +43,11 @@ struct Connectivity: Equatable, Sendable {
         return .settleCheck(connection: connections, at: now + settleDelay)
     }
 
-    /// The settle check of `connection` is due; a check for a connection that already
-    /// dropped (a flap) does nothing.
+    /// The settle check of `connection` is due (its timer waited the settle delay; the time
+    /// is not checked again, so a clock stepping back cannot leave it unsettled); a check for
+    /// a connection that already dropped (a flap) does nothing.
     mutating func settleDue(connection: Int, now: Int64) -> Effect {
-        guard case .up(let current, let since) = phase, current == connection, now >= since + settleDelay else { return .none }
+        guard case .up(let current, _) = phase, current == connection else { return .none }
         phase = .settled(connection: connection)
         failures = 0
         return .settled

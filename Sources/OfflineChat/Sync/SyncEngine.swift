@@ -123,9 +123,11 @@ final class SyncEngine: Sendable {
             for id in merge.removedConversations { _ = outbox?.discard(.conversation(id)) }
             deliver(merge, outcome: page.hasMore ? .partial : .caughtUp)
             return true
-        } catch let error as ChatException where error.errorCode == ErrorCode.cursorExpired.rawValue {
-            // The server no longer keeps changes that far back: rebuild from the conversation
-            // list (the follow-up sweep is a cold start, reported as a reInstall sync).
+        } catch let error as ChatException
+                    where [ErrorCode.cursorExpired.rawValue, ErrorCode.invalidCursor.rawValue].contains(error.errorCode) {
+            // The server no longer keeps changes that far back (or no longer knows the cursor:
+            // restored from a backup): rebuild from the conversation list (the follow-up sweep
+            // is a cold start, reported as a reInstall sync).
             try? cache.resetForRebuild()
             listeners.sync.notify { $0.onMessageSyncError(error) }
             _ = throttle.withLock { $0.request(.reconnect, now: config.clock.now()) }
