@@ -47,23 +47,7 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
         // Writing to a connection the proxy just cut must not kill the test process.
         signal(SIGPIPE, SIG_IGN)
         self.upstreamPort = upstreamPort
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var reuse: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = Self.loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(descriptor, 64) == 0 else {
-            close(descriptor)
-            throw LiveChatd.Failure("the proxy cannot listen")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        listener = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try Loopback.listen()
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -82,14 +66,6 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
         for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
-    private static func loopback(port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        return address
-    }
-
     private func acceptLoop() {
         while true {
             let client = accept(listener, nil, nil)
@@ -99,7 +75,7 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
                 continue
             }
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = Self.loopback(port: UInt16(upstreamPort))
+            var address = Loopback.address(port: UInt16(upstreamPort))
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }

@@ -1,4 +1,5 @@
 import ChatCache
+import ChatTesting
 import ChatProtocol
 import Foundation
 import SQLiteKit
@@ -152,12 +153,6 @@ enum Bench {
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("peak-rss-kb ") }),
               let value = Int(line.dropFirst("peak-rss-kb ".count)) else { fatalError("child: \(text)") }
         return value
-    }
-
-    static func peakResidentKilobytes() -> Int {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
-        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 }
 

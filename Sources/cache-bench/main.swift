@@ -4,6 +4,7 @@
 //   cache-bench [--messages N] [--conversations N] [--queries N] [--encrypted]
 //   cache-bench --query-only DIR …   (child mode: queries an existing cache, prints peak memory)
 import ChatCache
+import ChatTesting
 import ChatProtocol
 import Foundation
 import SQLiteKit
@@ -12,7 +13,7 @@ let options = BenchOptions(CommandLine.arguments)
 if let directory = options.queryOnly {
     let cache = try ChatCache(directory: directory, uid: "me", key: options.key, clock: { 0 })
     _ = try Bench.sdkQueries(cache, options: options)
-    print("peak-rss-kb \(Bench.peakResidentKilobytes())")
+    print("peak-rss-kb \(ProcessMemory.peakResidentKilobytes())")
     exit(0)
 }
 

@@ -177,19 +177,20 @@ extension CLISession {
         _ = await connected(within: 2)
         let encryption = client.getOfflineEncryptionStatus()
         let last = client.getLastSyncTimestamp()
+        let connection = client.getConnectionStatus().rawValue, sync = client.getSyncState().rawValue
+        let bytes = client.getCacheSize(), pending = client.getPendingMessages().count
         let fields: [String: Any] = [
-            "connection": client.getConnectionStatus().rawValue, "sync": client.getSyncState().rawValue, "lastSync": last,
-            "cacheBytes": client.getCacheSize(), "pending": client.getPendingMessages().count,
+            "connection": connection, "sync": sync, "lastSync": last, "cacheBytes": bytes, "pending": pending,
             "encryption": ["enabled": encryption["enabled"] as? Bool ?? false, "atRest": encryption["atRest"] as? String ?? "NONE",
                            "keyStorage": encryption["keyStorage"] as? String ?? "NONE", "cipher": (encryption["cipher"] as? String).map { $0 as Any } ?? NSNull()],
         ]
         let lastText = last == 0 ? "never" : ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(last)))
         output.emit("status", fields, human: """
             user:        \(uid) on \(invocation.server.absoluteString)
-            connection:  \(client.getConnectionStatus().rawValue)
-            sync:        \(client.getSyncState().rawValue), last \(lastText)
-            cache:       \(client.getCacheSize()) bytes, offline support \(client.isOfflineEnabled() ? "on" : "off")
-            outbox:      \(client.getPendingMessages().count) pending
+            connection:  \(connection)
+            sync:        \(sync), last \(lastText)
+            cache:       \(bytes) bytes, offline support \(client.isOfflineEnabled() ? "on" : "off")
+            outbox:      \(pending) pending
             encryption:  \(encryption["atRest"] as? String ?? "NONE") (key storage \(encryption["keyStorage"] as? String ?? "NONE"))
             """)
         return 0

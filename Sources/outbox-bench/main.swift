@@ -120,14 +120,3 @@ func directPosts(count: Int) async throws -> Double {
     }
     return Date().timeIntervalSince(started)
 }
-
-final class ConnectionEvents: ConnectionListener, Sendable {
-    private let stream: AsyncStream<String>
-    private let continuation: AsyncStream<String>.Continuation
-    init() { (stream, continuation) = AsyncStream<String>.makeStream() }
-    func onConnected() { continuation.yield("connected") }
-    func onDisconnected() { continuation.yield("disconnected") }
-    func next(_ event: String) async {
-        for await seen in stream where seen == event { return }
-    }
-}

@@ -1,3 +1,4 @@
+import ChatTesting
 import Foundation
 import OfflineChat
 
@@ -35,7 +36,7 @@ struct CrashProbe {
         config.connectionSettleDelay = 0
         do {
             let client = try ChatClient(config: config)
-            let connection = ConnectionWatch()
+            let connection = ConnectionEvents()
             client.addConnectionListener("probe", connection)
             let events = SyncEvents()
             if arguments[0] == "sync" {
@@ -51,7 +52,7 @@ struct CrashProbe {
                 guard let count = Int(arguments[5]) else { exit(2) }
                 await compose(client, tag: arguments[4], count: count, peers: Array(arguments[6...]))
             case "resume":
-                await connection.connected()
+                await connection.next("connected")
                 await client.sendPendingMessages()
                 emit("left \(client.getPendingMessages().count)")
             default:
@@ -111,20 +112,6 @@ final class SyncEvents: SyncListener, ConversationListener, Sendable {
     }
 
     func finished() async {
-        for await _ in stream { return }
-    }
-}
-
-/// Resumes `connected()` once the realtime connection is up.
-final class ConnectionWatch: ConnectionListener, Sendable {
-    private let stream: AsyncStream<Void>
-    private let continuation: AsyncStream<Void>.Continuation
-
-    init() { (stream, continuation) = AsyncStream<Void>.makeStream() }
-
-    func onConnected() { continuation.yield() }
-
-    func connected() async {
         for await _ in stream { return }
     }
 }

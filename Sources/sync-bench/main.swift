@@ -50,15 +50,16 @@ let bob = try ChatClient(config: config)
 let events = BenchEvents()
 bob.addSyncListener("bench", events)
 bob.addConversationListener("bench", events)
-bob.addConnectionListener("bench", events)
+let connection = ConnectionEvents()
+bob.addConnectionListener("bench", connection)
 _ = try await bob.login(uid: "bob", authToken: bobToken)
-await events.next("connected")
+await connection.next("connected")
 await clock.waitForSleepers(1)
 clock.advance(by: config.connectionSettleDelay)
 await events.next("finish")  // the cold start: the sync point is the head
 
 proxy.mode = .offline
-await events.next("disconnected")
+await connection.next("disconnected")
 print("sync-bench end to end: \(changes) messages from \(peers) peers, chatd \(server.url), SQLCipher \(Connection.cipherVersion ?? "absent")")
 let generated = Date()
 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -77,12 +78,12 @@ try await withThrowingTaskGroup(of: Void.self) { group in
 print(String(format: "  backlog written in %.1f s", Date().timeIntervalSince(generated)))
 
 // The catch-up: peak memory counted from here.
-try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
-let before = peakResidentKilobytes()
+ProcessMemory.resetPeak()
+let before = ProcessMemory.peakResidentKilobytes()
 proxy.mode = .pass
 await clock.waitForSleepers(1)
 clock.advance(by: clock.nextDeadline ?? 0)
-await events.next("connected")
+await connection.next("connected")
 await clock.waitForSleepers(1)
 let started = Date()
 clock.advance(by: config.connectionSettleDelay)
@@ -98,7 +99,7 @@ while true {
     try await forceSync(bob)
 }
 let seconds = Date().timeIntervalSince(started)
-let peak = peakResidentKilobytes()
+let peak = ProcessMemory.peakResidentKilobytes()
 let raw = try rawBulkInsert(count: ingested, name: "raw")
 print(String(format: "  catch-up: %d changes in %d sweeps, %.2f s = %.0f changes/s", ingested, sweeps, seconds, Double(ingested) / seconds))
 print(String(format: "  baseline: raw bulk insert of %d message rows (SQLiteKit, 1,000 per transaction) %.2f s = %.0f rows/s",
@@ -166,14 +167,8 @@ func forceSync(_ client: ChatClient) async throws {
     try await client.forceSyncNow()
 }
 
-func peakResidentKilobytes() -> Int {
-    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
-    return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-}
-
-/// Connection and sync events, awaited in order.
-final class BenchEvents: SyncListener, ConversationListener, ConnectionListener, Sendable {
+/// Sync events, awaited in order, with the timing of each sweep's phases.
+final class BenchEvents: SyncListener, ConversationListener, Sendable {
     private let stream: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
     private let sweeps: AsyncStream<(Int, SyncOutcome)>
@@ -200,8 +195,6 @@ final class BenchEvents: SyncListener, ConversationListener, ConnectionListener,
         if progress == 60 { fetchedAt.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) } }
     }
 
-    func onConnected() { continuation.yield("connected") }
-    func onDisconnected() { continuation.yield("disconnected") }
     func onSyncServerFinish(reInstall: Bool) { continuation.yield("finish") }
     func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) {
         mergedAt.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) }

@@ -103,10 +103,10 @@ final class ResetLog: OfflineCacheResetListener, ChatLogger, @unchecked Sendable
         let hex = secret.prefix(32).map { String(format: "%02x", $0) }.joined()
         #expect(!device.log.all.contains { $0.lowercased().contains(hex) }, "no log line holds the key")
         #expect(!"\(alice.getOfflineEncryptionStatus())".contains(hex))
-        let opened = try shell("/usr/bin/sqlcipher", [device.databaseFile.path],
+        let opened = await shell("/usr/bin/sqlcipher", [device.databaseFile.path],
                                input: "PRAGMA key = \"x'\(hex)'\";\nPRAGMA cipher_page_size = 4096;\nSELECT text FROM messages;\n")
         #expect(opened.output.contains(marker), "\(opened)")
-        let refused = try shell("/usr/bin/sqlite3", [device.databaseFile.path], input: "SELECT count(*) FROM messages;\n")
+        let refused = await shell("/usr/bin/sqlite3", [device.databaseFile.path], input: "SELECT count(*) FROM messages;\n")
         #expect(refused.status != 0 && refused.output.contains("not a database"), "\(refused)")
     }
 
@@ -272,19 +272,8 @@ enum Damage: String, CustomStringConvertible {
     }
 }
 
-/// Runs a program with `input` on its standard input.
-func shell(_ program: String, _ arguments: [String], input: String) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: program)
-    process.arguments = arguments
-    let stdin = Pipe(), stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stdout
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input.utf8))
-    try stdin.fileHandleForWriting.close()
-    let output = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, output)
+/// Runs a program with `input` on its standard input; its output and errors as one text.
+func shell(_ program: String, _ arguments: [String], input: String) async -> (status: Int32, output: String) {
+    let run = await Subprocess.run(program, arguments, input: input)
+    return (run.status, run.output + run.errors)
 }
