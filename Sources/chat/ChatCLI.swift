@@ -15,13 +15,20 @@ struct ChatCLI {
         let output = Output(json: invocation.json)
         do {
             let session = try CLISession(invocation)
-            exit(try await session.run())
+            leave(try await session.run())
         } catch let error as ChatException {
             output.fail(error.errorDescription, code: error.errorCode)
-            exit(1)
+            leave(1)
         } catch {
             output.fail("\(error)")
-            exit(1)
+            leave(1)
         }
+    }
+
+    /// Ends the process without running exit-time destructors: the SDK's connection and
+    /// cache threads are still running, and tearing globals down under them crashed at exit.
+    /// Output is written unbuffered and the cache's writes are committed, so nothing is lost.
+    static func leave(_ status: Int32) -> Never {
+        _exit(status)
     }
 }
