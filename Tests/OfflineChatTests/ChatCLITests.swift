@@ -4,13 +4,7 @@ import Testing
 
 /// The `chat` command-line client, driven as a subprocess against a live chatd.
 @Suite(.timeLimit(.minutes(2))) struct ChatCLITests {
-    struct Run: CustomStringConvertible {
-        var status: Int32
-        var output: String
-        var errors: String
-        var lines: [String] { output.split(separator: "\n").map(String.init) }
-        var description: String { "exit \(status)\n\(output)\(errors)" }
-    }
+    typealias Run = Subprocess.Run
 
     struct Device {
         let server: LiveChatd
@@ -148,7 +142,8 @@ import Testing
     struct Terminal {
         let name = "chat-test-\(UUID().uuidString.prefix(8))"
 
-        func tmux(_ arguments: [String]) async -> String { await Subprocess.run("/usr/bin/tmux", arguments).output }
+        /// Each terminal has a tmux server of its own (`-L`), so a developer's tmux is untouched.
+        func tmux(_ arguments: [String]) async -> String { await Subprocess.run("/usr/bin/tmux", ["-L", name] + arguments).output }
 
         func start(_ command: [String]) async {
             let line = command.map { "'\($0)'" }.joined(separator: " ")
@@ -165,7 +160,12 @@ import Testing
             return false
         }
 
-        func close() async { _ = await tmux(["kill-session", "-t", name]) }
+        /// Stops this terminal's tmux server and removes its socket.
+        func close() async {
+            _ = await tmux(["kill-server"])
+            let directory = ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp"
+            try? FileManager.default.removeItem(atPath: "\(directory)/tmux-\(getuid())/\(name)")
+        }
 
         /// Records an issue, with the screen, when `text` does not show.
         func expect(_ text: String, _ what: String) async {
@@ -202,32 +202,5 @@ import Testing
         #expect(aliceSees.output.contains("bob: while offline"), "sent after the reconnect: \(aliceSees)")
         await terminal.type("/quit")
         await terminal.close()
-    }
-}
-
-/// A program run to completion on a thread of its own (not on the test's task threads).
-enum Subprocess {
-    static func run(_ path: String, _ arguments: [String], input: String? = nil) async -> ChatCLITests.Run {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: path)
-                process.arguments = arguments
-                let out = Pipe(), err = Pipe(), stdin = Pipe()
-                process.standardOutput = out
-                process.standardError = err
-                process.standardInput = stdin
-                do { try process.run() } catch {
-                    continuation.resume(returning: ChatCLITests.Run(status: -1, output: "", errors: "cannot start \(path): \(error)"))
-                    return
-                }
-                if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-                try? stdin.fileHandleForWriting.close()
-                let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                continuation.resume(returning: ChatCLITests.Run(status: process.terminationStatus, output: output, errors: errors))
-            }
-        }
     }
 }
