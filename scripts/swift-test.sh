@@ -5,7 +5,9 @@
 set -uo pipefail
 limit="${TEST_TIME_LIMIT:-900}"
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+# The tests' servers, caches and key stores go to a temporary folder of this run's own.
+export TMPDIR="$(mktemp -d)"
+trap 'rm -rf "$log" "$TMPDIR"' EXIT
 stdbuf -oL -eL timeout --kill-after=20 "$limit" "${SWIFT:-swift}" test "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
