@@ -57,12 +57,30 @@ extension ChatCache {
         }
     }
 
+    /// The live stream brought (and the cache stored) every change up to `cursor`: the sync
+    /// point's cursor moves there, so the next sync replays only what comes after. Its number
+    /// and time stay (no sweep ran; stretches proven at this point still are). Nothing moves
+    /// while there is no sync point (before a cold start, or after a rebuild or a clear).
+    @discardableResult
+    public func followLiveCursor(_ cursor: String) throws -> Bool {
+        try write { db in
+            var point = try Self.syncPoint(db)
+            guard point.cursor != nil else { return false }
+            point.cursor = cursor
+            try Self.setSyncPoint(db, point)
+            return true
+        }
+    }
+
     /// Merges one changelog page read from `from.cursor` and moves the sync point to `cursor`,
     /// in one transaction. Stretches closed after `from` was recorded grow over the page's new
-    /// messages (replaying from there brought every message after them).
+    /// messages (replaying from there brought every message after them). The live stream may
+    /// have moved the cursor meanwhile (`followLiveCursor`); the page still applies, since every
+    /// change up to either cursor is stored.
     public func applySyncPage(_ changes: [ChangePayload], from: SyncPoint, cursor: String, serverTime: Int64) throws -> SyncMerge {
         try write { db in
-            guard try Self.syncPoint(db) == from else { throw SyncPointMoved() }
+            let current = try Self.syncPoint(db)
+            guard current.cursor != nil, current.number == from.number, current.serverTime == from.serverTime else { throw SyncPointMoved() }
             var merge = SyncMerge()
             var seen: [String: Int64] = [:]  // scope key → highest message id of the page
             var used = Set<String>()

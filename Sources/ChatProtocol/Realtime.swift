@@ -13,6 +13,8 @@ public struct RealtimeEnvelope: Codable, Sendable, Equatable {
     /// `hello`: the caller's uid.
     public var uid: String?
     /// `hello`: the changelog cursor at connect time; changes after it arrive on this socket.
+    /// `change`: the cursor right after this change (a changelog read from it starts with the
+    /// next one).
     public var cursor: String?
     /// `change`.
     public var change: ChangePayload?

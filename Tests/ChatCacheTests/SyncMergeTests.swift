@@ -39,6 +39,23 @@ import Testing
         #expect(try cache.message(id: 13) == nil)
     }
 
+    @Test func theLiveStreamMovesOnlyTheCursorAndAPageReadBeforeItStillApplies() throws {
+        let cache = try makeCache()
+        #expect(try cache.followLiveCursor("c1.3") == false, "no sync point yet: nothing to follow")
+        #expect(try cache.syncPoint().cursor == nil)
+        try cache.recordSyncHead(cursor: "c1.5", serverTime: 100)
+        let start = try cache.syncPoint()
+        try cache.storeLive(message(10))
+        #expect(try cache.followLiveCursor("c1.6"))
+        #expect(try cache.syncPoint() == SyncPoint(cursor: "c1.6", number: 1, serverTime: 100), "number and time stay")
+        // A sweep that read from c1.5 before the live move: every change up to either cursor is stored.
+        let merge = try cache.applySyncPage([created(message(10), seq: 6), created(message(11), seq: 7)], from: start, cursor: "c1.7", serverTime: 110)
+        #expect(merge.new.map(\.id) == [11] && merge.updated.isEmpty)
+        #expect(try cache.syncPoint() == SyncPoint(cursor: "c1.7", number: 2, serverTime: 110))
+        try cache.resetForRebuild()
+        #expect(try cache.followLiveCursor("c1.8") == false, "after a rebuild the cold start comes first")
+    }
+
     @Test func aStretchClosedAfterTheSyncPointGrowsOverTheReplay() throws {
         let cache = try makeCache()
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)

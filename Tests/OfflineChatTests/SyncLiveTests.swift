@@ -214,6 +214,61 @@ import Testing
         }
         #expect(online.getSyncState() == .idle && online.getLastSyncTimestamp() == 0)
     }
+
+    /// Skips sync-log events up to bob hearing message `id` live.
+    func heardLive(_ world: World, _ id: Int64) async {
+        while true {
+            let event = await world.log.events.next()
+            if event == "new \(id) realtime" || event == "cancelled" { return }
+        }
+    }
+
+    /// The changelog's head, as the server answers an empty cursor.
+    func head(_ world: World) async throws -> String {
+        let (_, data) = try await world.server.request("GET", "\(Endpoints.changes)?cursor=", token: world.bobToken)
+        return try JSONDecoder().decode(ChangelogPage.self, from: data).cursor
+    }
+
+    /// Online, the sync point follows the live stream: after more live messages than a sync
+    /// page holds and a short offline spell, the reconnect replays only what bob missed. A
+    /// live message that arrives before the reconnect's sweep does not move the point (what was
+    /// missed offline comes before it).
+    @Test func theSyncPointFollowsTheLiveStreamSoAReconnectReplaysOnlyWhatWasMissed() async throws {
+        let world = try await world()
+        let cache = try #require(world.bob.session.current?.cache)
+        let coldStart = try cache.syncPoint()
+        var last: Int64 = 0
+        for index in 0..<(SyncEngine.changePage + 100) {
+            last = try await world.server.send("live \(index)", from: world.aliceToken, to: "bob")
+        }
+        await heardLive(world, last)
+        #expect(try cache.syncPoint().cursor == (try await head(world)), "the point is at the last live change")
+        #expect(try cache.syncPoint().number == coldStart.number && cache.syncPoint().serverTime == coldStart.serverTime,
+                "no sweep ran: the point's number and time stay")
+
+        await goOffline(world)
+        let offlinePoint = try cache.syncPoint()
+        let missed = [try await world.server.send("missed 1", from: world.aliceToken, to: "bob"),
+                      try await world.server.send("missed 2", from: world.aliceToken, to: "bob")]
+        world.proxy.mode = .pass
+        await world.clock.waitForSleepers(1)
+        world.clock.advance(by: world.clock.nextDeadline ?? 0)
+        _ = await world.connection.next(where: { $0 == "connected" })
+        let early = try await world.server.send("before the sweep", from: world.aliceToken, to: "bob")
+        await heardLive(world, early)
+        #expect(try cache.syncPoint() == offlinePoint, "the missed messages come before this one: the point must wait for the sweep")
+
+        await world.clock.waitForSleepers(1)
+        world.clock.advance(by: world.bob.config.connectionSettleDelay)
+        let sweep = await world.log.sweep()
+        #expect(sweep.contains("messages 2 caughtUp") && missed.allSatisfy { sweep.contains("new \($0) sync") }, "\(sweep)")
+        // Caught up on this connection: the point follows the stream again.
+        let after = try await world.server.send("after the sweep", from: world.aliceToken, to: "bob")
+        await heardLive(world, after)
+        #expect(try cache.syncPoint().cursor == (try await head(world)))
+        let onServer = try await serverMessages(world, "alice~bob")
+        #expect(try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100) == onServer.map(MessageRowView.asCached))
+    }
 }
 
 /// What the cache serves for a server message (a reply count of 0 reads back as none).

@@ -92,3 +92,46 @@ import Testing
         #expect(throttle.request(.manual, now: 0) == .start)
     }
 }
+
+@Suite struct LiveFollowingTests {
+    @Test func aHelloAtTheSyncPointIsFollowedAtOnceAndADisconnectStopsIt() {
+        var live = LiveFollowing()
+        live.hello(atSyncPoint: true)
+        #expect(live.following)
+        live.disconnected()
+        #expect(!live.following && !live.connected)
+    }
+
+    @Test func aHelloPastTheSyncPointWaitsForASweepThatStartedAfterIt() {
+        var live = LiveFollowing()
+        let before = live.generation
+        live.hello(atSyncPoint: false)
+        #expect(!live.following, "changes were missed before this hello")
+        live.caughtUp(startedAt: before)
+        #expect(!live.following, "that sweep read the changelog before the hello: it may end short of it")
+        live.caughtUp(startedAt: live.generation)
+        #expect(live.following)
+    }
+
+    @Test func aSweepThatCaughtUpOnAnEarlierConnectionOrOfflineStartsNothing() {
+        var live = LiveFollowing()
+        live.hello(atSyncPoint: false)
+        let started = live.generation
+        live.disconnected()
+        live.hello(atSyncPoint: false)
+        live.caughtUp(startedAt: started)
+        #expect(!live.following)
+        live.disconnected()
+        live.caughtUp(startedAt: live.generation)
+        #expect(!live.following, "offline there is no stream to follow")
+    }
+
+    @Test func aRebuildStopsFollowingUntilTheColdStartCatchesUp() {
+        var live = LiveFollowing()
+        live.hello(atSyncPoint: true)
+        live.rebuilt()
+        #expect(!live.following)
+        live.caughtUp(startedAt: live.generation)
+        #expect(live.following)
+    }
+}

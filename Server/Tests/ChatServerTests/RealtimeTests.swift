@@ -51,12 +51,21 @@ extension WebSocketClient {
         let page = try await server.request("GET", Endpoints.changes + "?cursor=\(hello.cursor!)", token: bob).decode(ChangelogPage.self)
         #expect(page.changes.count == 120)
         var received: [ChangePayload] = []
+        var cursors: [String] = []
         while received.count < page.changes.count {
             let envelope = try socket.nextEnvelope()
-            if let change = envelope.change { received.append(change) }
+            if let change = envelope.change {
+                received.append(change)
+                cursors.append(try #require(envelope.cursor, "every change carries the cursor after it"))
+            }
         }
         #expect(received == page.changes)
         #expect(received.map(\.seq) == received.map(\.seq).sorted())
+        // Resuming from a live change's cursor replays exactly the changes after it.
+        for index in [0, 41, 118, 119] {
+            let rest = try await server.request("GET", Endpoints.changes + "?cursor=\(cursors[index])", token: bob).decode(ChangelogPage.self)
+            #expect(rest.changes == Array(received[(index + 1)...]), "from change \(index)")
+        }
         socket.close()
     }
 

@@ -34,7 +34,10 @@ extension ChatClient {
         // A connection of an ended session says nothing to a newer one.
         if let current = session.current, current.owner !== owner { return }
         // Offline, messages may be missed: no cached stretch reaches the live head any more.
-        if status == .disconnected { try? session(of: owner)?.cache?.closeOpenRanges() }
+        if status == .disconnected {
+            try? session(of: owner)?.cache?.closeOpenRanges()
+            session(of: owner)?.sync?.disconnected()
+        }
         connectionListeners.notify { listener in
             switch status {
             case .connecting: listener.onConnecting()
@@ -64,7 +67,7 @@ extension ChatClient {
         guard let current = session(of: owner) else { return }
         let me = current.user.uid
         switch envelope.type {
-        case .hello: break
+        case .hello: current.sync?.connected(hello: envelope.cursor)
         case .typing:
             guard let typing = envelope.typing, let sender = typing.sender, sender != me else { return }
             let indicator = TypingIndicator(sender: sender, receiverId: typing.receiverType == .group ? typing.receiver : sender,
@@ -72,24 +75,26 @@ extension ChatClient {
             messageListeners.notify { typing.isTyping ? $0.onTypingStarted(indicator) : $0.onTypingEnded(indicator) }
         case .change:
             guard let change = envelope.change else { return }
-            writeThrough(change, in: current)
+            if writeThrough(change, in: current) { current.sync?.liveChangeStored(cursor: envelope.cursor) }
             dispatch(change, me: me, source: .realtime)
         }
     }
 
-    /// Stores a live change in the cache before any listener hears of it.
-    func writeThrough(_ change: ChangePayload, in current: Session) {
-        guard let cache = current.cache else { return }
+    /// Stores a live change in the cache before any listener hears of it. False when the
+    /// cache failed to take it (then the sync point must not move past it).
+    @discardableResult
+    func writeThrough(_ change: ChangePayload, in current: Session) -> Bool {
+        guard let cache = current.cache else { return false }
         do {
             if change.kind == .groupDeleted {
                 try cache.removeConversation(change.conversationId)
-                return
+                return true
             }
-            guard let message = change.message else { return }
+            guard let message = change.message else { return true }
             if let action = message.action, action.target == current.user.uid, action.action.removesTarget {
                 // Out of the group: its history is no longer ours to keep.
                 try cache.removeConversation(change.conversationId)
-                return
+                return true
             }
             switch change.kind {
             case .messageCreated, .groupMember:
@@ -100,8 +105,10 @@ extension ChatClient {
                 }
             default: try cache.storeUpdates([message])
             }
+            return true
         } catch {
             config.logger.log(.error, "cache write failed: \(error)")
+            return false
         }
     }
 

@@ -26,6 +26,7 @@ final class SyncEngine: Sendable {
     /// False once the session ended: a sweep still running stops telling anyone anything.
     let isCurrent: @Sendable () -> Bool
     private let throttle = Locked(SyncThrottle())
+    private let live = Locked(LiveFollowing())
 
     init(cache: ChatCache, api: APIClient, config: ChatConfig, outbox: Outbox?, me: String, listeners: Listeners,
          isCurrent: @escaping @Sendable () -> Bool) {
@@ -39,6 +40,26 @@ final class SyncEngine: Sendable {
     }
 
     var state: SyncState { throttle.current.running ? .syncing : .idle }
+
+    /// A realtime connection said hello: changes after `cursor` arrive on it.
+    func connected(hello cursor: String?) {
+        let point = try? cache.syncPoint()
+        live.withLock { $0.hello(atSyncPoint: cursor != nil && point?.cursor == cursor) }
+    }
+
+    func disconnected() {
+        live.withLock { $0.disconnected() }
+    }
+
+    /// The cache stored a live change; `cursor` is the changelog position right after it.
+    func liveChangeStored(cursor: String?) {
+        guard let cursor, live.current.following else { return }
+        do {
+            try cache.followLiveCursor(cursor)
+        } catch {
+            config.logger.log(.warning, "the sync point could not follow the live stream: \(error)")
+        }
+    }
 
     /// Asks for a sweep; it runs in the background when the throttle says start.
     @discardableResult
@@ -69,6 +90,7 @@ final class SyncEngine: Sendable {
     /// One sweep: the conversation phase, then (after a cold start: instead) the message
     /// phase. Returns whether both succeeded, and whether it was a reInstall sync.
     func sweep() async -> (succeeded: Bool, reInstall: Bool)? {
+        let generation = live.current.generation
         guard isCurrent(), let point = try? cache.syncPoint() else { return nil }
         let reInstall = point.cursor == nil
         let conversations = listeners.conversations
@@ -76,7 +98,7 @@ final class SyncEngine: Sendable {
         conversations.notify { $0.onSyncServerProgress(0) }
         let conversationsOK = await conversationPhase()
         conversations.notify { $0.onSyncServerProgress(reInstall ? 50 : 30) }
-        let messagesOK = reInstall ? await recordHead() : await messagePhase(from: point)
+        let messagesOK = reInstall ? await recordHead(generation) : await messagePhase(from: point, generation)
         return (conversationsOK && messagesOK, reInstall)
     }
 
@@ -100,11 +122,12 @@ final class SyncEngine: Sendable {
     }
 
     /// A cold start: remember the server's head and replay nothing.
-    private func recordHead() async -> Bool {
+    private func recordHead(_ generation: Int) async -> Bool {
         do {
             let head: ChangelogPage = try await api.get(Endpoints.changes, query: [("cursor", ""), ("limit", "1")])
             guard isCurrent() else { return false }
             try cache.recordSyncHead(cursor: head.cursor, serverTime: head.serverTime)
+            live.withLock { $0.caughtUp(startedAt: generation) }
             return true
         } catch {
             config.logger.log(.warning, "the sync could not record where to resume: \(error)")
@@ -112,7 +135,8 @@ final class SyncEngine: Sendable {
         }
     }
 
-    private func messagePhase(from point: SyncPoint) async -> Bool {
+    /// `generation`: the live connection's when the sweep started (see `LiveFollowing`).
+    private func messagePhase(from point: SyncPoint, _ generation: Int) async -> Bool {
         listeners.sync.notify { $0.onMessageSyncStarted() }
         do {
             let page: ChangelogPage = try await api.get(Endpoints.changes,
@@ -121,6 +145,7 @@ final class SyncEngine: Sendable {
             listeners.conversations.notify { $0.onSyncServerProgress(60) }
             let merge = try cache.applySyncPage(page.changes, from: point, cursor: page.cursor, serverTime: page.serverTime)
             for id in merge.removedConversations { _ = outbox?.discard(.conversation(id)) }
+            if !page.hasMore { live.withLock { $0.caughtUp(startedAt: generation) } }
             deliver(merge, outcome: page.hasMore ? .partial : .caughtUp)
             return true
         } catch let error as ChatException
@@ -128,6 +153,7 @@ final class SyncEngine: Sendable {
             // The server no longer keeps changes that far back (or no longer knows the cursor:
             // restored from a backup): rebuild from the conversation list (the follow-up sweep
             // is a cold start, reported as a reInstall sync).
+            live.withLock { $0.rebuilt() }
             try? cache.resetForRebuild()
             listeners.sync.notify { $0.onMessageSyncError(error) }
             _ = throttle.withLock { $0.request(.reconnect, now: config.clock.now()) }

@@ -111,8 +111,9 @@ public final class RealtimeHub: Sendable {
     /// Encodes each change once and queues it for the sockets of its audience.
     func publish(_ changes: [PublishedChange]) {
         send(changes.flatMap { published in
-            // The envelope `{"change": …, "type": "change"}` around the stored JSON, keys sorted.
-            let json = #"{"change":"# + published.json + #","type":"change"}"#
+            // The envelope `{"change": …, "cursor": …, "type": "change"}` around the stored JSON,
+            // keys sorted. The cursor resumes the changelog right after this change.
+            let json = #"{"change":"# + published.json + #","cursor":""# + Cursor.encode(published.change.seq) + #"","type":"change"}"#
             var commands = [Command.broadcast(frame: Frame(opcode: .text, payload: Array(json.utf8)).encoded(),
                                               audience: published.audience)]
             if let block = published.change.block {
