@@ -64,11 +64,9 @@ extension ChatCache {
     @discardableResult
     public func followLiveCursor(_ cursor: String) throws -> Bool {
         try write { db in
-            var point = try Self.syncPoint(db)
-            guard point.cursor != nil else { return false }
-            point.cursor = cursor
-            try Self.setSyncPoint(db, point)
-            return true
+            // One statement: no row means no sync point, and nothing moves.
+            try db.run("UPDATE meta SET value = ? WHERE key = ?", [cursor, SyncKey.cursor])
+            return db.changes > 0
         }
     }
 
