@@ -4,7 +4,7 @@
 // 15 s cooldown between forced sweeps passes on a ManualClock). Reported: changes ingested
 // per second over the sweeps, against a raw SQLite bulk insert of the same rows in the same
 // run, and the process's peak memory during the catch-up.
-// Usage: sync-bench [--changes N] [--peers N] [--encrypted]   ($CHATD_BINARY names chatd)
+// Usage: sync-bench [--changes N] [--peers N] [--encrypted] [--ingest-only]   ($CHATD_BINARY names chatd)
 import ChatCache
 import ChatTesting
 import Foundation
