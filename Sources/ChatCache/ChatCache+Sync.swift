@@ -83,15 +83,11 @@ extension ChatCache {
             var seen: [String: Int64] = [:]  // scope key → highest message id of the page
             var used = Set<String>()
             for change in changes {
-                if change.kind == .groupDeleted {
+                if change.removesConversation(for: uid) {
                     try dropConversation(db, change.conversationId, into: &merge)
                     continue
                 }
                 guard let message = change.message, Self.carriesMessage(change.kind) else { continue }
-                if let action = message.action, action.target == uid, action.action.removesTarget {
-                    try dropConversation(db, change.conversationId, into: &merge)
-                    continue
-                }
                 switch try store(db, message) {
                 case .new: merge.new.append(message)
                 case .newer: merge.updated.append(message)
@@ -200,5 +196,15 @@ extension ChatCache {
             try? FileManager.default.removeItem(at: mediaDirectory.appendingPathComponent(name))
         }
         mediaTotal.withLock { $0 = nil }
+    }
+}
+
+extension ChangePayload {
+    /// Whether this change takes its conversation away from `uid`: the group was deleted, or
+    /// the user left or was removed from it (its history is no longer theirs to keep).
+    public func removesConversation(for uid: String) -> Bool {
+        if kind == .groupDeleted { return true }
+        guard ChatCache.carriesMessage(kind), let action = message?.action else { return false }
+        return action.target == uid && action.action.removesTarget
     }
 }

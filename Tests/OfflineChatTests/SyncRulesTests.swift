@@ -126,11 +126,14 @@ import Testing
         #expect(!live.following, "offline there is no stream to follow")
     }
 
-    @Test func aRebuildStopsFollowingUntilTheColdStartCatchesUp() {
+    @Test func losingTrackStopsFollowingUntilASweepThatStartsAfterItCatchesUp() {
         var live = LiveFollowing()
         live.hello(atSyncPoint: true)
-        live.rebuilt()
-        #expect(!live.following)
+        let running = live.generation
+        live.lostTrack()
+        #expect(!live.following && live.connected)
+        live.caughtUp(startedAt: running)
+        #expect(!live.following, "that sweep's page may predate the change the cache lacks")
         live.caughtUp(startedAt: live.generation)
         #expect(live.following)
     }

@@ -7,6 +7,7 @@ extension ChatClient {
         let handlers = RealtimeConnection.Handlers(
             status: { [weak self] status in self?.connectionChanged(status, owner: owner) },
             envelope: { [weak self] envelope in await self?.receive(envelope, owner: owner) },
+            unreadable: { [weak self] in self?.session(of: owner)?.sync?.lostTrack() },
             settled: { [weak self] in await self?.connectionSettled(owner: owner) },
             shouldRetry: { [weak self] in await self?.tokenStillAccepted(owner: owner) ?? false })
         return RealtimeConnection(url: components.url!, token: token, transport: transport, config: config, handlers: handlers)
@@ -75,7 +76,13 @@ extension ChatClient {
             messageListeners.notify { typing.isTyping ? $0.onTypingStarted(indicator) : $0.onTypingEnded(indicator) }
         case .change:
             guard let change = envelope.change else { return }
-            if writeThrough(change, in: current) { current.sync?.liveChangeStored(cursor: envelope.cursor) }
+            if writeThrough(change, in: current) {
+                current.sync?.liveChangeStored(cursor: envelope.cursor)
+            } else {
+                // The replay must bring this change; no cached stretch may reach past it meanwhile.
+                current.sync?.lostTrack()
+                try? current.cache?.closeOpenRanges()
+            }
             dispatch(change, me: me, source: .realtime)
         }
     }
@@ -86,16 +93,13 @@ extension ChatClient {
     func writeThrough(_ change: ChangePayload, in current: Session) -> Bool {
         guard let cache = current.cache else { return false }
         do {
-            if change.kind == .groupDeleted {
+            if change.removesConversation(for: current.user.uid) {
+                // Deleted, or out of the group: its history (and what was queued for it) goes.
                 try cache.removeConversation(change.conversationId)
+                _ = current.outbox?.discard(.conversation(change.conversationId))
                 return true
             }
             guard let message = change.message else { return true }
-            if let action = message.action, action.target == current.user.uid, action.action.removesTarget {
-                // Out of the group: its history is no longer ours to keep.
-                try cache.removeConversation(change.conversationId)
-                return true
-            }
             switch change.kind {
             case .messageCreated, .groupMember:
                 try cache.storeLive(message)

@@ -4,11 +4,14 @@ import Foundation
 /// Keeps the realtime socket open while a user is logged in: connects, hands every
 /// envelope to `onEnvelope` in order, and after a drop reconnects with jittered exponential
 /// backoff read from the injected clock. A connection that stays up for the settle delay
-/// reports `onSettled` once (the outbox flushes, then the catch-up sync runs).
+/// reports `onSettled` once (the outbox flushes, then the catch-up sync runs), never before
+/// its first envelope (the server's hello) has been handled.
 final class RealtimeConnection: Sendable {
     struct Handlers: Sendable {
         var status: @Sendable (ConnectionStatus) -> Void
         var envelope: @Sendable (RealtimeEnvelope) async -> Void
+        /// A frame that did not decode was skipped.
+        var unreadable: @Sendable () async -> Void
         var settled: @Sendable () async -> Void
         /// After a failed connect: false ends the loop (the token is no longer accepted).
         var shouldRetry: @Sendable () async -> Bool
@@ -77,9 +80,11 @@ final class RealtimeConnection: Sendable {
                 socket.withLock { $0 = opened }
                 set(.connected)
                 let check = rules.withLock { $0.opened(now: config.clock.now()) }
+                let greeted = Greeting()
                 let settle = Task { [config, handlers] in
                     guard case .settleCheck(let connection, let at) = check else { return }
                     do { try await config.clock.sleep(milliseconds: max(0, at - config.clock.now())) } catch { return }
+                    guard await greeted.wait() else { return }
                     if rules.withLock({ $0.settleDue(connection: connection, now: config.clock.now()) }) == .settled {
                         await handlers.settled()
                     }
@@ -88,9 +93,11 @@ final class RealtimeConnection: Sendable {
                 for try await text in opened.messages {
                     guard let envelope = try? APIClient.decoder.decode(RealtimeEnvelope.self, from: Data(text.utf8)) else {
                         config.logger.log(.warning, "ignored an unreadable realtime message")
+                        await handlers.unreadable()
                         continue
                     }
                     await handlers.envelope(envelope)
+                    greeted.open()
                 }
             } catch {
                 config.logger.log(.info, "realtime connection ended: \(error)")
@@ -102,5 +109,41 @@ final class RealtimeConnection: Sendable {
             do { try await config.clock.sleep(milliseconds: delay) } catch { break }
         }
         set(.disconnected)
+    }
+}
+
+/// Opens once, when a connection's first envelope has been handled; `wait()` returns true
+/// then, or false if the waiting task is cancelled first (the connection ended).
+private final class Greeting: Sendable {
+    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Bool, Never>])>((false, []))
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            guard !state.open else { return [] }
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
+    }
+
+    func wait() async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Bool? in
+                    if state.open { return true }
+                    if Task.isCancelled { return false }
+                    state.waiters.append(continuation)
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume(returning: false) }
+        }
     }
 }

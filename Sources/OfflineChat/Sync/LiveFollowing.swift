@@ -6,7 +6,8 @@
 /// only what was missed while offline. That holds from the hello when the sync point is the
 /// hello cursor itself (nothing happened since), or from the end of a sweep that started
 /// after the hello and caught up (its cursor is at or past the hello's). It ends with the
-/// connection, and with a rebuild (there is no sync point until the cold start).
+/// connection, and when the cache loses track of the stream (see `lostTrack`). The cursor may
+/// step back (a page read before some live changes), never past a change the cache lacks.
 struct LiveFollowing: Sendable, Equatable {
     /// Counts hellos and disconnects: a sweep that saw a different one started on another connection.
     private(set) var generation = 0
@@ -30,8 +31,13 @@ struct LiveFollowing: Sendable, Equatable {
         if connected && generation == self.generation { following = true }
     }
 
-    /// The sync point is gone (a rebuild): nothing to follow until the cold start.
-    mutating func rebuilt() {
+    /// The cache no longer holds everything up to the stream: a rebuild (no sync point until
+    /// the cold start), a live change it failed to store or a frame it could not read (the
+    /// replay must bring those), or a sync page about to drop a conversation (which may wipe
+    /// what the stream stored since the page was read). Following waits for a sweep that
+    /// starts after this; one already running no longer counts.
+    mutating func lostTrack() {
+        generation += 1
         following = false
     }
 }

@@ -51,6 +51,11 @@ final class SyncEngine: Sendable {
         live.withLock { $0.disconnected() }
     }
 
+    /// See `LiveFollowing.lostTrack`.
+    func lostTrack() {
+        live.withLock { $0.lostTrack() }
+    }
+
     /// The cache stored a live change; `cursor` is the changelog position right after it.
     func liveChangeStored(cursor: String?) {
         guard let cursor, live.current.following else { return }
@@ -143,6 +148,10 @@ final class SyncEngine: Sendable {
                                                         query: [("cursor", point.cursor), ("limit", "\(Self.changePage)")])
             guard isCurrent() else { return false }
             listeners.conversations.notify { $0.onSyncServerProgress(60) }
+            // Dropping a conversation may wipe what the live stream stored after this page was
+            // read (the user added back, say): the point stops following, so the next replay
+            // brings that back.
+            if page.changes.contains(where: { $0.removesConversation(for: me) }) { lostTrack() }
             let merge = try cache.applySyncPage(page.changes, from: point, cursor: page.cursor, serverTime: page.serverTime)
             for id in merge.removedConversations { _ = outbox?.discard(.conversation(id)) }
             if !page.hasMore { live.withLock { $0.caughtUp(startedAt: generation) } }
@@ -153,7 +162,7 @@ final class SyncEngine: Sendable {
             // The server no longer keeps changes that far back (or no longer knows the cursor:
             // restored from a backup): rebuild from the conversation list (the follow-up sweep
             // is a cold start, reported as a reInstall sync).
-            live.withLock { $0.rebuilt() }
+            lostTrack()
             try? cache.resetForRebuild()
             listeners.sync.notify { $0.onMessageSyncError(error) }
             _ = throttle.withLock { $0.request(.reconnect, now: config.clock.now()) }
