@@ -6,14 +6,12 @@ import Testing
 
 /// What happens to queued messages around a reconnect when the app, not the SDK, decides.
 @Suite(.timeLimit(.minutes(1))) struct OutboxReconnectTests {
-    /// With `autoSendPendingOnReconnect` off, queued messages wait after the reconnect; a
-    /// conversation the refresh no longer finds (alice was removed from the group while
-    /// offline) discards its queued message; `sendPendingMessages()` sends the rest.
-    @Test func queuedMessagesWaitForTheAppAndARemovedConversationDiscardsItsOwn() async throws {
+    /// Alice (with `autoSendPendingOnReconnect` off) is in group g with bob, then offline
+    /// with a message queued to bob and one to the group; chatd is back, alice is not yet.
+    func queuedWhileAway() async throws -> (world: OutboxTests.World, toBob: OutboxTests.SendLog, toGroup: OutboxTests.SendLog) {
         var offline = offlineOn()
         offline.autoSendPendingOnReconnect = false
-        let outbox = OutboxTests()
-        let world = try await outbox.world(offline: offline)
+        let world = try await OutboxTests().world(offline: offline)
         _ = try await world.server.request("POST", Endpoints.groups, token: world.bobToken, json: CreateGroupRequest(guid: "g", name: "G"))
         _ = try await world.server.request("POST", "\(Endpoints.groups)/g/members", token: world.bobToken, json: AddMemberRequest(uid: "alice"))
         _ = try await world.server.send("welcome", from: world.bobToken, to: "alice")
@@ -34,6 +32,14 @@ import Testing
             #expect(await log.next() == .error(ChatException.internetUnavailable))
         }
         try world.server.restart()
+        return (world, toBob, toGroup)
+    }
+
+    /// With `autoSendPendingOnReconnect` off, queued messages wait after the reconnect; a
+    /// conversation the refresh no longer finds (alice was removed from the group while
+    /// offline) discards its queued message; `sendPendingMessages()` sends the rest.
+    @Test func queuedMessagesWaitForTheAppAndARemovedConversationDiscardsItsOwn() async throws {
+        let (world, toBob, toGroup) = try await queuedWhileAway()
         _ = try await world.server.request("DELETE", "\(Endpoints.groups)/g/members/alice", token: world.bobToken)  // while alice is away
         await reconnectAndSettle(world.alice, clock: world.clock, connection: world.connection)
         #expect(world.alice.getPendingMessages().count == 2, "nothing is sent on its own")
@@ -44,6 +50,19 @@ import Testing
 
         await world.alice.sendPendingMessages()
         guard case .server = await toBob.log.next() else { Issue.record("not sent"); return }
-        #expect(try await outbox.serverTexts(world) == ["welcome", "to bob"])
+        #expect(try await OutboxTests().serverTexts(world) == ["welcome", "to bob"])
+    }
+
+    /// Removed from the group while online (a live change), alice's message queued to it is
+    /// discarded at once, as a removal found by a sync discards it.
+    @Test func aConversationRemovedLiveDiscardsItsQueuedMessages() async throws {
+        let (world, toBob, toGroup) = try await queuedWhileAway()
+        await reconnectAndSettle(world.alice, clock: world.clock, connection: world.connection)
+        #expect(world.alice.getPendingMessages().count == 2)
+        _ = try await world.server.request("DELETE", "\(Endpoints.groups)/g/members/alice", token: world.bobToken)
+        #expect(await toGroup.log.next() == .error(ChatException.messageDiscarded))
+        #expect(world.alice.getPendingMessages().compactMap { ($0 as? TextMessage)?.text } == ["to bob"])
+        await world.alice.sendPendingMessages()
+        guard case .server = await toBob.log.next() else { Issue.record("not sent"); return }
     }
 }

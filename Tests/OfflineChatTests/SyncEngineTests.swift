@@ -178,4 +178,42 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
         #expect(try rig.cache.message(id: 5) == nil, "the old messages went with the rebuild")
         #expect(try rig.cache.syncPoint().cursor == "c1.100")
     }
+
+    @Test func theLiveStreamMovesThePointOnlyWhileTheCacheHoldsEverythingBeforeIt() async throws {
+        let rig = try rig()
+        try rig.cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
+        rig.engine.connected(hello: "c1.5")  // changes 2…5 were missed
+        rig.engine.liveChangeStored(cursor: "c1.6")
+        #expect(try rig.cache.syncPoint().cursor == "c1.1", "2…5 are not stored yet")
+        rig.transport.answer(Endpoints.changes, page([], cursor: "c1.6"))
+        rig.engine.request(.reconnect)
+        #expect(await rig.log.sweep().contains("messages 0 caughtUp"))
+        rig.engine.liveChangeStored(cursor: "c1.7")
+        #expect(try rig.cache.syncPoint().cursor == "c1.7", "caught up on this connection: the point follows")
+        rig.engine.disconnected()
+        rig.engine.liveChangeStored(cursor: "c1.8")
+        #expect(try rig.cache.syncPoint().cursor == "c1.7")
+        rig.engine.connected(hello: "c1.7")
+        rig.engine.liveChangeStored(cursor: "c1.9")
+        #expect(try rig.cache.syncPoint().cursor == "c1.9", "nothing happened while away: the hello is the point")
+    }
+
+    /// A page that drops a conversation may wipe what the live stream stored after the page
+    /// was read (bob added back to the group, say): the point stops following, so the next
+    /// replay from the page's cursor brings that back.
+    @Test func aPageThatDropsAConversationStopsThePointFollowing() async throws {
+        let rig = try rig()
+        try rig.cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
+        rig.engine.connected(hello: "c1.1")
+        var kicked = text(6)
+        kicked.conversationId = "group_g"
+        kicked.category = .action
+        kicked.action = MemberActionPayload(guid: "g", action: .kicked, actor: "alice", target: "bob")
+        rig.transport.answer(Endpoints.changes, page([ChangePayload(seq: 2, kind: .groupMember, conversationId: "group_g", message: kicked, at: 6)],
+                                                     cursor: "c1.2"))
+        rig.engine.request(.reconnect)
+        #expect(await rig.log.sweep().contains("messages 0 caughtUp"))
+        rig.engine.liveChangeStored(cursor: "c1.4")
+        #expect(try rig.cache.syncPoint().cursor == "c1.2")
+    }
 }
