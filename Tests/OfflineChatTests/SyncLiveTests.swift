@@ -215,6 +215,20 @@ import Testing
         #expect(online.getSyncState() == .idle && online.getLastSyncTimestamp() == 0)
     }
 
+    /// Bob blocks carol on another device while this one is offline: the reconnect's sweep
+    /// refreshes the SDK's blocked list, so BlockedUserRequest's cached page shows her.
+    @Test func theCatchUpSyncRefreshesTheBlockedList() async throws {
+        let world = try await world()
+        let cache = try #require(world.bob.session.current?.cache)
+        #expect(try cache.blockedList()?.map(\.uid) == [])
+        await goOffline(world)
+        let (status, _) = try await world.server.request("PUT", "\(Endpoints.blocks)/carol", token: world.bobToken)
+        #expect(status == 200 || status == 201 || status == 204)
+        await comeBack(world)
+        #expect(await world.log.sweep().last == "finish reInstall=false")
+        #expect(try cache.blockedList()?.map(\.uid) == ["carol"])
+    }
+
     /// Skips sync-log events up to bob hearing message `id` live.
     func heardLive(_ world: World, _ id: Int64) async {
         while true {

@@ -66,20 +66,24 @@ extension ChatClient {
         return outcome
     }
 
-    /// Reloads the SDK's blocked list from the server (at login; the catch-up sync too).
+    /// Reloads the SDK's blocked list from the server (at login; each catch-up sweep too).
     func refreshBlockedList(_ current: Session) async {
         guard let cache = current.cache else { return }
+        await Self.refreshBlockedList(api: current.api, cache: cache, logger: config.logger)
+    }
+
+    static func refreshBlockedList(api: APIClient, cache: ChatCache, logger: any ChatLogger) async {
         var users: [UserPayload] = []
         var cursor: String?
         do {
             repeat {
-                let page: Page<UserPayload> = try await current.api.get(Endpoints.blocks, query: [("limit", "100"), ("cursor", cursor)])
+                let page: Page<UserPayload> = try await api.get(Endpoints.blocks, query: [("limit", "100"), ("cursor", cursor)])
                 users += page.items
                 cursor = page.next
             } while cursor != nil && users.count < 10_000
             try cache.storeBlockedList(users)
         } catch {
-            config.logger.log(.info, "the blocked list was not refreshed: \(error)")
+            logger.log(.info, "the blocked list was not refreshed: \(error)")
         }
     }
 }

@@ -102,6 +102,8 @@ final class SyncEngine: Sendable {
         conversations.notify { $0.onSyncServerStart(reInstall: reInstall) }
         conversations.notify { $0.onSyncServerProgress(0) }
         let conversationsOK = await conversationPhase()
+        // The SDK's own blocked list (BlockedUserRequest's cached page), silently.
+        await ChatClient.refreshBlockedList(api: api, cache: cache, logger: config.logger)
         conversations.notify { $0.onSyncServerProgress(reInstall ? 50 : 30) }
         let messagesOK = reInstall ? await recordHead(generation) : await messagePhase(from: point, generation)
         return (conversationsOK && messagesOK, reInstall)
