@@ -142,9 +142,14 @@ extension ChatCache {
         try write { db in try db.run("UPDATE outbox SET state = 'pending', next_attempt_at = 0 WHERE state = 'sending'") }
     }
 
-    /// After a reconnect every pending item may go at once, whatever its backoff.
-    public func makePendingDue() throws {
-        try write { db in try db.run("UPDATE outbox SET next_attempt_at = 0 WHERE state = 'pending'") }
+    /// After a reconnect every pending item may go at once, whatever its backoff (or only
+    /// `localId`: a retry asked for). False when nothing was pending.
+    @discardableResult
+    public func makePendingDue(_ localId: Int64? = nil) throws -> Bool {
+        try write { db in
+            try db.run("UPDATE outbox SET next_attempt_at = 0 WHERE state = 'pending' AND (? IS NULL OR local_id = ?)", [localId, localId])
+            return db.changes > 0
+        }
     }
 }
 

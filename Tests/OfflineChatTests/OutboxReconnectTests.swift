@@ -65,4 +65,24 @@ import Testing
         await world.alice.sendPendingMessages()
         guard case .server = await toBob.log.next() else { Issue.record("not sent"); return }
     }
+
+    /// The seed's way to send a queued message by hand: `retryMessage` sends it now (its
+    /// send's own callback fires too), with whatever else is due in the same flush.
+    @Test func retryMessageSendsAQueuedMessage() async throws {
+        let (world, toBob, toGroup) = try await queuedWhileAway()
+        await reconnectAndSettle(world.alice, clock: world.clock, connection: world.connection)
+        let queued = world.alice.getPendingMessages()
+        #expect(queued.count == 2, "nothing is sent on its own")
+        let retried = PhaseLog()
+        let first = try #require(queued.first { $0.receiverUid == "bob" }?.localMessageId)
+        world.alice.retryMessage(localId: first, onSuccess: { retried.push(.server([$0.id])) }, onError: retried.error)
+        guard case .server(let ids) = await retried.next(), case .server(ids) = await toBob.log.next(),
+              case .server = await toGroup.log.next() else {
+            Issue.record("retryMessage did not send the queued messages"); return
+        }
+        #expect(world.alice.getPendingMessages().isEmpty)
+        #expect(try await OutboxTests().serverTexts(world) == ["welcome", "to bob"], "the group's message went to the group")
+        world.alice.retryMessage(localId: first, onSuccess: { retried.push(.server([$0.id])) }, onError: retried.error)
+        #expect(await retried.next() == .error(ChatException.invalidArgument), "sent: nothing left to retry")
+    }
 }

@@ -53,29 +53,38 @@ extension ChatClient {
         await session.current?.outbox?.flush()
     }
 
-    /// Sends a failed message again (any failure but a discard).
+    /// Sends a queued message now, whatever its backoff, or a failed one again (any failure
+    /// but a discard, which leaves nothing to retry), together with whatever else is due, in
+    /// composed order. `onSuccess` fires when it is sent (the send's own callbacks still fire
+    /// too). A message already on the wire is refused.
     public func retryMessage(localId: Int64, onSuccess: @escaping @Sendable (BaseMessage) -> Void,
                              onError: @escaping @Sendable (ChatException) -> Void) {
         guard let current = session.current, let outbox = current.outbox, let cache = current.cache else {
             config.callbackQueue.async { onError(ChatException(errorCode: ChatException.offlineDisabled, errorDescription: "there is no outbox")) }
             return
         }
-        guard let item = (try? cache.outboxItems())?.first(where: { $0.localId == localId }), item.state == .failed else {
-            config.callbackQueue.async { onError(.invalid("no failed message with local id \(localId)")) }
+        guard let item = (try? cache.outboxItems())?.first(where: { $0.localId == localId }), item.state != .sending else {
+            config.callbackQueue.async { onError(.invalid("no queued or failed message with local id \(localId) (or it is being sent)")) }
             return
         }
         outbox.register(localId, Outbox.Callbacks(onSent: onSuccess, onError: onError))
-        try? cache.updateOutbox(localId, state: .pending, attempts: 0, nextAttemptAt: config.clock.now())
+        if item.state == .failed {
+            try? cache.updateOutbox(localId, state: .pending, attempts: 0, nextAttemptAt: config.clock.now())
+        } else {
+            _ = try? cache.makePendingDue(localId)
+        }
         Task { await outbox.flush() }
     }
 
-    /// Sends every message that failed transiently again (permanent failures stay failed).
+    /// Sends every message that failed transiently again (permanent failures stay failed),
+    /// and every queued one now, whatever its backoff.
     public func retryAllFailedMessages() {
         guard let current = session.current, let outbox = current.outbox, let cache = current.cache,
               let items = try? cache.outboxItems() else { return }
         for item in items where item.state == .failed && item.failureReason == MessageFailureReason.transient.rawValue {
             try? cache.updateOutbox(item.localId, state: .pending, attempts: 0, nextAttemptAt: config.clock.now())
         }
+        _ = try? cache.makePendingDue()
         Task { await outbox.flush() }
     }
 

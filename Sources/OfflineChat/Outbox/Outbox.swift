@@ -41,8 +41,22 @@ final class Outbox: Sendable {
         self.liveSince = liveSince
     }
 
-    func register(_ localId: Int64, _ callbacks: Callbacks) {
-        self.callbacks.withLock { $0[localId] = callbacks }
+    /// Adds callbacks for an item; ones already registered (the send's own) still fire.
+    func register(_ localId: Int64, _ added: Callbacks) {
+        callbacks.withLock { all in
+            guard let earlier = all[localId] else {
+                all[localId] = added
+                return
+            }
+            all[localId] = Callbacks(onSent: { message in
+                                         earlier.onSent?(message)
+                                         added.onSent?(message)
+                                     },
+                                     onError: { error in
+                                         earlier.onError?(error)
+                                         added.onError?(error)
+                                     })
+        }
     }
 
     private func take(_ localId: Int64) -> Callbacks? {
