@@ -249,6 +249,7 @@ public struct CacheOpener: Sendable {
     private func countFailedLaunch() -> Int {
         let previous = (try? String(contentsOf: failureFile, encoding: .utf8)).flatMap { Int($0) } ?? 0
         try? String(previous + 1).write(to: failureFile, atomically: true, encoding: .utf8)
+        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: failureFile.path)
         return previous + 1
     }
 

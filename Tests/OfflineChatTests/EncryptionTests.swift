@@ -185,6 +185,8 @@ final class ResetLog: OfflineCacheResetListener, ChatLogger, @unchecked Sendable
             let client = try await device.launch(encryption: Connection.cipherAvailable)
             #expect(!client.isOfflineEnabled(), "launch \(launch) runs online only")
             #expect(status(client)[1] == "atRest=NONE")
+            let counter = try FileManager.default.attributesOfItem(atPath: device.cacheDirectory.appendingPathComponent("open-failures").path)
+            #expect(counter[.posixPermissions] as? Int == 0o600, "the launch counter is private like the cache")
             device.quit(client)
         }
         let third = try await device.launch(encryption: Connection.cipherAvailable)
