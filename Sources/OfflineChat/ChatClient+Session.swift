@@ -158,6 +158,12 @@ extension ChatClient {
                       liveSince: { [weak self] in
                           guard let current = self?.session(of: owner), current.realtime.status == .connected else { return nil }
                           return current.cache?.liveEpoch
+                      },
+                      report: { [weak self] outcome in
+                          switch outcome {
+                          case .sent(let message): self?.messageListeners.notify { $0.onOutboxMessageSent(message) }
+                          case .failed(let message): self?.messageListeners.notify { $0.onOutboxMessageFailed(message) }
+                          }
                       })
     }
 

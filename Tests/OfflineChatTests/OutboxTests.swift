@@ -75,8 +75,11 @@ import Testing
         world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "gone", receiverType: .user),
                                     onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
         _ = await send.log.next(); _ = await send.log.next()
+        let outcomes = OutboxOutcomes()
+        world.alice.addMessageListener("outbox", outcomes)
         world.alice.clearOfflineCache()
         #expect(await send.log.next() == .error(ChatException.messageDiscarded))
+        #expect(await outcomes.events.next() == "failed gone discarded \(ChatException.messageDiscarded)")
         #expect(world.alice.getPendingMessages().isEmpty)
         #expect(world.alice.isOfflineEnabled(), "still logged in, with an empty cache")
     }
@@ -150,6 +153,49 @@ import Testing
         // Logout fails whatever is queued, with `.discarded`.
         world.alice.logout()
         #expect(await send.log.next() == .error(ChatException.messageDiscarded))
+    }
+
+    /// Messages queued before a restart have no send callbacks any more: their outcomes
+    /// reach the message listeners (`onOutboxMessageSent` / `onOutboxMessageFailed`).
+    @Test func afterARestartTheListenersHearWhatBecameOfTheQueuedMessages() async throws {
+        let world = try await world()
+        world.server.stop()
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        let send = SendLog()
+        for (to, text) in [("bob", "made it"), ("ghost", "refused")] {
+            world.alice.sendTextMessage(message: TextMessage(receiverUid: to, text: text, receiverType: .user),
+                                        onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+            _ = await send.log.next(); _ = await send.log.next()
+        }
+        let token = world.alice.session.current!.api.token
+        world.alice.end(world.alice.session.current!, wipe: false)  // the app quits
+        try world.server.restart()
+
+        let relaunched = try makeClient(world.server, clock: world.clock, offline: offlineOn(), storage: world.storage)
+        let outcomes = OutboxOutcomes()
+        relaunched.addMessageListener("outbox", outcomes)
+        let connection = Recorder(queue: relaunched.config.callbackQueue)
+        relaunched.addConnectionListener("c", connection)
+        try await relaunched.login(uid: "alice", authToken: token)
+        _ = await connection.next(where: { $0 == "connected" })
+        await world.clock.waitForSleepers(1)
+        world.clock.advance(by: relaunched.config.connectionSettleDelay)
+        var heard = [await outcomes.events.next(), await outcomes.events.next()]
+        heard.sort()
+        #expect(heard.count == 2 && heard[0].hasPrefix("failed refused permanent not_found") && heard[1].hasPrefix("sent made it"), "\(heard)")
+        #expect(!heard[1].hasSuffix(" 0"), "the sent message has its server id")
+        #expect(relaunched.getPendingMessages().map(\.messageStatus) == [.failed])
+    }
+
+    /// What the message listeners hear of the outbox.
+    final class OutboxOutcomes: MessageListener, Sendable {
+        let events = EventQueue<String>(cancelled: "cancelled")
+        func onOutboxMessageSent(_ message: BaseMessage) {
+            events.push("sent \((message as? TextMessage)?.text ?? "") \(message.localMessageId ?? 0) \(message.id)")
+        }
+        func onOutboxMessageFailed(_ message: BaseMessage) {
+            events.push("failed \((message as? TextMessage)?.text ?? "") \(message.getFailureReason()?.rawValue ?? "-") \(message.failureError?.errorCode ?? "-")")
+        }
     }
 
     @Test func editsDeletionsAndReactionsNeedAConnection() async throws {

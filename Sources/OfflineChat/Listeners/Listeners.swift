@@ -17,6 +17,14 @@ public protocol MessageListener: AnyObject {
     func onMessagesRead(_ receipt: MessageReceipt)
     /// After a catch-up sync: updates to messages already cached, together.
     func onMessagesSynced(_ messages: [BaseMessage])
+    /// A message from the outbox was sent: the server's message, with its `localMessageId`.
+    /// Fires for every queued send, also those queued before the app restarted (whose send
+    /// callbacks are gone), after the send's own `onMessageSent`.
+    func onOutboxMessageSent(_ message: BaseMessage)
+    /// A message from the outbox failed for good, status `.failed`: `getFailureReason()` is
+    /// `.permanent` (the server refused it; `failureError` is its error), `.transient` (its
+    /// retries ran out) or `.discarded` (a logout, a clear or a removed conversation).
+    func onOutboxMessageFailed(_ message: BaseMessage)
 }
 
 public extension MessageListener {
@@ -33,6 +41,8 @@ public extension MessageListener {
     func onMessagesDelivered(_ receipt: MessageReceipt) {}
     func onMessagesRead(_ receipt: MessageReceipt) {}
     func onMessagesSynced(_ messages: [BaseMessage]) {}
+    func onOutboxMessageSent(_ message: BaseMessage) {}
+    func onOutboxMessageFailed(_ message: BaseMessage) {}
 }
 
 /// The realtime connection's state changes.

@@ -28,21 +28,7 @@ extension ChatClient {
     /// The messages still in the outbox: pending, sending and failed (with `getFailureReason()`).
     public func getPendingMessages() -> [BaseMessage] {
         guard let items = try? session.current?.cache?.outboxItems() else { return [] }
-        return items.map { item in
-            let message = BaseMessage.make(item.message, source: .local)
-            message.id = 0
-            message.localMessageId = item.localId
-            (message as? MediaMessage)?.localPath = item.mediaPath
-            switch item.state {
-            case .pending: message.messageStatus = .pending
-            case .sending: message.messageStatus = .sending
-            case .failed:
-                message.messageStatus = .failed
-                message.failureReason = item.failureReason.flatMap(MessageFailureReason.init(rawValue:))
-                message.failureError = item.errorCode.map { ChatException(errorCode: $0, errorDescription: item.errorMessage ?? "") }
-            }
-            return message
-        }
+        return items.map(BaseMessage.queued)
     }
 
     /// Sends what the outbox holds that is due now, if the connection is up, and returns when

@@ -26,13 +26,22 @@ final class Outbox: Sendable {
     let isOnline: @Sendable () -> Bool
     /// The connection epoch to pass with completed sends (nil when not live).
     let liveSince: @Sendable () -> Int?
+    /// Every outcome, for the message listeners (`onOutboxMessageSent` / `…Failed`).
+    let report: @Sendable (Outcome) -> Void
     private let callbacks = Locked<[Int64: Callbacks]>([:])
     /// Items discarded while on the wire: sent if the server accepts them, else discarded.
     private let discardedInFlight = Locked<Set<Int64>>([])
     private let flushState = Locked(FlushState())
 
+    enum Outcome: Sendable {
+        case sent(BaseMessage)
+        case failed(BaseMessage)
+    }
+
     init(cache: ChatCache, api: APIClient, config: ChatConfig, policy: OutboxPolicy = OutboxPolicy(),
-         isOnline: @escaping @Sendable () -> Bool, liveSince: @escaping @Sendable () -> Int?) {
+         isOnline: @escaping @Sendable () -> Bool, liveSince: @escaping @Sendable () -> Int?,
+         report: @escaping @Sendable (Outcome) -> Void = { _ in }) {
+        self.report = report
         self.cache = cache
         self.api = api
         self.config = config
@@ -149,10 +158,11 @@ final class Outbox: Sendable {
             }
             // Reported sent even when the item was discarded meanwhile: the server has it.
             if let onSent = take(item.localId)?.onSent { config.callbackQueue.async { onSent(message) } }
+            report(.sent(message))
             return .sent
         } catch let error as ChatException {
             if discardedInFlight.withLock({ $0.remove(item.localId) }) != nil {
-                if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(Self.discardError(item.localId)) } }
+                failed(item, reason: .discarded, error: Self.discardError(item.localId))
                 return .failedForGood
             }
             if error.errorCode == ChatException.internetUnavailable && !isOnline() {
@@ -170,7 +180,7 @@ final class Outbox: Sendable {
             case .failed(let reason):
                 try? cache.updateOutbox(item.localId, state: .failed, attempts: attempts, nextAttemptAt: 0, failureReason: reason.rawValue,
                                         errorCode: error.errorCode, errorMessage: error.errorDescription)
-                if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(error) } }
+                failed(item, reason: reason, error: error)
                 return .failedForGood
             default:
                 return .failedForGood
@@ -221,7 +231,7 @@ final class Outbox: Sendable {
                 // On the wire: reported sent if the server accepts it, discarded otherwise.
                 discardedInFlight.withLock { _ = $0.insert(item.localId) }
             case .pending:
-                if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(Self.discardError(item.localId)) } }
+                failed(item, reason: .discarded, error: Self.discardError(item.localId))
             case .failed:
                 _ = take(item.localId)
             }
@@ -229,7 +239,38 @@ final class Outbox: Sendable {
         return removed
     }
 
+    /// Tells the send's `onError` and the listeners that `item` failed for good.
+    private func failed(_ item: OutboxItem, reason: MessageFailureReason, error: ChatException) {
+        if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(error) } }
+        var failed = item
+        failed.state = .failed
+        failed.failureReason = reason.rawValue
+        failed.errorCode = error.errorCode
+        failed.errorMessage = error.errorDescription
+        report(.failed(BaseMessage.queued(failed)))
+    }
+
     static func discardError(_ localId: Int64) -> ChatException {
         ChatException(errorCode: ChatException.messageDiscarded, errorDescription: "the queued message \(localId) was discarded before it was sent")
+    }
+}
+
+extension BaseMessage {
+    /// An outbox item as the app sees it: no server id yet, its `localMessageId`, its status,
+    /// and for a failed one the reason and error.
+    static func queued(_ item: OutboxItem) -> BaseMessage {
+        let message = BaseMessage.make(item.message, source: .local)
+        message.id = 0
+        message.localMessageId = item.localId
+        (message as? MediaMessage)?.localPath = item.mediaPath
+        switch item.state {
+        case .pending: message.messageStatus = .pending
+        case .sending: message.messageStatus = .sending
+        case .failed:
+            message.messageStatus = .failed
+            message.failureReason = item.failureReason.flatMap(MessageFailureReason.init(rawValue:))
+            message.failureError = item.errorCode.map { ChatException(errorCode: $0, errorDescription: item.errorMessage ?? "") }
+        }
+        return message
     }
 }
