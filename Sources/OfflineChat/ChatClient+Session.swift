@@ -72,7 +72,7 @@ extension ChatClient {
             throw ChatException(errorCode: ChatException.userNotLoggedIn, errorDescription: "a logout or another login came first")
         }
         if let replaced { end(replaced, wipe: replaced.user.uid != started.user.uid) }
-        if started.cache != nil { wipeOtherUsers(than: started.user.uid) }
+        wipeOtherUsers(than: started.user.uid)  // with or without a cache of its own
         started.realtime.start()
         if started.cache != nil { Task { await refreshBlockedList(started) } }
         return started.user

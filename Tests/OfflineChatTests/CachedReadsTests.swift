@@ -159,6 +159,14 @@ import Testing
         _ = await recorder.next(where: { $0 == "disconnected" })
         for _ in 0..<1_000_000 where cached("bob") { await Task.yield() }
         #expect(!cached("bob") && other.getLoggedInUser() == nil, "a rejected token wipes")
+
+        // A different user's login wipes other caches even when it keeps none itself.
+        let third = try makeClient(server, offline: offlineOn(), storage: storage)
+        try await third.login(uid: "alice", authToken: aliceToken)
+        #expect(cached("alice"))
+        let onlineOnly = try makeClient(server, offline: OfflineConfig(), storage: storage)
+        try await onlineOnly.login(uid: "bob", authToken: try await server.token("bob"))
+        #expect(!onlineOnly.isOfflineEnabled() && !cached("alice") && !cached("bob"))
     }
 
     @Test func twoClientsInOneProcessKeepTheirOwnCaches() async throws {
