@@ -112,8 +112,8 @@ public final class ChatClient: Sendable {
     public func removeGroupListener(_ id: String) { groupListeners.remove(id) }
     public func addSyncListener(_ id: String, _ listener: any SyncListener) { syncListeners.add(id, listener) }
     public func removeSyncListener(_ id: String) { syncListeners.remove(id) }
-    /// A reset is found while `login` opens the cache (and reported before `login` returns):
-    /// add this listener before logging in.
+    /// A reset is found while `login` opens the cache (its callback is queued before `login`
+    /// returns): add this listener before logging in.
     public func addOfflineCacheResetListener(_ id: String, _ listener: any OfflineCacheResetListener) { resetListeners.add(id, listener) }
     public func removeOfflineCacheResetListener(_ id: String) { resetListeners.remove(id) }
 

@@ -229,6 +229,26 @@ import Testing
         #expect(try cache.blockedList()?.map(\.uid) == ["carol"])
     }
 
+    /// The callback and silent forms of `forceSyncNow`, and a sync in flight (its answers held
+    /// back by the proxy): `.syncing`, and a second request refused as in progress.
+    @Test func whileASyncRunsItsStateIsSyncingAndAnotherIsRefused() async throws {
+        let world = try await world()
+        world.clock.advance(by: SyncThrottle.cooldown)
+        world.proxy.mode = .stall
+        let answers = EventQueue<String>(cancelled: "cancelled")
+        world.bob.forceSyncNow(onSuccess: { answers.push("accepted") }, onError: { answers.push("refused \($0.errorCode)") })
+        #expect(await answers.next() == "accepted")
+        #expect(world.bob.getSyncState() == .syncing)
+        world.bob.forceSyncNow(onSuccess: { answers.push("accepted") }, onError: { answers.push("refused \($0.errorCode)") })
+        #expect(await answers.next() == "refused \(ChatException.syncInProgress)")
+        let silently: () -> Void = { world.bob.forceSyncNow() }  // the silent form (outside async code) drops the refusal
+        silently()
+        world.proxy.mode = .pass
+        let sweep = await world.log.sweep()
+        #expect(sweep.first == "start reInstall=false" && sweep.last == "finish reInstall=false", "\(sweep)")
+        #expect(world.bob.getSyncState() == .idle)
+    }
+
     /// Skips sync-log events up to bob hearing message `id` live.
     func heardLive(_ world: World, _ id: Int64) async {
         while true {
