@@ -1,4 +1,4 @@
-import ChatCache
+@testable import ChatCache
 import ChatTesting
 import Foundation
 @testable import OfflineChat
@@ -167,6 +167,31 @@ import Testing
         let onlineOnly = try makeClient(server, offline: OfflineConfig(), storage: storage)
         try await onlineOnly.login(uid: "bob", authToken: try await server.token("bob"))
         #expect(!onlineOnly.isOfflineEnabled() && !cached("alice") && !cached("bob"))
+    }
+
+    /// A cache that cannot take a server answer (read-only here, as a full disk would be) does
+    /// not turn the answer into an error: the cached phase serves what it had, the server's
+    /// phase follows.
+    @Test func aCacheThatCannotWriteStillLetsTheServersAnswerThrough() async throws {
+        let server = try LiveChatd()
+        let aliceToken = try await server.user("alice")
+        let bobToken = try await server.user("bob")
+        let id = try await server.send("hi", from: bobToken, to: "alice")
+        let alice = try makeClient(server, offline: offlineOn())
+        try await alice.login(uid: "alice", authToken: aliceToken)
+        let cache = try #require(alice.session.current?.cache)
+        try cache.write { try $0.run("PRAGMA query_only = 1") }
+        let log = PhaseLog()
+        try MessagesRequest.MessageRequestBuilder().set(uid: "bob").build(client: alice)
+            .fetchPrevious(onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
+        #expect(await log.next() == .cached([]))
+        #expect(await log.next() == .server([id]))
+        var listed: [String] = []
+        for try await phase in ConversationRequest.ConversationRequestBuilder().build(client: alice).next() {
+            if case .server(let conversations) = phase { listed = conversations.map(\.conversationId) }
+        }
+        #expect(listed == ["alice~bob"])
+        #expect(try cache.conversation(id: "alice~bob") == nil, "nothing was written")
     }
 
     @Test func twoClientsInOneProcessKeepTheirOwnCaches() async throws {

@@ -66,7 +66,9 @@ public final class ConversationRequest: Sendable {
                 if state.serverDone { return [] }
                 let page: Page<ConversationPayload> = try await session.api.get(Endpoints.conversations,
                                                                                   query: [("limit", "\(limit)"), ("cursor", state.serverCursor)])
-                let removed = try session.cache?.storeConversationPage(page.items, first: state.page == 0, last: page.next == nil) ?? []
+                let removed = self.client.keep([]) {
+                    try session.cache?.storeConversationPage(page.items, first: state.page == 0, last: page.next == nil) ?? []
+                }
                 // A conversation the server no longer lists takes its queued sends with it (`.discarded`).
                 for id in removed { _ = session.outbox?.discard(.conversation(id)) }
                 self.paging.withLock { paging in

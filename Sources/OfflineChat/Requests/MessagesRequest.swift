@@ -153,8 +153,10 @@ public final class MessagesRequest: Sendable {
             server: { [self, client] session in
                 let payloads: [MessagePayload] = try await session.api.get(serverPath(me: me), query: serverQuery(anchor: anchor))
                 if let cache = session.cache, let scope {
-                    try cache.storePage(payloads, scope: scope, anchor: anchor, limit: settings.limit,
-                                        complete: isComplete(anchor: anchor), liveSince: liveSince)
+                    client.keep(()) {
+                        try cache.storePage(payloads, scope: scope, anchor: anchor, limit: settings.limit,
+                                            complete: isComplete(anchor: anchor), liveSince: liveSince)
+                    }
                 }
                 return client.withLocalPaths(payloads.map { BaseMessage.make($0, source: .server) }, cache: session.cache)
             },

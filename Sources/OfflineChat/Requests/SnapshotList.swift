@@ -77,11 +77,11 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
                 guard let key, let json = try cache.snapshot(key, page: state.fetches) else { return [] }
                 return try ChatCache.decodeSnapshot([Payload].self, json).map { convert($0, .cache) }
             },
-            server: { [paging] session in
+            server: { [paging, client] session in
                 if state.done { return [] }
                 let page = try await fetchPage(session, state.cursor)
                 if let key, let cache = session.cache {
-                    try cache.storeSnapshot(key, page: state.page, payload: try ChatCache.encodeSnapshot(page.items))
+                    client.keep(()) { try cache.storeSnapshot(key, page: state.page, payload: try ChatCache.encodeSnapshot(page.items)) }
                 }
                 paging.withLock { current in
                     current.page = state.page + 1

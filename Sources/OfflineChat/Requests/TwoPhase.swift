@@ -91,3 +91,16 @@ final class FetchGate: Sendable {
     func begin() -> Bool { busy.withLock { value in defer { value = true }; return !value } }
     func end() { busy.withLock { $0 = false } }
 }
+
+extension ChatClient {
+    /// Keeps a server answer in the cache. A cache that cannot take it (a full disk, say) is
+    /// logged: the answer still reaches the app, and the cache serves what it had.
+    func keep<T>(_ fallback: T, _ body: () throws -> T) -> T {
+        do {
+            return try body()
+        } catch {
+            config.logger.log(.error, "the cache did not take a server answer: \(error)")
+            return fallback
+        }
+    }
+}
