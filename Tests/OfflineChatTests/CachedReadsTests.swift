@@ -6,6 +6,18 @@ import Testing
 
 /// Conversations, single lookups and the cache's lifetime, against a live chatd.
 @Suite(.timeLimit(.minutes(1))) struct CachedReadsTests {
+    /// chatd with alice and bob, one message from bob to alice, and alice logged in with
+    /// offline support (her cache empty).
+    func aliceWithAMessageFromBob() async throws -> (LiveChatd, ChatClient, Int64) {
+        let server = try LiveChatd()
+        let aliceToken = try await server.user("alice")
+        let bobToken = try await server.user("bob")
+        let id = try await server.send("hello", from: bobToken, to: "alice")
+        let alice = try makeClient(server, offline: offlineOn())
+        try await alice.login(uid: "alice", authToken: aliceToken)
+        return (server, alice, id)
+    }
+
     final class Details: ConversationDetailsListener, MessageDetailsListener, @unchecked Sendable {
         let log = PhaseLog()
         func onCachedConversation(_ conversation: Conversation) { log.push(.cached([conversation.lastMessage?.id ?? 0])) }
@@ -55,12 +67,7 @@ import Testing
     }
 
     @Test func singleLookupsFireTheCachedPhaseOnlyOnAHit() async throws {
-        let server = try LiveChatd()
-        let aliceToken = try await server.user("alice")
-        let bobToken = try await server.user("bob")
-        let id = try await server.send("hello", from: bobToken, to: "alice")
-        let alice = try makeClient(server, offline: offlineOn())
-        try await alice.login(uid: "alice", authToken: aliceToken)
+        let (server, alice, id) = try await aliceWithAMessageFromBob()
         let details = Details()
         // A miss online: the server phase alone.
         alice.getMessageDetails(id, listener: details)
@@ -87,12 +94,8 @@ import Testing
     }
 
     @Test func aLookupListenerIsKeptAliveUntilItSettles() async throws {
-        let server = try LiveChatd()
-        let aliceToken = try await server.user("alice")
-        let bobToken = try await server.user("bob")
-        let id = try await server.send("hello", from: bobToken, to: "alice")
-        let alice = try makeClient(server, offline: offlineOn())
-        try await alice.login(uid: "alice", authToken: aliceToken)
+        let (server, alice, id) = try await aliceWithAMessageFromBob()
+        defer { withExtendedLifetime(server) {} }  // chatd runs until the test ends
         let log = PhaseLog()
         final class Transient: MessageDetailsListener {
             let log: PhaseLog
@@ -173,12 +176,8 @@ import Testing
     /// not turn the answer into an error: the cached phase serves what it had, the server's
     /// phase follows.
     @Test func aCacheThatCannotWriteStillLetsTheServersAnswerThrough() async throws {
-        let server = try LiveChatd()
-        let aliceToken = try await server.user("alice")
-        let bobToken = try await server.user("bob")
-        let id = try await server.send("hi", from: bobToken, to: "alice")
-        let alice = try makeClient(server, offline: offlineOn())
-        try await alice.login(uid: "alice", authToken: aliceToken)
+        let (server, alice, id) = try await aliceWithAMessageFromBob()
+        defer { withExtendedLifetime(server) {} }  // chatd runs until the test ends
         let cache = try #require(alice.session.current?.cache)
         try cache.write { try $0.run("PRAGMA query_only = 1") }
         let log = PhaseLog()
