@@ -138,13 +138,17 @@ extension ChatCache {
 
     /// A message pushed live (realtime): stored, and the scope's open stretch (or a new one
     /// holding just it) extended to it. Replies also extend their thread's stretch.
-    public func storeLive(_ message: MessagePayload) throws {
+    @discardableResult
+    public func storeLive(_ message: MessagePayload) throws -> Bool {
         try write { db in
+            let known = try db.queryFirst("SELECT 1 FROM messages WHERE id = ? OR (sender = ? AND muid = ?)",
+                                          [message.id, message.sender, message.muid]) != nil
             try upsert(db, message)
             try noteUse(db, message.conversationId)
             try bumpConversation(db, with: message, incoming: message.sender != uid)
             try extendLive(db, scope: .conversation(message.conversationId), to: message.id)
             if let parent = message.parentMessageId { try extendLive(db, scope: .thread(parentId: parent), to: message.id) }
+            return !known
         }
     }
 

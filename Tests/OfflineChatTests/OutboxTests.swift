@@ -155,6 +155,23 @@ import Testing
         #expect(await send.log.next() == .error(ChatException.messageDiscarded))
     }
 
+    /// One's own message sent from another device is heard live (as the sync would report
+    /// it); this device's own sends are not (their echo is the outbox's).
+    @Test func ownMessagesFromAnotherDeviceAreHeardAndThisDevicesEchoIsNot() async throws {
+        let world = try await world()
+        let heard = Recorder(queue: world.alice.config.callbackQueue)
+        world.alice.addMessageListener("heard", heard)
+        let send = SendLog()
+        world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "from the phone", receiverType: .user),
+                                    onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        _ = await send.log.next()
+        guard case .server = await send.log.next() else { Issue.record("not sent"); return }
+        // The laptop: another client of alice's, straight to chatd.
+        _ = try await world.server.send("from the laptop", from: world.alice.session.current!.api.token, to: "bob")
+        #expect(await heard.next(where: { $0.hasPrefix("text:") }) == "text:alice:from the laptop:realtime",
+                "the phone's own send was not heard as received; the laptop's was")
+    }
+
     /// Messages queued before a restart have no send callbacks any more: their outcomes
     /// reach the message listeners (`onOutboxMessageSent` / `onOutboxMessageFailed`).
     @Test func afterARestartTheListenersHearWhatBecameOfTheQueuedMessages() async throws {

@@ -76,51 +76,63 @@ extension ChatClient {
             messageListeners.notify { typing.isTyping ? $0.onTypingStarted(indicator) : $0.onTypingEnded(indicator) }
         case .change:
             guard let change = envelope.change else { return }
-            if writeThrough(change, in: current) {
+            let written = writeThrough(change, in: current)
+            if written.stored {
                 current.sync?.liveChangeStored(cursor: envelope.cursor)
             } else {
                 // The replay must bring this change; no cached stretch may reach past it meanwhile.
                 current.sync?.lostTrack()
                 try? current.cache?.closeOpenRanges()
             }
-            dispatch(change, me: me, source: .realtime)
+            dispatch(change, me: me, source: .realtime, ownFromAnotherDevice: written.newToTheCache)
         }
     }
 
-    /// Stores a live change in the cache before any listener hears of it. False when the
-    /// cache failed to take it (then the sync point must not move past it).
+    /// What the cache made of a live change: `stored` is false when it failed to take it (then
+    /// the sync point must not move past it); `newToTheCache` when a created message had no
+    /// row yet (for one's own message: sent from another device, not this one's echo).
+    struct LiveWrite {
+        var stored: Bool
+        var newToTheCache = false
+    }
+
+    /// Stores a live change in the cache before any listener hears of it.
     @discardableResult
-    func writeThrough(_ change: ChangePayload, in current: Session) -> Bool {
-        guard let cache = current.cache else { return false }
+    func writeThrough(_ change: ChangePayload, in current: Session) -> LiveWrite {
+        guard let cache = current.cache else { return LiveWrite(stored: false) }
         do {
             if change.removesConversation(for: current.user.uid) {
                 // Deleted, or out of the group: its history (and what was queued for it) goes.
                 try cache.removeConversation(change.conversationId)
                 _ = current.outbox?.discard(.conversation(change.conversationId))
-                return true
+                return LiveWrite(stored: true)
             }
-            guard let message = change.message else { return true }
+            guard let message = change.message else { return LiveWrite(stored: true) }
             switch change.kind {
             case .messageCreated, .groupMember:
-                try cache.storeLive(message)
+                let new = try cache.storeLive(message)
                 if let conversation = try cache.conversation(id: message.conversationId) {
                     let updated = Conversation(conversation, source: .realtime)
                     conversationListeners.notify { $0.onConversationUpdated(updated) }
                 }
-            default: try cache.storeUpdates([message])
+                return LiveWrite(stored: true, newToTheCache: new)
+            default:
+                try cache.storeUpdates([message])
+                return LiveWrite(stored: true)
             }
-            return true
         } catch {
             config.logger.log(.error, "cache write failed: \(error)")
-            return false
+            return LiveWrite(stored: false)
         }
     }
 
-    /// Tells the message listeners about one change.
-    func dispatch(_ change: ChangePayload, me: String, source: MessageSource) {
+    /// Tells the message listeners about one change. One's own new messages are heard only
+    /// when sent from another device (with a cache to tell: without one, never), as the
+    /// catch-up sync reports them.
+    func dispatch(_ change: ChangePayload, me: String, source: MessageSource, ownFromAnotherDevice: Bool) {
         switch change.kind {
         case .messageCreated, .groupMember:
-            guard let payload = change.message, payload.sender != me || change.kind == .groupMember else { return }
+            guard let payload = change.message, payload.sender != me || change.kind == .groupMember || ownFromAnotherDevice else { return }
             let message = BaseMessage.make(payload, source: source)
             messageListeners.notify { listener in Self.deliverNew(message, to: listener) }
             if let action = message as? ActionMessage { groupListeners.notify { Self.deliverGroupEvent(action, to: $0) } }
