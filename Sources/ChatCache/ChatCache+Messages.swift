@@ -141,14 +141,12 @@ extension ChatCache {
     @discardableResult
     public func storeLive(_ message: MessagePayload) throws -> Bool {
         try write { db in
-            let known = try db.queryFirst("SELECT 1 FROM messages WHERE id = ? OR (sender = ? AND muid = ?)",
-                                          [message.id, message.sender, message.muid]) != nil
-            try upsert(db, message)
+            let inserted = try upsert(db, message)
             try noteUse(db, message.conversationId)
             try bumpConversation(db, with: message, incoming: message.sender != uid)
             try extendLive(db, scope: .conversation(message.conversationId), to: message.id)
             if let parent = message.parentMessageId { try extendLive(db, scope: .thread(parentId: parent), to: message.id) }
-            return !known
+            return inserted
         }
     }
 
@@ -231,10 +229,15 @@ extension ChatCache {
 
     /// Inserts or refreshes one message, keeping the newer state by `updatedAt`. A server
     /// copy of one's own queued message (same sender and muid) takes over its row.
-    func upsert(_ db: Connection, _ message: MessagePayload) throws {
+    /// True when the message got a row of its own (the cache held none with its id, or its
+    /// sender and muid).
+    @discardableResult
+    func upsert(_ db: Connection, _ message: MessagePayload) throws -> Bool {
         let values = try MessageRow.values(message)
         try db.run(MessageRow.update, values)
-        if db.changes == 0 { try db.run(MessageRow.insert, values) }
+        guard db.changes == 0 else { return false }
+        try db.run(MessageRow.insert, values)
+        return db.changes > 0
     }
 
     /// Adds a stretch and merges it with every stretch it overlaps or touches.

@@ -143,12 +143,10 @@ extension ChatCache {
     }
 
     /// After a reconnect every pending item may go at once, whatever its backoff (or only
-    /// `localId`: a retry asked for). False when nothing was pending.
-    @discardableResult
-    public func makePendingDue(_ localId: Int64? = nil) throws -> Bool {
+    /// `localId`: a retry asked for).
+    public func makePendingDue(_ localId: Int64? = nil) throws {
         try write { db in
             try db.run("UPDATE outbox SET next_attempt_at = 0 WHERE state = 'pending' AND (? IS NULL OR local_id = ?)", [localId, localId])
-            return db.changes > 0
         }
     }
 }

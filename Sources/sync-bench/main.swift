@@ -152,10 +152,7 @@ func ingestOnly(count: Int, key: EncryptionKey?) throws -> Double {
     var seconds = 0.0
     for first in stride(from: 0, to: count, by: 1_000) {
         let page = (first..<min(count, first + 1_000)).map { index -> ChangePayload in
-            let peer = "peer\(index % peers)"
-            let message = MessagePayload(id: Int64(index + 1), muid: "m\(index)", conversationId: "bob~\(peer)", sender: peer, receiver: "bob",
-                                         receiverType: .user, category: .message, type: "text", text: "backlog message \(index)", attachment: nil,
-                                         customData: nil, metadata: nil, sentAt: Int64(index), updatedAt: Int64(index), editedAt: nil, deletedAt: nil)
+            let message = textToBob(id: Int64(index + 1), index: index, from: "peer\(index % peers)", text: "backlog message \(index)")
             return ChangePayload(seq: Int64(index + 1), kind: .messageCreated, conversationId: message.conversationId, message: message, at: Int64(index))
         }
         let started = Date()
@@ -163,6 +160,13 @@ func ingestOnly(count: Int, key: EncryptionKey?) throws -> Double {
         seconds += Date().timeIntervalSince(started)
     }
     return seconds
+}
+
+/// A text message from `peer` to bob, sent and last updated at `index`.
+func textToBob(id: Int64, index: Int, from peer: String, text: String) -> MessagePayload {
+    MessagePayload(id: id, muid: "m\(index)", conversationId: "bob~\(peer)", sender: peer, receiver: "bob", receiverType: .user,
+                   category: .message, type: "text", text: text, attachment: nil, customData: nil, metadata: nil,
+                   sentAt: Int64(index), updatedAt: Int64(index), editedAt: nil, deletedAt: nil)
 }
 
 /// Microseconds per live message: `storeLive` alone, and the `followLiveCursor` after it
@@ -173,9 +177,7 @@ func liveFollowing(count: Int) throws -> (store: Double, follow: Double) {
     try cache.recordSyncHead(cursor: "c1.0", serverTime: 0)
     var store: UInt64 = 0, follow: UInt64 = 0
     for index in 1...count {
-        let message = MessagePayload(id: Int64(index), muid: "l\(index)", conversationId: "bob~peer", sender: "peer", receiver: "bob",
-                                     receiverType: .user, category: .message, type: "text", text: "live message \(index)", attachment: nil,
-                                     customData: nil, metadata: nil, sentAt: Int64(index), updatedAt: Int64(index), editedAt: nil, deletedAt: nil)
+        let message = textToBob(id: Int64(index), index: index, from: "peer", text: "live message \(index)")
         let started = DispatchTime.now().uptimeNanoseconds
         try cache.storeLive(message)
         let stored = DispatchTime.now().uptimeNanoseconds

@@ -57,7 +57,7 @@ extension ChatClient {
         if item.state == .failed {
             try? cache.updateOutbox(localId, state: .pending, attempts: 0, nextAttemptAt: config.clock.now())
         } else {
-            _ = try? cache.makePendingDue(localId)
+            try? cache.makePendingDue(localId)
         }
         Task { await outbox.flush() }
     }
@@ -70,7 +70,7 @@ extension ChatClient {
         for item in items where item.state == .failed && item.failureReason == MessageFailureReason.transient.rawValue {
             try? cache.updateOutbox(item.localId, state: .pending, attempts: 0, nextAttemptAt: config.clock.now())
         }
-        _ = try? cache.makePendingDue()
+        try? cache.makePendingDue()
         Task { await outbox.flush() }
     }
 

@@ -18,7 +18,7 @@ extension ChatClient {
     func connectionSettled(owner: SessionOwner) async {
         guard let current = session(of: owner) else { return }
         if let outbox = current.outbox, config.offline.autoSendPendingOnReconnect {
-            _ = try? current.cache?.makePendingDue()
+            try? current.cache?.makePendingDue()
             await outbox.flush()
         }
         guard session(of: owner) != nil else { return }

@@ -80,16 +80,10 @@ final class RealtimeConnection: Sendable {
                 socket.withLock { $0 = opened }
                 set(.connected)
                 let check = rules.withLock { $0.opened(now: config.clock.now()) }
-                let greeted = Greeting()
-                let settle = Task { [config, handlers] in
-                    guard case .settleCheck(let connection, let at) = check else { return }
-                    do { try await config.clock.sleep(milliseconds: max(0, at - config.clock.now())) } catch { return }
-                    guard await greeted.wait() else { return }
-                    if rules.withLock({ $0.settleDue(connection: connection, now: config.clock.now()) }) == .settled {
-                        await handlers.settled()
-                    }
-                }
-                defer { settle.cancel() }
+                // The settle timer starts once the first envelope (the hello) is handled; its
+                // deadline still counts from the connect.
+                var settle: Task<Void, Never>?
+                defer { settle?.cancel() }
                 for try await text in opened.messages {
                     guard let envelope = try? APIClient.decoder.decode(RealtimeEnvelope.self, from: Data(text.utf8)) else {
                         config.logger.log(.warning, "ignored an unreadable realtime message")
@@ -97,7 +91,15 @@ final class RealtimeConnection: Sendable {
                         continue
                     }
                     await handlers.envelope(envelope)
-                    greeted.open()
+                    if settle == nil {
+                        settle = Task { [config, handlers] in
+                            guard case .settleCheck(let connection, let at) = check else { return }
+                            do { try await config.clock.sleep(milliseconds: max(0, at - config.clock.now())) } catch { return }
+                            if rules.withLock({ $0.settleDue(connection: connection, now: config.clock.now()) }) == .settled {
+                                await handlers.settled()
+                            }
+                        }
+                    }
                 }
             } catch {
                 config.logger.log(.info, "realtime connection ended: \(error)")
@@ -109,41 +111,5 @@ final class RealtimeConnection: Sendable {
             do { try await config.clock.sleep(milliseconds: delay) } catch { break }
         }
         set(.disconnected)
-    }
-}
-
-/// Opens once, when a connection's first envelope has been handled; `wait()` returns true
-/// then, or false if the waiting task is cancelled first (the connection ended).
-private final class Greeting: Sendable {
-    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Bool, Never>])>((false, []))
-
-    func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            guard !state.open else { return [] }
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: true) }
-    }
-
-    func wait() async -> Bool {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> Bool? in
-                    if state.open { return true }
-                    if Task.isCancelled { return false }
-                    state.waiters.append(continuation)
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        } onCancel: {
-            let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume(returning: false) }
-        }
     }
 }

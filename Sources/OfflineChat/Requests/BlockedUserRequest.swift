@@ -17,7 +17,7 @@ public final class BlockedUserRequest: Sendable {
                     let page: Page<UserPayload> = try await session.api.get(Endpoints.blocks,
                                                                             query: [("limit", "\(limit)"), ("cursor", cursor)])
                     // A first page that is the whole list refreshes the SDK's own list.
-                    if cursor == nil && page.next == nil { client.keep(()) { try session.cache?.storeBlockedList(page.items) } }
+                    if cursor == nil && page.next == nil { client.keep { try session.cache?.storeBlockedList(page.items) } }
                     return .init(items: page.items, next: page.next)
                 }, convert: { payload, _ in User(payload) },
                 cachedPage: { cache, page in page == 0 ? (try cache.blockedList() ?? []) : [] }))

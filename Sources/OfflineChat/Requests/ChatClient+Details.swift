@@ -29,7 +29,7 @@ extension ChatClient {
         single(cached: { cache in try cache.conversation(id: id).map { Conversation($0, source: .cache) } },
                server: { session in
                    let payload: ConversationPayload = try await session.api.get("\(Endpoints.conversations)/\(id)")
-                   self.keep(()) { try session.cache?.storeConversation(payload) }
+                   self.keep { try session.cache?.storeConversation(payload) }
                    return Conversation(payload, source: .server)
                },
                onCached: { holder.conversation?.onCachedConversation($0) },
@@ -43,7 +43,7 @@ extension ChatClient {
         single(cached: { cache in try cache.message(id: id).map { BaseMessage.make($0, source: .cache) } },
                server: { session in
                    let payload: MessagePayload = try await session.api.get("\(Endpoints.messages)/\(id)")
-                   self.keep(()) { try session.cache?.storeUpdates([payload]) }
+                   self.keep { try session.cache?.storeUpdates([payload]) }
                    return BaseMessage.make(payload, source: .server)
                },
                onCached: { holder.message?.onCachedMessage($0) },

@@ -153,7 +153,7 @@ public final class MessagesRequest: Sendable {
             server: { [self, client] session in
                 let payloads: [MessagePayload] = try await session.api.get(serverPath(me: me), query: serverQuery(anchor: anchor))
                 if let cache = session.cache, let scope {
-                    client.keep(()) {
+                    client.keep {
                         try cache.storePage(payloads, scope: scope, anchor: anchor, limit: settings.limit,
                                             complete: isComplete(anchor: anchor), liveSince: liveSince)
                     }

@@ -81,7 +81,7 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
                 if state.done { return [] }
                 let page = try await fetchPage(session, state.cursor)
                 if let key, let cache = session.cache {
-                    client.keep(()) { try cache.storeSnapshot(key, page: state.page, payload: try ChatCache.encodeSnapshot(page.items)) }
+                    client.keep { try cache.storeSnapshot(key, page: state.page, payload: try ChatCache.encodeSnapshot(page.items)) }
                 }
                 paging.withLock { current in
                     current.page = state.page + 1

@@ -95,6 +95,10 @@ final class FetchGate: Sendable {
 extension ChatClient {
     /// Keeps a server answer in the cache. A cache that cannot take it (a full disk, say) is
     /// logged: the answer still reaches the app, and the cache serves what it had.
+    func keep(_ body: () throws -> Void) {
+        keep((), body)
+    }
+
     func keep<T>(_ fallback: T, _ body: () throws -> T) -> T {
         do {
             return try body()
