@@ -240,20 +240,33 @@ extension ChatCache {
         return db.changes > 0
     }
 
-    /// Adds a stretch and merges it with every stretch it overlaps or touches.
-    func addRange(_ db: Connection, scope: CacheScope, lo: Int64, hi: Int64, open: Bool) throws {
-        let touching = try db.query("SELECT rowid, lo, hi, open FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?",
-                                    [scope.key, hi + 1, lo - 1])
-        var newLo = lo, newHi = hi, newOpen = open
+    /// Adds a stretch and merges it with every stretch it overlaps or touches. The merged
+    /// stretch reaches the live head if the highest one did; closed, it reaches the sync point
+    /// the highest one reached (`provenAt`, see `applySyncPage`).
+    func addRange(_ db: Connection, scope: CacheScope, lo: Int64, hi: Int64, open: Bool, provenAt: Int64? = nil) throws {
+        try addRange(db, scope: scope.key, lo: lo, hi: hi, open: open, provenAt: provenAt)
+    }
+
+    func addRange(_ db: Connection, scope: String, lo: Int64, hi: Int64, open: Bool, provenAt: Int64? = nil) throws {
+        let touching = try db.query("SELECT rowid, lo, hi, open, proven_at FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?",
+                                    [scope, hi + 1, lo - 1])
+        var newLo = lo, newHi = hi, newOpen = open, newProven = provenAt
         for row in touching {
             let rowLo: Int64 = try row.get("lo"), rowHi: Int64 = try row.get("hi")
             let rowOpen = try row.get("open", as: Int.self) != 0
-            if rowHi > newHi { newOpen = rowOpen } else if rowHi == newHi { newOpen = newOpen || rowOpen }
+            let rowProven: Int64? = try row.get("proven_at")
+            if rowHi > newHi {
+                (newOpen, newProven) = (rowOpen, rowProven)
+            } else if rowHi == newHi {
+                newOpen = newOpen || rowOpen
+                newProven = [newProven, rowProven].compactMap { $0 }.max()
+            }
             newLo = min(newLo, rowLo)
             newHi = max(newHi, rowHi)
             try db.run("DELETE FROM ranges WHERE rowid = ?", [try row.get("rowid") as Int64])
         }
-        try db.run("INSERT INTO ranges(scope, lo, hi, open) VALUES (?, ?, ?, ?)", [scope.key, newLo, newHi, newOpen ? 1 : 0])
+        try db.run("INSERT INTO ranges(scope, lo, hi, open, proven_at) VALUES (?, ?, ?, ?, ?)",
+                   [scope, newLo, newHi, newOpen ? 1 : 0, newOpen ? nil : newProven])
     }
 
     func extendLive(_ db: Connection, scope: CacheScope, to id: Int64) throws {

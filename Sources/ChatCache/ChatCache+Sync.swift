@@ -71,20 +71,33 @@ extension ChatCache {
     }
 
     /// Merges one changelog page read from `from.cursor` and moves the sync point to `cursor`,
-    /// in one transaction. Stretches closed after `from` was recorded grow over the page's new
-    /// messages (replaying from there brought every message after them). The live stream may
-    /// have moved the cursor meanwhile (`followLiveCursor`); the page still applies, since every
-    /// change up to either cursor is stored.
-    public func applySyncPage(_ changes: [ChangePayload], from: SyncPoint, cursor: String, serverTime: Int64) throws -> SyncMerge {
+    /// in one transaction, recording what the replay proves about each scope's history:
+    ///
+    /// - A stretch that reached `from` (closed while live since, or proven by the sweep before)
+    ///   grows over the page's messages of its scope.
+    /// - Otherwise the messages created after `from` form a stretch of their own, from the
+    ///   first one created up to the newest: the replay delivers every change after `from`, and
+    ///   chatd's ids order messages against it (`docs/PROTOCOL.md`), so no message of the scope
+    ///   with an id in between is missing. Nothing from before the first is claimed.
+    /// - `liveSince`: the cache's live epoch when a sweep that started on a live connection
+    ///   read its last page (`hasMore` false). If no loss happened since, each scope's newest
+    ///   proven stretch reaches the live head (the stream brings everything after the page)
+    ///   and joins the stretches the stream opened meanwhile.
+    ///
+    /// The live stream may have moved the cursor meanwhile (`followLiveCursor`); the page
+    /// still applies, since every change up to either cursor is stored.
+    public func applySyncPage(_ changes: [ChangePayload], from: SyncPoint, cursor: String, serverTime: Int64,
+                              liveSince: Int? = nil) throws -> SyncMerge {
         try write { db in
             let current = try Self.syncPoint(db)
             guard current.cursor != nil, current.number == from.number, current.serverTime == from.serverTime else { throw SyncPointMoved() }
             var merge = SyncMerge()
-            var seen: [String: Int64] = [:]  // scope key → highest message id of the page
+            var proof = ReplayProof()
             var used = Set<String>()
             for change in changes {
                 if change.removesConversation(for: uid) {
                     try dropConversation(db, change.conversationId, into: &merge)
+                    proof.forget(change.conversationId)
                     continue
                 }
                 guard let message = change.message, Self.carriesMessage(change.kind) else { continue }
@@ -94,15 +107,50 @@ extension ChatCache {
                 case .same: break
                 }
                 used.insert(message.conversationId)
-                for scope in [CacheScope.conversation(message.conversationId)] + (message.parentMessageId.map { [.thread(parentId: $0)] } ?? []) {
-                    seen[scope.key] = max(seen[scope.key] ?? 0, message.id)
-                }
+                proof.note(message, created: change.kind == .messageCreated || change.kind == .groupMember)
             }
             for id in used { try noteUse(db, id) }
-            for (scope, highest) in seen { try extendProven(db, scope: scope, to: highest, since: from.number) }
+            for (scope, seen) in proof.scopes {
+                if try extendProven(db, scope: scope, to: seen.highest, since: from.number) { continue }
+                guard let first = seen.firstCreated else { continue }
+                try addRange(db, scope: scope, lo: first, hi: seen.highest, open: false, provenAt: from.number)
+            }
             try db.run("UPDATE ranges SET proven_at = ? WHERE proven_at >= ?", [from.number + 1, from.number])
+            if liveSince != nil && liveSince == liveEpochCounter.current { try openProvenRanges(db, provenAt: from.number + 1) }
             try Self.setSyncPoint(db, SyncPoint(cursor: cursor, number: from.number + 1, serverTime: serverTime))
             return merge
+        }
+    }
+
+    /// What one page proves, per scope (a conversation, a thread): the newest message it
+    /// carried and the first one created in it. A conversation dropped by the page forgets
+    /// what came before the drop (the user may come back in with a history the page never had).
+    struct ReplayProof {
+        struct Seen {
+            var highest: Int64
+            var firstCreated: Int64?
+        }
+        private(set) var scopes: [String: Seen] = [:]
+        private var threads: [String: Set<String>] = [:]
+
+        mutating func note(_ message: MessagePayload, created: Bool) {
+            var keys = [CacheScope.conversation(message.conversationId).key]
+            if let parent = message.parentMessageId {
+                let thread = CacheScope.thread(parentId: parent).key
+                keys.append(thread)
+                threads[message.conversationId, default: []].insert(thread)
+            }
+            for key in keys {
+                var seen = scopes[key] ?? Seen(highest: message.id)
+                seen.highest = max(seen.highest, message.id)
+                if created { seen.firstCreated = min(seen.firstCreated ?? message.id, message.id) }
+                scopes[key] = seen
+            }
+        }
+
+        mutating func forget(_ conversationId: String) {
+            scopes[CacheScope.conversation(conversationId).key] = nil
+            for thread in threads.removeValue(forKey: conversationId) ?? [] { scopes[thread] = nil }
         }
     }
 
@@ -134,28 +182,36 @@ extension ChatCache {
         if !merge.removedConversations.contains(id) { merge.removedConversations.append(id) }
     }
 
-    /// The stretch of `scope` proven at or after sync point `since` now reaches `id`; stretches
-    /// it meets merge into it.
-    private func extendProven(_ db: Connection, scope: String, to id: Int64, since: Int64) throws {
-        guard let row = try db.queryFirst("SELECT rowid, lo, hi FROM ranges WHERE scope = ? AND proven_at >= ? ORDER BY hi DESC",
-                                          [scope, since]) else { return }
+    /// The stretch of `scope` proven at or after sync point `since` (the newest, if several)
+    /// now reaches `id`; stretches it meets merge into it. False when the scope has none.
+    private func extendProven(_ db: Connection, scope: String, to id: Int64, since: Int64) throws -> Bool {
+        guard let row = try db.queryFirst("SELECT rowid, lo, hi, open, proven_at FROM ranges WHERE scope = ? AND proven_at >= ? ORDER BY hi DESC",
+                                          [scope, since]) else { return false }
         let lo: Int64 = try row.get("lo"), hi: Int64 = try row.get("hi")
-        guard id > hi else { return }
-        try db.run("UPDATE ranges SET hi = ? WHERE rowid = ?", [id, try row.get("rowid") as Int64])
-        // Merge what it now meets (a stretch opened live since the reconnect, for one).
-        let met = try db.query("SELECT rowid, lo, hi, open FROM ranges WHERE scope = ? AND rowid != ? AND lo <= ? AND hi >= ?",
-                               [scope, try row.get("rowid") as Int64, id + 1, lo - 1])
-        guard !met.isEmpty else { return }
-        var newLo = lo, newHi = id, open = false
-        for other in met {
-            newLo = min(newLo, try other.get("lo"))
-            let otherHi: Int64 = try other.get("hi")
-            if otherHi >= newHi { open = try other.get("open", as: Int.self) != 0 }
-            newHi = max(newHi, otherHi)
-            try db.run("DELETE FROM ranges WHERE rowid = ?", [try other.get("rowid") as Int64])
+        guard id > hi else { return true }
+        try db.run("DELETE FROM ranges WHERE rowid = ?", [try row.get("rowid") as Int64])
+        try addRange(db, scope: scope, lo: lo, hi: id, open: false, provenAt: try row.get("proven_at"))
+        return true
+    }
+
+    /// After a last page read on a live connection: each scope's newest stretch proven at
+    /// `provenAt` reaches the live head, and joins the stretches the stream opened (each holds
+    /// everything from its start to the head, so together they hold their whole span).
+    private func openProvenRanges(_ db: Connection, provenAt: Int64) throws {
+        let proven = try db.query("SELECT rowid, scope, lo, hi FROM ranges WHERE proven_at = ? ORDER BY scope, hi DESC", [provenAt])
+        var done = Set<String>()
+        for row in proven {
+            let scope: String = try row.get("scope")
+            guard done.insert(scope).inserted else { continue }
+            var lo: Int64 = try row.get("lo"), hi: Int64 = try row.get("hi")
+            try db.run("DELETE FROM ranges WHERE rowid = ?", [try row.get("rowid") as Int64])
+            for live in try db.query("SELECT rowid, lo, hi FROM ranges WHERE scope = ? AND open = 1", [scope]) {
+                lo = min(lo, try live.get("lo"))
+                hi = max(hi, try live.get("hi"))
+                try db.run("DELETE FROM ranges WHERE rowid = ?", [try live.get("rowid") as Int64])
+            }
+            try addRange(db, scope: scope, lo: lo, hi: hi, open: true)
         }
-        try db.run("UPDATE ranges SET lo = ?, hi = ?, open = ?, proven_at = CASE WHEN ? THEN NULL ELSE proven_at END WHERE rowid = ?",
-                   [newLo, newHi, open ? 1 : 0, open ? 1 : 0, try row.get("rowid") as Int64])
     }
 
     static func carriesMessage(_ kind: ChangeKind) -> Bool {

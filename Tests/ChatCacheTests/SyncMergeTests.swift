@@ -78,9 +78,9 @@ import Testing
         try cache.closeOpenRanges()  // closed before any sync point: what came between is unknown
         try cache.recordSyncHead(cursor: "c1.9", serverTime: 1)
         _ = try cache.applySyncPage([created(message(15), seq: 10)], from: try cache.syncPoint(), cursor: "c1.10", serverTime: 2)
-        #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 12]])
-        #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [10, 11, 12], "15 is stored, but not claimed contiguous")
-        #expect(try cache.message(id: 15) != nil)
+        #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 12], [15, 15]], "15 starts a stretch of its own")
+        #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [15])
+        #expect(try cache.cachedPage(scope, .before(15), limit: 30).isEmpty, "13 and 14 may exist: the hole is not spanned")
     }
 
     @Test func provenStretchesStayProvenAcrossPagesWithoutTheirConversation() throws {

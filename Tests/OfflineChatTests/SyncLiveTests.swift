@@ -19,9 +19,9 @@ import Testing
         let bobToken: String
     }
 
-    /// bob signed in through the proxy, cold-synced, with alice~bob and group_g read once
-    /// (so their stretches are live).
-    func world(chatd arguments: [String] = [], _ prepare: (LiveChatd, String) async throws -> Void = { _, _ in }) async throws -> World {
+    /// bob signed in through the proxy and cold-synced (nothing read yet).
+    func world(chatd arguments: [String] = [], offline: OfflineConfig = offlineOn(),
+               _ prepare: (LiveChatd, String) async throws -> Void = { _, _ in }) async throws -> World {
         let server = try LiveChatd(arguments: arguments)
         let aliceToken = try await server.user("alice")
         let bobToken = try await server.user("bob")
@@ -30,7 +30,7 @@ import Testing
         let proxy = try FaultProxy(upstreamPort: server.port)
         let clock = ManualClock()
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
-        let config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
+        let config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offline,
                                 callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
         let bob = try ChatClient(config: config)
         let log = SyncLog()

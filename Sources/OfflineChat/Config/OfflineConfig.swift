@@ -26,7 +26,18 @@ public struct OfflineConfig: Sendable, Equatable {
     /// Send queued messages as soon as the connection settles (else they wait for a retry).
     public var autoSendPendingOnReconnect = true
 
+    /// Offline support off, every limit at its default.
     public init() {}
+
+    /// The seed's initializer form: `OfflineConfig(enabled: true, encryption: true,
+    /// encryptionFailureBehavior: .onlineOnly)`; the limits keep their defaults (set them as
+    /// properties, or use `Builder`).
+    public init(enabled: Bool = false, encryption: Bool = false,
+                encryptionFailureBehavior: EncryptionFailureBehavior = .onlineOnly) {
+        self.enabled = enabled
+        self.encryption = encryption
+        self.encryptionFailureBehavior = encryptionFailureBehavior
+    }
 
     static func clamp(_ value: Int, _ range: ClosedRange<Int>) -> Int { min(max(value, range.lowerBound), range.upperBound) }
 

@@ -7,7 +7,7 @@ extension ChatClient {
         let handlers = RealtimeConnection.Handlers(
             status: { [weak self] status in self?.connectionChanged(status, owner: owner) },
             envelope: { [weak self] envelope in await self?.receive(envelope, owner: owner) },
-            unreadable: { [weak self] in self?.session(of: owner)?.sync?.lostTrack() },
+            unreadable: { [weak self] in self?.lostTrackOfTheStream(owner: owner) },
             settled: { [weak self] in await self?.connectionSettled(owner: owner) },
             shouldRetry: { [weak self] in await self?.tokenStillAccepted(owner: owner) ?? false })
         return RealtimeConnection(url: components.url!, token: token, transport: transport, config: config, handlers: handlers)
@@ -48,6 +48,14 @@ extension ChatClient {
         }
     }
 
+    /// A live change the cache could not take (or a frame it could not read): the replay must
+    /// bring it, so the sync point stops following and no cached stretch may reach past it.
+    private func lostTrackOfTheStream(owner: SessionOwner) {
+        guard let current = session(of: owner) else { return }
+        current.sync?.lostTrack()
+        try? current.cache?.closeOpenRanges()
+    }
+
     /// After a dropped or refused connection: is the token still good? A 401 ends the
     /// session; no answer means "offline, keep retrying".
     private func tokenStillAccepted(owner: SessionOwner) async -> Bool {
@@ -80,9 +88,7 @@ extension ChatClient {
             if written.stored {
                 current.sync?.liveChangeStored(cursor: envelope.cursor)
             } else {
-                // The replay must bring this change; no cached stretch may reach past it meanwhile.
-                current.sync?.lostTrack()
-                try? current.cache?.closeOpenRanges()
+                lostTrackOfTheStream(owner: owner)
             }
             dispatch(change, me: me, source: .realtime, ownFromAnotherDevice: written.newToTheCache)
         }

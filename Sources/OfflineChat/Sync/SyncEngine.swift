@@ -95,7 +95,10 @@ final class SyncEngine: Sendable {
     /// One sweep: the conversation phase, then (after a cold start: instead) the message
     /// phase. Returns whether both succeeded, and whether it was a reInstall sync.
     func sweep() async -> (succeeded: Bool, reInstall: Bool)? {
-        let generation = live.current.generation
+        // The cache's epoch first: a connection lost after this read changes it.
+        let epoch = cache.liveEpoch
+        let start = live.current
+        let generation = start.generation
         guard isCurrent(), let point = try? cache.syncPoint() else { return nil }
         let reInstall = point.cursor == nil
         let conversations = listeners.conversations
@@ -105,7 +108,8 @@ final class SyncEngine: Sendable {
         // The SDK's own blocked list (BlockedUserRequest's cached page), silently.
         await ChatClient.refreshBlockedList(api: api, cache: cache, logger: config.logger)
         conversations.notify { $0.onSyncServerProgress(reInstall ? 50 : 30) }
-        let messagesOK = reInstall ? await recordHead(generation) : await messagePhase(from: point, generation)
+        let messagesOK = reInstall ? await recordHead(generation)
+            : await messagePhase(from: point, generation, liveEpoch: start.connected ? epoch : nil)
         return (conversationsOK && messagesOK, reInstall)
     }
 
@@ -142,8 +146,9 @@ final class SyncEngine: Sendable {
         }
     }
 
-    /// `generation`: the live connection's when the sweep started (see `LiveFollowing`).
-    private func messagePhase(from point: SyncPoint, _ generation: Int) async -> Bool {
+    /// `generation`: the live connection's when the sweep started (see `LiveFollowing`);
+    /// `liveEpoch`: the cache's live epoch then, if the connection was up.
+    private func messagePhase(from point: SyncPoint, _ generation: Int, liveEpoch: Int?) async -> Bool {
         listeners.sync.notify { $0.onMessageSyncStarted() }
         do {
             let page: ChangelogPage = try await api.get(Endpoints.changes,
@@ -154,7 +159,10 @@ final class SyncEngine: Sendable {
             // read (the user added back, say): the point stops following, so the next replay
             // brings that back.
             if page.changes.contains(where: { $0.removesConversation(for: me) }) { lostTrack() }
-            let merge = try cache.applySyncPage(page.changes, from: point, cursor: page.cursor, serverTime: page.serverTime)
+            // A last page read on the connection the sweep started on: the stream brings the rest.
+            let reachesLive = !page.hasMore && live.current.generation == generation ? liveEpoch : nil
+            let merge = try cache.applySyncPage(page.changes, from: point, cursor: page.cursor, serverTime: page.serverTime,
+                                                liveSince: reachesLive)
             for id in merge.removedConversations { _ = outbox?.discard(.conversation(id)) }
             if !page.hasMore { live.withLock { $0.caughtUp(startedAt: generation) } }
             deliver(merge, outcome: page.hasMore ? .partial : .caughtUp)

@@ -1,0 +1,137 @@
+import ChatCache
+import ChatTesting
+import Foundation
+@testable import OfflineChat
+import Testing
+
+/// What a catch-up sync brings in is readable offline, through the public API: the messages
+/// created after the sync point form a stretch the cached phase serves, and it stops at the
+/// hole before them (against a live chatd; bob's network is a proxy the test switches off).
+@Suite(.timeLimit(.minutes(3))) struct SyncedReadsLiveTests {
+    let sync = SyncLiveTests()
+
+    /// bob's history with alice as an app pages it with no network: the cached phase of each
+    /// `fetchPrevious`, newest page first, until one comes back empty.
+    func readOffline(_ world: SyncLiveTests.World, limit: Int = 100) async throws -> [[Int64]] {
+        let request = try MessagesRequest.MessageRequestBuilder().set(uid: "alice").set(limit: limit).build(client: world.bob)
+        var pages: [[Int64]] = []
+        while true {
+            var cached: [Int64]?
+            var failure: String?
+            do {
+                for try await phase in request.previous() { if case .cached(let page) = phase { cached = page.map(\.id) } }
+            } catch let error as ChatException {
+                failure = error.errorCode
+            }
+            #expect(failure == ChatException.internetUnavailable, "offline, the server phase fails")
+            guard let page = cached, !page.isEmpty else { return pages }
+            pages.append(page)
+        }
+    }
+
+    func sendFromAlice(_ world: SyncLiveTests.World, _ count: Int, _ label: String) async throws -> [Int64] {
+        var ids: [Int64] = []
+        for index in 0..<count { ids.append(try await world.server.send("\(label) \(index)", from: world.aliceToken, to: "bob")) }
+        return ids
+    }
+
+    /// Sweeps until one finishes (the reconnect's), returning its events.
+    func caughtUp(_ world: SyncLiveTests.World) async -> [String] {
+        let sweep = await world.log.sweep()
+        #expect(sweep.last == "finish reInstall=false", "\(sweep)")
+        return sweep
+    }
+
+    /// The scenario: a conversation bob never opened, written to while he was away.
+    @Test func aConversationNeverOpenedIsReadableOfflineAfterTheSync() async throws {
+        let world = try await sync.world()
+        await sync.goOffline(world)
+        let missed = try await sendFromAlice(world, 3, "while away")
+        await sync.comeBack(world)
+        #expect(await caughtUp(world).contains("messages 3 caughtUp"))
+        // Still online: a live message continues the synced stretch (it reaches the live head).
+        // A message elsewhere first, so that the ids are not adjacent (adjacent stretches join anyway).
+        _ = try await world.server.send("elsewhere", from: world.aliceToken, to: "carol")
+        let live = try await world.server.send("live", from: world.aliceToken, to: "bob")
+        await sync.heardLive(world, live)
+        await sync.goOffline(world)
+        #expect(try await readOffline(world) == [missed + [live]])
+    }
+
+    /// 20 messages from before bob's first login: only what the sync brought is claimed.
+    @Test func anOldConversationShowsExactlyWhatWasSyncedAndNothingBefore() async throws {
+        let world = try await sync.world { server, alice in
+            for index in 0..<20 { _ = try await server.send("old \(index)", from: alice, to: "bob") }
+        }
+        await sync.goOffline(world)
+        let missed = try await sendFromAlice(world, 2, "new")
+        await sync.comeBack(world)
+        #expect(await caughtUp(world).contains("messages 2 caughtUp"))
+        await sync.goOffline(world)
+        #expect(try await readOffline(world) == [missed], "the 20 older ones were never seen: the page before is empty")
+    }
+
+    /// Opened online (a live stretch), then offline while alice writes: old + new, no hole.
+    @Test func aConversationOpenedOnlineReadsOldAndNewWithoutAHole() async throws {
+        var old: [Int64] = []
+        let world = try await sync.world { server, alice in
+            for index in 0..<5 { old.append(try await server.send("old \(index)", from: alice, to: "bob")) }
+        }
+        try await sync.read(world, "alice~bob")
+        await sync.goOffline(world)
+        let missed = try await sendFromAlice(world, 3, "new")
+        await sync.comeBack(world)
+        #expect(await caughtUp(world).contains("messages 3 caughtUp"))
+        await sync.goOffline(world)
+        #expect(try await readOffline(world) == [old + missed])
+    }
+
+    /// 2,500 changes in three sweeps (the first two `.partial`), read offline page by page.
+    @Test func aBacklogOf2500IsReadableOfflineAfterThreeSweeps() async throws {
+        var offline = offlineOn()
+        offline.maxMessagesPerConversation = 10_000
+        let world = try await sync.world(offline: offline)
+        await sync.goOffline(world)
+        let backlog = try await sendConcurrently(world, 2_500)
+        await sync.comeBack(world)
+        #expect(await caughtUp(world).contains("messages 1000 partial"))
+        for outcome in ["messages 1000 partial", "messages 500 caughtUp"] {
+            world.clock.advance(by: SyncThrottle.cooldown)
+            try await world.bob.forceSyncNow()
+            #expect(await caughtUp(world).contains(outcome))
+        }
+        await sync.goOffline(world)
+        let pages = try await readOffline(world)
+        #expect(pages.count == 25 && pages.allSatisfy { $0.count == 100 })
+        let read = pages.reversed().flatMap { $0 }
+        #expect(read == backlog.sorted(), "read \(read.count) of \(backlog.count), in order: \(read == read.sorted())")
+    }
+
+    /// `maxMessagesPerConversation` trims the synced stretch's start with the messages.
+    @Test func evictionTrimsTheSyncedStretch() async throws {
+        var offline = offlineOn()
+        offline.maxMessagesPerConversation = 4
+        let world = try await sync.world(offline: offline)
+        await sync.goOffline(world)
+        let missed = try await sendFromAlice(world, 10, "while away")
+        await sync.comeBack(world)
+        #expect(await caughtUp(world).contains("messages 10 caughtUp"))
+        await sync.goOffline(world)
+        #expect(try await readOffline(world, limit: 3) == [Array(missed.suffix(3)), [missed[6]]])
+    }
+
+    func sendConcurrently(_ world: SyncLiveTests.World, _ count: Int) async throws -> [Int64] {
+        try await withThrowingTaskGroup(of: [Int64].self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    var ids: [Int64] = []
+                    for index in stride(from: worker, to: count, by: 8) {
+                        ids.append(try await world.server.send("backlog \(index)", from: world.aliceToken, to: "bob"))
+                    }
+                    return ids
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+    }
+}
