@@ -22,6 +22,10 @@ public struct CacheOpening: Sendable {
     /// Set when the old cache was thrown away: why, and how many queued messages went with it
     /// (-1 when they could not be counted).
     public var reset: (reason: CacheResetReason, pendingLost: Int)?
+    /// For `.encryptionChanged`: the old file's queued messages that had not failed yet, in
+    /// the order they were composed (their media copies went with the old cache). Each is lost
+    /// with the rebuild and is to be reported failed with `.discarded`.
+    public var discarded: [OutboxItem] = []
     /// An encrypted open was proven (the key read the schema).
     public var encrypted = false
     /// The key came from (or was put into) the key store.
@@ -135,14 +139,18 @@ public struct CacheOpener: Sendable {
             }
         }
         var reset: (CacheResetReason, Int)?
+        var discarded: [OutboxItem] = []
         switch (encrypt, format) {
         case (_, .absent):
             break
         case (true, .plaintext):
-            reset = (.encryptionChanged, pendingCount(key: nil))
+            let old = queued(key: nil)
+            (reset, discarded) = ((.encryptionChanged, old.lost), old.discarded)
         case (false, .encrypted):
             // Without a key there is no telling an encrypted file from a damaged plain one.
-            reset = record.map { (.encryptionChanged, pendingCount(key: $0.key)) } ?? (.corrupted, -1)
+            guard let record else { reset = (.corrupted, -1); break }
+            let old = queued(key: record.key)
+            (reset, discarded) = ((.encryptionChanged, old.lost), old.discarded)
         case (true, .encrypted(let salt)):
             guard let record else { reset = (.keyLost, -1); break }
             if let stored = record.salt, stored != salt { reset = (.wrongKey, -1); break }
@@ -154,7 +162,11 @@ public struct CacheOpener: Sendable {
         case (_, .inaccessible):
             return failedLaunch("the cache file cannot be opened right now")
         }
-        if let (reason, lost) = reset { return rebuild(reason, pendingLost: lost) }
+        if let (reason, lost) = reset {
+            var opening = rebuild(reason, pendingLost: lost)
+            if opening.reset != nil { opening.discarded = discarded }
+            return opening
+        }
         return create()
     }
 
@@ -234,15 +246,22 @@ public struct CacheOpener: Sendable {
         throw lastError!
     }
 
-    /// Queued messages in the old file, or -1 when it cannot be read.
-    private func pendingCount(key: EncryptionKey?) -> Int {
+    /// What the old file still queues: how many unsent messages it holds (queued or failed;
+    /// -1 when it cannot be read), and the queued ones that had not failed yet, in composed
+    /// order (empty when they cannot be read one by one, say from an older schema).
+    private func queued(key: EncryptionKey?) -> (lost: Int, discarded: [OutboxItem]) {
         var options = Connection.Options()
         options.readOnly = true
         options.walMode = false
-        guard let db = try? Connection(path: databaseFile.path, key: key, options: options),
-              let count: Int = try? db.scalar("SELECT count(*) FROM outbox") else { return -1 }
-        try? db.close()
-        return count
+        guard let db = try? Connection(path: databaseFile.path, key: key, options: options) else { return (-1, []) }
+        defer { try? db.close() }
+        guard let count: Int = try? db.scalar("SELECT count(*) FROM outbox") else { return (-1, []) }
+        let items = (try? ChatCache.outboxItems(db, where: "o.state != ?", [OutboxItem.State.failed.rawValue])) ?? []
+        return (count, items.map { item in
+            var item = item
+            item.mediaPath = nil  // the copy is deleted with the old cache
+            return item
+        })
     }
 
     /// One more launch whose open failed; the count lives beside the database.

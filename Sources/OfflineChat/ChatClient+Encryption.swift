@@ -6,10 +6,18 @@ import SQLiteKit
 public typealias OfflineCacheResetReason = CacheResetReason
 
 /// Told when the SDK had to throw the cache away and rebuild it (never on logout). Held
-/// weakly, registered by ID, called on the callback queue.
+/// weakly, registered by ID, called on the callback queue. Add it before `login`: resets are
+/// found while login opens the cache.
+///
+/// The order at login: `onOfflineCacheReset`, then, for `.encryptionChanged`, one
+/// `MessageListener.onOutboxMessageFailed` per queued message the old cache held (status
+/// `.failed`, reason `.discarded`, error `ERROR_OFFLINE_MESSAGE_DISCARDED`), in the order the
+/// messages were composed. The other reasons cannot read the old file, so their messages are
+/// lost unseen and only counted (or not).
 public protocol OfflineCacheResetListener: AnyObject {
-    /// `pendingMessagesLost`: queued messages that went with the old cache, or
-    /// `ChatClient.offlinePendingCountUnknown` when they could not be counted.
+    /// `pendingMessagesLost`: unsent messages that went with the old cache (those queued, and
+    /// those that had already failed, which were reported when they failed and are not
+    /// reported again), or `ChatClient.offlinePendingCountUnknown` when they could not be counted.
     func onOfflineCacheReset(_ reason: OfflineCacheResetReason, _ pendingMessagesLost: Int)
 }
 

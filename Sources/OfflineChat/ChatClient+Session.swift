@@ -54,7 +54,13 @@ extension ChatClient {
                             generation: generation)
         if let (reason, lost) = opening.reset {
             config.logger.log(.warning, "the offline cache was rebuilt (\(reason.rawValue)); \(lost) queued messages lost")
+            // The reset first, then each queued message it discarded, in composed order (both
+            // on the callback queue).
             resetListeners.notify { $0.onOfflineCacheReset(reason, lost) }
+            for item in opening.discarded {
+                let message = Outbox.failedMessage(item, reason: .discarded, error: Outbox.discardError(item.localId))
+                messageListeners.notify { $0.onOutboxMessageFailed(message) }
+            }
         }
         return me
     }

@@ -84,7 +84,8 @@ extension CLISession {
             }
             return 0
         } catch let error as ChatException where error.errorCode == ChatException.internetUnavailable {
-            output.emit("phase", ["phase": "server", "offline": true], human: "— server: unreachable (offline); the cached phase above is what this device knows")
+            output.emit("phase", ["phase": "server", "offline": true, "code": error.errorCode],
+                        human: "— server: unreachable (offline); the cached phase above is what this device knows")
             return 0
         } catch {
             output.fail("\(error)", code: (error as? ChatException)?.errorCode)

@@ -1,5 +1,6 @@
 import ChatTesting
 import Foundation
+import OfflineChat
 import Testing
 
 /// The `chat` command-line client, driven as a subprocess against a live chatd.
@@ -79,6 +80,11 @@ import Testing
         let history = await device.chat(["--as", "bob", "history", "alice"])
         #expect(history.status == 0 && history.lines.contains("— server: unreachable (offline); the cached phase above is what this device knows"))
         #expect(history.lines.contains { $0.hasSuffix("alice: before") }, "served from the cache: \(history)")
+        // Scripts tell offline from a server error by the SDK's code.
+        let json = await device.chat(["--as", "bob", "--json", "history", "alice"])
+        let last = try #require(try JSONSerialization.jsonObject(with: Data((json.lines.last ?? "").utf8)) as? [String: Any])
+        #expect(json.status == 0 && last["phase"] as? String == "server" && last["offline"] as? Bool == true, "\(json)")
+        #expect(last["code"] as? String == ChatException.internetUnavailable, "\(json)")
         let send = await device.chat(["--as", "bob", "send", "alice", "from", "the", "tunnel"])
         #expect(send.status == 0 && send.output.hasPrefix("queued (offline)"), "\(send)")
         let pending = await device.chat(["--as", "bob", "pending"])

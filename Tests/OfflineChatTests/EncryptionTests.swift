@@ -5,14 +5,19 @@ import Foundation
 import SQLiteKit
 import Testing
 
-/// Records the reasons of cache resets and every logged line.
-final class ResetLog: OfflineCacheResetListener, ChatLogger, @unchecked Sendable {  // `lines` under `lock`
+/// Records the reasons of cache resets, the queued messages they discard, and every logged line.
+final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @unchecked Sendable {  // `lines` under `lock`
     let events = EventQueue<String>(cancelled: "cancelled")
     private let lock = NSLock()
     private var lines: [(ChatLogLevel, String)] = []
 
     func onOfflineCacheReset(_ reason: OfflineCacheResetReason, _ pendingMessagesLost: Int) {
         events.push("\(reason.rawValue) \(pendingMessagesLost)")
+    }
+
+    func onOutboxMessageFailed(_ message: BaseMessage) {
+        let text = (message as? TextMessage)?.text ?? "?"
+        events.push("failed \(text) \(message.getFailureReason().map { "\($0)" } ?? "nil") \(message.failureError?.errorCode ?? "")")
     }
 
     func log(_ level: ChatLogLevel, _ message: String) { lock.withLock { lines.append((level, message)) } }
@@ -43,6 +48,7 @@ final class ResetLog: OfflineCacheResetListener, ChatLogger, @unchecked Sendable
             config.keyStore = keys
             let client = try ChatClient(config: config)
             client.addOfflineCacheResetListener("log", log)
+            client.addMessageListener("log", log)
             try await client.login(uid: uid, authToken: tokens[uid]!)
             return client
         }
@@ -202,11 +208,17 @@ final class ResetLog: OfflineCacheResetListener, ChatLogger, @unchecked Sendable
         device.quit(plain)
         let encrypted = try await device.launch(encryption: true)
         #expect(await device.log.events.next() == "encryptionChanged 2", "the plaintext outbox could be counted")
+        // Then each queued message, in the order it was composed.
+        for index in 0..<2 {
+            #expect(await device.log.events.next() == "failed queued \(index) discarded \(ChatException.messageDiscarded)")
+        }
+        #expect(encrypted.getPendingMessages().isEmpty)
         #expect(status(encrypted)[1] == "atRest=SQLCIPHER")
         try await queue(1, on: encrypted, device: device)
         device.quit(encrypted)
         let plainAgain = try await device.launch(encryption: false)
         #expect(await device.log.events.next() == "encryptionChanged 1", "the stored key still reads the old file")
+        #expect(await device.log.events.next() == "failed queued 0 discarded \(ChatException.messageDiscarded)")
         #expect(status(plainAgain)[1] == "atRest=NONE")
         #expect(try device.keys.load(account: "test/alice") == nil, "a plaintext cache keeps no key")
     }

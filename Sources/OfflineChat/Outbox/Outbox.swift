@@ -242,12 +242,17 @@ final class Outbox: Sendable {
     /// Tells the send's `onError` and the listeners that `item` failed for good.
     private func failed(_ item: OutboxItem, reason: MessageFailureReason, error: ChatException) {
         if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(error) } }
+        report(.failed(Self.failedMessage(item, reason: reason, error: error)))
+    }
+
+    /// `item` as the app sees it once it failed for good.
+    static func failedMessage(_ item: OutboxItem, reason: MessageFailureReason, error: ChatException) -> BaseMessage {
         var failed = item
         failed.state = .failed
         failed.failureReason = reason.rawValue
         failed.errorCode = error.errorCode
         failed.errorMessage = error.errorDescription
-        report(.failed(BaseMessage.queued(failed)))
+        return BaseMessage.queued(failed)
     }
 
     static func discardError(_ localId: Int64) -> ChatException {
