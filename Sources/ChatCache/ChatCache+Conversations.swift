@@ -91,6 +91,7 @@ extension ChatCache {
 
     /// Inside a write: the conversation's rows go now, its media files after the commit.
     func removeConversation(_ db: Connection, _ id: String) throws {
+        liveEpochCounter.withLock { $0 += 1 }  // what the stream stored of it is gone
         let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id > 0", [id]).map { try $0.get("id") as Int64 }
         let files = forgetMedia(mediaFiles(of: Set(gone)))
         if !files.isEmpty { doomedMedia.withLock { $0 += files } }

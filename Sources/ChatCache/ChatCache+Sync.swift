@@ -98,6 +98,7 @@ extension ChatCache {
                 if change.removesConversation(for: uid) {
                     try dropConversation(db, change.conversationId, into: &merge)
                     proof.forget(change.conversationId)
+                    used.remove(change.conversationId)
                     continue
                 }
                 guard let message = change.message, Self.carriesMessage(change.kind) else { continue }
@@ -243,6 +244,7 @@ extension ChatCache {
     /// and conversations stay), and the next sync starts from the head again.
     public func resetForRebuild() throws {
         try write { db in
+            liveEpochCounter.withLock { $0 += 1 }
             try db.run("DELETE FROM messages WHERE id > 0")
             try db.run("DELETE FROM ranges")
             for key in [SyncKey.cursor, SyncKey.serverTime] { try db.run("DELETE FROM meta WHERE key = ?", [key]) }

@@ -18,8 +18,10 @@ public final class ChatCache: Sendable {
     let clock: @Sendable () -> Int64
     /// Size and count limits, enforced after every write.
     public let limits: CacheLimits
-    /// Counts connection losses (`closeOpenRanges`): a page fetched while connected may claim
-    /// the live head only if no loss happened meanwhile.
+    /// Counts connection losses (`closeOpenRanges`) and removals of cached history (a
+    /// conversation removed or evicted, a clear, a rebuild): a page fetched while connected
+    /// may claim the live head only if neither happened meanwhile (the stream's messages
+    /// since the fetch must all still be in the cache).
     let liveEpochCounter = Locked(0)
     /// Bytes in the media folder, once known (see `mediaBytes()`).
     let mediaTotal = Locked<Int64?>(nil)
@@ -161,6 +163,7 @@ extension ChatCache {
     /// every meta value except `keeping`). The outbox must be emptied first.
     public func clear(keepingMeta keeping: [String]) throws {
         try write { db in
+            liveEpochCounter.withLock { $0 += 1 }
             for table in ["messages", "ranges", "conversations", "snapshots", "usage", "outbox"] { try db.run("DELETE FROM \(table)") }
             try db.run("DELETE FROM meta WHERE key NOT IN (\(keeping.map { _ in "?" }.joined(separator: ", ")))", keeping)
         }

@@ -162,8 +162,10 @@ extension ChatClient {
         return Outbox(cache: cache, api: api, config: config,
                       isOnline: { [weak self] in self?.session(of: owner)?.realtime.status == .connected },
                       liveSince: { [weak self] in
-                          guard let current = self?.session(of: owner), current.realtime.status == .connected else { return nil }
-                          return current.cache?.liveEpoch
+                          // The epoch first: a loss after reading it changes it.
+                          guard let current = self?.session(of: owner), let epoch = current.cache?.liveEpoch,
+                                current.realtime.status == .connected else { return nil }
+                          return epoch
                       },
                       report: { [weak self] outcome in
                           switch outcome {

@@ -130,4 +130,31 @@ import Testing
         try sweep(cache, [change(.messageCreated, message(25), seq: 21)])
         #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [19, 20, 25], "the next sweep still joins it")
     }
+
+    /// The stream removed the conversation after the page was read (a kick), then brought it
+    /// back: the page's messages must not join what the stream stores after the return.
+    @Test func aConversationRemovedAfterThePageWasReadDoesNotReachTheLiveHead() throws {
+        let cache = try makeCache()
+        try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
+        let epoch = cache.liveEpoch
+        try cache.removeConversation("group_g")  // live: kicked; 101…104 are written while out
+        try sweep(cache, [change(.messageCreated, message(100, in: "group_g"), seq: 2)], liveSince: epoch)
+        try cache.storeLive(message(105, in: "group_g"))  // added back
+        #expect(try cache.cachedPage(.conversation("group_g"), .latest, limit: 30).map(\.id) == [105])
+        #expect(try cache.cachedPage(.conversation("group_g"), .before(105), limit: 30).isEmpty, "no span over 101…104")
+    }
+
+    /// Eviction is a removal too: what the stream stored since the page was read may be gone.
+    @Test func aConversationEvictedAfterThePageWasReadDoesNotReachTheLiveHead() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-test-\(UUID().uuidString)/test/a")
+        let ticks = LimitTests.Ticker()
+        let cache = try ChatCache(directory: directory, uid: "a", limits: CacheLimits(maxConversations: 1), clock: { ticks.next() })
+        try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
+        let epoch = cache.liveEpoch
+        try cache.storeLive(message(110))
+        try cache.storeLive(message(111, in: "a~c"))  // evicts a~b with 110
+        try cache.storeLive(message(113))
+        try sweep(cache, (100...105).map { change(.messageCreated, message($0), seq: $0) }, liveSince: epoch)
+        #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [113], "110 is gone: no span from 105 to 113")
+    }
 }

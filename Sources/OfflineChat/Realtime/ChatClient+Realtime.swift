@@ -109,6 +109,10 @@ extension ChatClient {
         do {
             if change.removesConversation(for: current.user.uid) {
                 // Deleted, or out of the group: its history (and what was queued for it) goes.
+                // A sweep in flight may have read a page from before this removal and would
+                // store some of that history again: following waits for a sweep that starts
+                // after it (the replay then removes it for good).
+                current.sync?.lostTrack()
                 try cache.removeConversation(change.conversationId)
                 _ = current.outbox?.discard(.conversation(change.conversationId))
                 return LiveWrite(stored: true)

@@ -142,7 +142,9 @@ public final class MessagesRequest: Sendable {
         let cacheable = isCacheable(anchor: anchor)
         // The connection epoch at the start: the page may claim the live head only if the
         // connection was up then and did not drop before the page is stored.
-        let liveSince = client.getConnectionStatus() == .connected ? client.session.current?.cache?.liveEpoch : nil
+        // (The epoch first: a loss after reading it changes it.)
+        let epoch = client.session.current?.cache?.liveEpoch
+        let liveSince = client.getConnectionStatus() == .connected ? epoch : nil
         client.twoPhase(
             cached: { [client] cache in
                 guard cacheable, let scope else { return [] }

@@ -38,6 +38,7 @@ struct APIClient: Sendable {
         let (status, answer) = try await exchange(method, components.url!, headers: headers, body: data)
         if T.self == NoContent.self { return NoContent() as! T }
         do {
+            if let readable = T.self as? any JSONReadable.Type { return try readable.init(json: answer) as! T }
             return try Self.decoder.decode(T.self, from: answer)
         } catch {
             throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "cannot read the answer to \(method) \(path): \(error)",
