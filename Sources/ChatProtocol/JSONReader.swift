@@ -30,40 +30,34 @@ public struct JSONReader {
 
     /// Reads an object, calling `body` with each key; `body` must read (or `skip`) its value.
     public mutating func object(_ body: (String, inout JSONReader) throws -> Void) throws {
-        try expect(UInt8(ascii: "{"))
-        try descend()
-        defer { depth -= 1 }
-        if try peek() == UInt8(ascii: "}") {
-            index += 1
-            return
-        }
-        while true {
-            let key = try string()
-            try expect(UInt8(ascii: ":"))
-            try body(key, &self)
-            switch try next() {
-            case UInt8(ascii: ","): continue
-            case UInt8(ascii: "}"): return
-            default: throw failure(at: index - 1, "expected , or } in an object")
-            }
+        try elements(between: UInt8(ascii: "{"), and: UInt8(ascii: "}"), of: "an object") { reader in
+            let key = try reader.string()
+            try reader.expect(UInt8(ascii: ":"))
+            try body(key, &reader)
         }
     }
 
     /// Reads an array, calling `body` once per element; `body` must read (or `skip`) it.
     public mutating func array(_ body: (inout JSONReader) throws -> Void) throws {
-        try expect(UInt8(ascii: "["))
+        try elements(between: UInt8(ascii: "["), and: UInt8(ascii: "]"), of: "an array", body)
+    }
+
+    /// `open`, then `element`s separated by commas, then `close`; one level deeper meanwhile.
+    private mutating func elements(between open: UInt8, and close: UInt8, of what: String,
+                                   _ element: (inout JSONReader) throws -> Void) throws {
+        try expect(open)
         try descend()
         defer { depth -= 1 }
-        if try peek() == UInt8(ascii: "]") {
+        if try peek() == close {
             index += 1
             return
         }
         while true {
-            try body(&self)
+            try element(&self)
             switch try next() {
             case UInt8(ascii: ","): continue
-            case UInt8(ascii: "]"): return
-            default: throw failure(at: index - 1, "expected , or ] in an array")
+            case close: return
+            default: throw failure(at: index - 1, "expected , or \(Character(Unicode.Scalar(close))) in \(what)")
             }
         }
     }
