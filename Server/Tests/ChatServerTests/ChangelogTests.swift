@@ -243,7 +243,11 @@ struct UserView: Equatable {
             let query = "?limit=100" + (cursor.map { "&cursor=\($0)" } ?? "")
             let page = try await server.request("GET", Endpoints.conversations + query, token: token).decode(Page<ConversationPayload>.self)
             for conversation in page.items {
-                for message in try await history(of: conversation.conversationId, token: token, server: server) { view.messages[message.id] = message }
+                let messages = try await history(of: conversation.conversationId, token: token, server: server)
+                for message in messages { view.messages[message.id] = message }
+                // chatd keeps the unread count instead of counting: it must be what counting gives.
+                let unread = messages.filter { $0.id > conversation.lastReadMessageId ?? 0 && $0.sender != uid && $0.deletedAt == nil }.count
+                #expect(conversation.unreadMessageCount == unread, "\(uid)'s unread count in \(conversation.conversationId)")
                 var receipts: [String: UserView.Receipts] = [:]
                 receipts[uid] = UserView.Receipts(delivered: conversation.lastDeliveredMessageId ?? 0, read: conversation.lastReadMessageId ?? 0)
                 if let peer = conversation.conversationWith.user?.uid {

@@ -52,6 +52,31 @@ import Testing
         #expect(try await server.request("GET", path, token: bob).decode(ConversationPayload.self).unreadMessageCount == 1)
     }
 
+    /// Group members' kept counts: a newcomer starts at zero, everyone else counts the action
+    /// messages and messages they did not write, and one who comes back starts afresh.
+    @Test func unreadCountsInAGroupFollowJoinsMessagesAndReturns() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        try await server.group("g", by: alice)
+        for index in 0..<3 { _ = try await server.sendToGroup("before \(index)", from: alice, to: "g") }
+        func unread(_ token: String) async throws -> Int {
+            try await server.request("GET", "\(Endpoints.conversations)/group_g", token: token).decode(ConversationPayload.self).unreadMessageCount
+        }
+        #expect(try await server.addMember("bob", to: "g", by: alice) == 201)
+        #expect(try await unread(bob) == 0, "the history before coming in is not unread")
+        for index in 0..<2 { _ = try await server.sendToGroup("after \(index)", from: alice, to: "g") }
+        _ = try await server.sendToGroup("bob's own", from: bob, to: "g")
+        #expect(try await unread(bob) == 0, "sending reads everything before one's own message")
+        _ = try await server.sendToGroup("one more", from: alice, to: "g")
+        #expect(try await unread(bob) == 1)
+        #expect(try await unread(alice) == 0, "her own last message read bob's before it")
+        _ = try await server.request("DELETE", "\(Endpoints.groups)/g/members/bob", token: alice)
+        _ = try await server.sendToGroup("while bob is out", from: alice, to: "g")
+        #expect(try await server.addMember("bob", to: "g", by: alice) == 201)
+        #expect(try await unread(bob) == 0, "back in: counted afresh")
+    }
+
     @Test func aReceiptForAMessageOutsideTheConversationIs422() async throws {
         let server = try LiveServer()
         let alice = try await server.user("alice")

@@ -131,6 +131,14 @@ enum Schema {
             -- this index, not each message row.
             CREATE INDEX messages_unread ON messages(conversation_id, id, sender, deleted_at);
             """)
+        migrator.register(9, "kept unread counts", sql: """
+            -- Each member's unread count, kept by every write that changes it (Store+Unread):
+            -- the conversation list no longer counts rows, so it costs the same at any backlog.
+            ALTER TABLE conversation_members ADD COLUMN unread INTEGER NOT NULL DEFAULT 0;
+            UPDATE conversation_members SET unread = (
+                SELECT count(*) FROM messages m WHERE m.conversation_id = conversation_members.conversation_id
+                   AND m.id > conversation_members.read_id AND m.sender != conversation_members.uid AND m.deleted_at IS NULL);
+            """)
         return migrator
     }()
 }

@@ -20,7 +20,7 @@ extension Store {
     }
 
     static let conversationQuery = """
-        SELECT c.id, c.type, c.last_message_id, c.updated_at, m.peer, m.delivered_id, m.read_id,
+        SELECT c.id, c.type, c.last_message_id, c.updated_at, m.peer, m.delivered_id, m.read_id, m.unread,
                p.delivered_id AS peer_delivered_id, p.read_id AS peer_read_id
         FROM conversation_members m
         JOIN conversations c ON c.id = m.conversation_id
@@ -29,7 +29,6 @@ extension Store {
 
     func conversation(from row: Row, for uid: String, _ db: Connection) throws -> ConversationPayload {
         let id: String = try row.get("id")
-        let readId: Int64 = try row.get("read_id")
         let with: ConversationPeer
         if try row.get("type", as: String.self) == "group" {
             with = .group(try Self.visibleGroup(db, String(id.dropFirst(ConversationPayload.groupID("").count)), for: uid))
@@ -39,9 +38,7 @@ extension Store {
                 try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [peer]).map(Self.user(from:))
                     ?? UserPayload(uid: peer, name: peer), for: uid, db))
         }
-        let unread: Int = try db.scalar("""
-            SELECT count(*) FROM messages WHERE conversation_id = ? AND id > ? AND sender != ? AND deleted_at IS NULL
-            """, [id, readId, uid]) ?? 0
+        let unread: Int = try row.get("unread")
         let lastMessage = try (try row.get("last_message_id", as: Int64?.self)).flatMap { try Self.loadMessage(db, id: $0) }
         func positive(_ name: String) throws -> Int64? {
             let value: Int64? = try row.get(name)
@@ -106,6 +103,7 @@ extension Store {
             if kind == .read {
                 try db.run("UPDATE conversation_members SET read_id = ?, delivered_id = max(delivered_id, ?) WHERE conversation_id = ? AND uid = ?",
                            [messageId, messageId, conversationId, uid])
+                try Self.recountUnread(db, conversationId, [uid])
             } else {
                 try db.run("UPDATE conversation_members SET delivered_id = ? WHERE conversation_id = ? AND uid = ?",
                            [messageId, conversationId, uid])

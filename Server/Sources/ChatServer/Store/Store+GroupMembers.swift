@@ -253,11 +253,13 @@ extension Store {
             """, [conversationId, action.actor, action.guid, action.sentence, now, now, try Self.json(action)])
         let id = db.lastInsertRowID
         try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
+        try Self.countNewMessage(db, conversationId, id: id, sender: action.actor)
         let readers = action.action == .joined || action.action == .added ? [action.actor, action.target] : [action.actor]
         try db.run("""
             UPDATE conversation_members SET read_id = max(read_id, ?1), delivered_id = max(delivered_id, ?1)
             WHERE conversation_id = ?2 AND uid IN (?3, ?4)
             """, [id, conversationId, readers[0], readers.last!])
+        try Self.recountUnread(db, conversationId, readers)
         guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
         try record(db, .groupMember, conversationId: conversationId, message: message,
                    audience: try Self.members(db, of: conversationId) + (action.oldScope != nil ? [action.target] : []),

@@ -72,9 +72,11 @@ extension Store {
                       request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil])
             let id = db.lastInsertRowID
             try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
+            try Self.countNewMessage(db, conversationId, id: id, sender: sender)
             // Sending implies having read everything before one's own message.
             try db.run("UPDATE conversation_members SET read_id = max(read_id, ?), delivered_id = max(delivered_id, ?) WHERE conversation_id = ? AND uid = ?",
                        [id, id, conversationId, sender])
+            try Self.recountUnread(db, conversationId, [sender])
             guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
             try record(db, .messageCreated, conversationId: conversationId, message: message,
                        audience: try Self.members(db, of: conversationId), into: &changes)
@@ -170,6 +172,7 @@ extension Store {
                 UPDATE messages SET text = NULL, attachment = NULL, custom_data = NULL, metadata = NULL,
                     deleted_at = ?, updated_at = ? WHERE id = ?
                 """, [now, now, id])
+            try Self.uncountDeletedMessage(db, message.conversationId, id: id, sender: message.sender)
             let deleted = try publishUpdate(db, id: id, into: &changes)
             if let parentId = message.parentMessageId { try recountReplies(db, parentId, into: &changes) }
             return deleted

@@ -1,0 +1,33 @@
+import SQLiteKit
+
+/// Each member's unread count is kept in `conversation_members.unread` (messages after their
+/// `read_id`, not their own, not deleted), so listing conversations costs the same whatever
+/// the backlog. Every write that changes one of those three things keeps it, in the same
+/// transaction: a new message counts for everyone else who has not read past it, a deletion
+/// uncounts it, and whoever's read point moves (or who comes in) is counted afresh, which
+/// costs only the messages still unread after the new point.
+extension Store {
+    /// A message `id` by `sender` was added to the conversation.
+    static func countNewMessage(_ db: Connection, _ conversationId: String, id: Int64, sender: String) throws {
+        try db.run("UPDATE conversation_members SET unread = unread + 1 WHERE conversation_id = ? AND uid != ? AND read_id < ?",
+                   [conversationId, sender, id])
+    }
+
+    /// Message `id` by `sender` was deleted (it was not before).
+    static func uncountDeletedMessage(_ db: Connection, _ conversationId: String, id: Int64, sender: String) throws {
+        try db.run("UPDATE conversation_members SET unread = unread - 1 WHERE conversation_id = ? AND uid != ? AND read_id < ?",
+                   [conversationId, sender, id])
+    }
+
+    /// `uids`' read points moved (or they just came in): their counts from scratch.
+    static func recountUnread(_ db: Connection, _ conversationId: String, _ uids: [String]) throws {
+        for uid in Set(uids) {
+            try db.run("""
+                UPDATE conversation_members SET unread = (
+                    SELECT count(*) FROM messages WHERE conversation_id = ?1 AND id > conversation_members.read_id AND sender != ?2
+                       AND deleted_at IS NULL)
+                WHERE conversation_id = ?1 AND uid = ?2
+                """, [conversationId, uid])
+        }
+    }
+}
