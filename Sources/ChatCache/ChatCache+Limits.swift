@@ -137,10 +137,17 @@ extension ChatCache {
         return (pages - free) * size + mediaBytes()
     }
 
-    /// The media files kept for these messages (named `<message id>-<file name>`).
+    /// The media files kept for these messages (named `<message id>-<file name>`). Inside a
+    /// write: the folder is listed once for the whole write.
     func mediaFiles(of messageIds: Set<Int64>) -> [URL] {
         guard !messageIds.isEmpty else { return [] }
-        return ((try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? []).filter { name in
+        let names = mediaListingInWrite.withLock { listing in
+            if let listing { return listing }
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? []
+            listing = names
+            return names
+        }
+        return names.filter { name in
             name.split(separator: "-", maxSplits: 1).first.flatMap { Int64($0) }.map(messageIds.contains) ?? false
         }.map { mediaDirectory.appendingPathComponent($0) }
     }

@@ -94,19 +94,23 @@ extension ChatCache {
             var merge = SyncMerge()
             var proof = ReplayProof()
             var used = Set<String>()
+            var stored = try Self.storedMessages(db, ids: changes.compactMap { Self.carriesMessage($0.kind) ? $0.message?.id : nil })
             for change in changes {
                 if change.removesConversation(for: uid) {
                     try dropConversation(db, change.conversationId, into: &merge)
+                    stored = stored.filter { $0.value.conversationId != change.conversationId }
                     proof.forget(change.conversationId)
                     used.remove(change.conversationId)
                     continue
                 }
                 guard let message = change.message, Self.carriesMessage(change.kind) else { continue }
-                switch try store(db, message) {
+                let novelty = try store(db, message, over: stored[message.id])
+                switch novelty {
                 case .new: merge.new.append(message)
                 case .newer: merge.updated.append(message)
                 case .same: break
                 }
+                if novelty != .same || stored[message.id] == nil { stored[message.id] = MessageRow.asStored(message) }
                 used.insert(message.conversationId)
                 proof.note(message, created: change.kind == .messageCreated || change.kind == .groupMember)
             }
@@ -157,12 +161,33 @@ extension ChatCache {
 
     private enum Novelty { case new, newer, same }
 
-    /// Stores one replayed message with as few statements as it takes, and says whether it is
-    /// new to the cache, a newer state of a cached one (or the same time with other content:
-    /// a reaction, a reply count), or nothing new. A server copy of one's own queued message
-    /// takes over its row and is not new (the outbox reports it).
-    private func store(_ db: Connection, _ message: MessagePayload) throws -> Novelty {
-        if let stored = try db.queryFirst("SELECT \(MessageRow.columns) FROM messages WHERE id = ?", [message.id]).map({ try MessageRow.message($0) }) {
+    /// The cached rows of these message ids, read a chunk at a time (one statement text, the
+    /// last id repeated to fill a short chunk) rather than one query per change.
+    static func storedMessages(_ db: Connection, ids: [Int64]) throws -> [Int64: MessagePayload] {
+        var found: [Int64: MessagePayload] = [:]
+        let unique = Array(Set(ids))
+        for start in stride(from: 0, to: unique.count, by: lookupChunk) {
+            var chunk: [any SQLValueConvertible] = Array(unique[start..<min(unique.count, start + lookupChunk)])
+            chunk += Array(repeating: chunk.last!, count: lookupChunk - chunk.count)
+            try db.forEachRow(lookupByIds, chunk) { row in
+                let message = try MessageRow.message(row)
+                found[message.id] = message
+                return true
+            }
+        }
+        return found
+    }
+
+    static let lookupChunk = 64
+    static let lookupByIds = "SELECT \(MessageRow.columns) FROM messages WHERE id IN (\(Array(repeating: "?", count: lookupChunk).joined(separator: ", ")))"
+
+    /// Stores one replayed message with as few statements as it takes (`stored`: its cached
+    /// row, if any), and says whether it is new to the cache, a newer state of a cached one
+    /// (or the same time with other content: a reaction, a reply count), or nothing new. A
+    /// server copy of one's own queued message takes over its row and is not new (the outbox
+    /// reports it).
+    private func store(_ db: Connection, _ message: MessagePayload, over stored: MessagePayload?) throws -> Novelty {
+        if let stored {
             guard stored.updatedAt < message.updatedAt || (stored.updatedAt == message.updatedAt && stored != MessageRow.asStored(message)) else {
                 return .same
             }

@@ -29,6 +29,9 @@ public final class ChatCache: Sendable {
     let doomedMedia = Locked<[URL]>([])
     /// Conversations the current write touched (only used under the writer's lock).
     let touchedInWrite = Locked<Set<String>>([])
+    /// The media folder's names, listed once per write that needs them (a sync page trims
+    /// many conversations; only used under the writer's lock).
+    let mediaListingInWrite = Locked<[String]?>(nil)
 
     static let databaseName = "cache.sqlite"
     static let encoder: JSONEncoder = {
@@ -91,7 +94,10 @@ public final class ChatCache: Sendable {
             (result, doomed) = try writer.withConnection { db in
                 // Under the writer's lock: the files of this write only, taken after its commit
                 // (dropped if it rolls back).
-                defer { doomedMedia.withLock { $0 = [] } }
+                defer {
+                    doomedMedia.withLock { $0 = [] }
+                    mediaListingInWrite.withLock { $0 = nil }
+                }
                 let (result, evicted) = try db.transaction { db -> (T, [URL]) in
                     let result = try body(db)
                     return (result, try enforceLimits(db))

@@ -25,7 +25,7 @@ public final class Statement {
     /// Binds `arguments` to the `?` parameters in order; the count must match.
     public func bind(_ arguments: [any SQLValueConvertible]) throws {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        // Every parameter is bound below (the count must match), so none keeps an old value.
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard arguments.count == expected else {
             throw SQLiteError(code: .range, message: "expected \(expected) arguments, got \(arguments.count)", sql: sql)
@@ -37,7 +37,9 @@ public final class Statement {
             case .null: code = sqlite3_bind_null(handle, index)
             case .integer(let value): code = sqlite3_bind_int64(handle, index, value)
             case .real(let value): code = sqlite3_bind_double(handle, index, value)
-            case .text(let value): code = sqlite3_bind_text(handle, index, value, -1, sqliteTransient)
+            case .text(let value):
+                // The string's own UTF-8 and its length (no C-string copy, no strlen); SQLite copies it.
+                code = value.withCString { sqlite3_bind_text(handle, index, $0, Int32(value.utf8.count), sqliteTransient) }
             case .blob(let bytes):
                 code = bytes.withUnsafeBytes {
                     sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), sqliteTransient)

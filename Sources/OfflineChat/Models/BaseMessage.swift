@@ -81,24 +81,28 @@ public class BaseMessage: @unchecked Sendable, CustomStringConvertible {
     /// The right subclass for a stored or received message.
     static func make(_ payload: MessagePayload, source: MessageSource) -> BaseMessage {
         let message: BaseMessage
+        // The payload's muid (a fresh one only for messages that have none, such as actions):
+        // making a UUID reads the system's random source, too slow for a sync's thousand.
+        let muid = payload.muid ?? MUID.make()
         switch payload.category {
         case .message where payload.type == "text":
-            message = TextMessage(receiverUid: payload.receiver, text: payload.text ?? "", receiverType: payload.receiverType)
+            message = TextMessage(muid: muid, receiverUid: payload.receiver, text: payload.text ?? "", receiverType: payload.receiverType)
         case .message:
-            let media = MediaMessage(receiverUid: payload.receiver, fileurl: "", messageType: payload.type, receiverType: payload.receiverType)
+            let media = MediaMessage(muid: muid, receiverUid: payload.receiver, fileurl: "", messageType: payload.type,
+                                     receiverType: payload.receiverType)
             media.attachment = payload.attachment
             media.caption = payload.text
             message = media
         case .custom:
-            message = CustomMessage(receiverUid: payload.receiver, receiverType: payload.receiverType,
+            message = CustomMessage(muid: muid, receiverUid: payload.receiver, receiverType: payload.receiverType,
                                     customData: payload.customData ?? .null, type: payload.type)
         case .action:
-            let action = ActionMessage(receiverUid: payload.receiver, receiverType: payload.receiverType, type: payload.type)
+            let action = ActionMessage(muid: muid, receiverUid: payload.receiver, receiverType: payload.receiverType, type: payload.type)
             action.action = payload.action
             action.message = payload.text ?? ""
             message = action
         case .call:
-            message = Call(receiverId: payload.receiver, callType: payload.type, receiverType: payload.receiverType)
+            message = Call(muid: muid, receiverId: payload.receiver, callType: payload.type, receiverType: payload.receiverType)
             (message as! Call).callStatus = payload.callStatus ?? .initiated
         }
         message.fill(from: payload)
@@ -108,7 +112,6 @@ public class BaseMessage: @unchecked Sendable, CustomStringConvertible {
 
     func fill(from payload: MessagePayload) {
         id = payload.id
-        muid = payload.muid ?? muid
         senderUid = payload.sender
         conversationId = payload.conversationId
         sentAt = payload.sentAt
@@ -141,9 +144,13 @@ public class BaseMessage: @unchecked Sendable, CustomStringConvertible {
 public final class TextMessage: BaseMessage, @unchecked Sendable {
     public var text: String
 
-    public init(receiverUid: String, text: String, receiverType: ReceiverType) {
+    public convenience init(receiverUid: String, text: String, receiverType: ReceiverType) {
+        self.init(muid: MUID.make(), receiverUid: receiverUid, text: text, receiverType: receiverType)
+    }
+
+    init(muid: String, receiverUid: String, text: String, receiverType: ReceiverType) {
         self.text = text
-        super.init(muid: MUID.make(), receiverUid: receiverUid, receiverType: receiverType, category: .message, type: "text")
+        super.init(muid: muid, receiverUid: receiverUid, receiverType: receiverType, category: .message, type: "text")
     }
 
     override func addContent(to payload: inout MessagePayload) { payload.text = text }
@@ -159,9 +166,13 @@ public final class MediaMessage: BaseMessage, @unchecked Sendable {
     public var caption: String?
     public var localPath: String?
 
-    public init(receiverUid: String, fileurl: String, messageType: String, receiverType: ReceiverType) {
+    public convenience init(receiverUid: String, fileurl: String, messageType: String, receiverType: ReceiverType) {
+        self.init(muid: MUID.make(), receiverUid: receiverUid, fileurl: fileurl, messageType: messageType, receiverType: receiverType)
+    }
+
+    init(muid: String, receiverUid: String, fileurl: String, messageType: String, receiverType: ReceiverType) {
         self.fileurl = fileurl
-        super.init(muid: MUID.make(), receiverUid: receiverUid, receiverType: receiverType, category: .message, type: messageType)
+        super.init(muid: muid, receiverUid: receiverUid, receiverType: receiverType, category: .message, type: messageType)
     }
 
     override func addContent(to payload: inout MessagePayload) {
@@ -174,9 +185,13 @@ public final class MediaMessage: BaseMessage, @unchecked Sendable {
 public final class CustomMessage: BaseMessage, @unchecked Sendable {
     public var customData: JSONValue
 
-    public init(receiverUid: String, receiverType: ReceiverType, customData: JSONValue, type: String) {
+    public convenience init(receiverUid: String, receiverType: ReceiverType, customData: JSONValue, type: String) {
+        self.init(muid: MUID.make(), receiverUid: receiverUid, receiverType: receiverType, customData: customData, type: type)
+    }
+
+    init(muid: String, receiverUid: String, receiverType: ReceiverType, customData: JSONValue, type: String) {
         self.customData = customData
-        super.init(muid: MUID.make(), receiverUid: receiverUid, receiverType: receiverType, category: .custom, type: type)
+        super.init(muid: muid, receiverUid: receiverUid, receiverType: receiverType, category: .custom, type: type)
     }
 
     override func addContent(to payload: inout MessagePayload) { payload.customData = customData }
@@ -193,8 +208,8 @@ public final class ActionMessage: BaseMessage, @unchecked Sendable {
     public var oldScope: GroupScope? { action?.oldScope }
     public var newScope: GroupScope? { action?.newScope }
 
-    init(receiverUid: String, receiverType: ReceiverType, type: String) {
-        super.init(muid: MUID.make(), receiverUid: receiverUid, receiverType: receiverType, category: .action, type: type)
+    init(muid: String, receiverUid: String, receiverType: ReceiverType, type: String) {
+        super.init(muid: muid, receiverUid: receiverUid, receiverType: receiverType, category: .action, type: type)
     }
 
     override func addContent(to payload: inout MessagePayload) {
@@ -207,8 +222,12 @@ public final class ActionMessage: BaseMessage, @unchecked Sendable {
 public final class Call: BaseMessage, @unchecked Sendable {
     public var callStatus = CallStatus.initiated
 
-    public init(receiverId: String, callType: String, receiverType: ReceiverType) {
-        super.init(muid: MUID.make(), receiverUid: receiverId, receiverType: receiverType, category: .call, type: callType)
+    public convenience init(receiverId: String, callType: String, receiverType: ReceiverType) {
+        self.init(muid: MUID.make(), receiverId: receiverId, callType: callType, receiverType: receiverType)
+    }
+
+    init(muid: String, receiverId: String, callType: String, receiverType: ReceiverType) {
+        super.init(muid: muid, receiverUid: receiverId, receiverType: receiverType, category: .call, type: callType)
     }
 
     override func addContent(to payload: inout MessagePayload) { payload.callStatus = callStatus }

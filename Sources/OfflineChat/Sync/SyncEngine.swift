@@ -104,13 +104,29 @@ final class SyncEngine: Sendable {
         let conversations = listeners.conversations
         conversations.notify { $0.onSyncServerStart(reInstall: reInstall) }
         conversations.notify { $0.onSyncServerProgress(0) }
-        let conversationsOK = await conversationPhase()
+        // The three reads go out together (the server answers them side by side); what they
+        // bring is applied in the phases' order.
+        async let changes = reInstall ? nil : changelogPage(from: point)
         // The SDK's own blocked list (BlockedUserRequest's cached page), silently.
-        await ChatClient.refreshBlockedList(api: api, cache: cache, logger: config.logger)
+        async let blocked: Void = ChatClient.refreshBlockedList(api: api, cache: cache, logger: config.logger)
+        let conversationsOK = await conversationPhase()
+        await blocked
         conversations.notify { $0.onSyncServerProgress(reInstall ? 50 : 30) }
-        let messagesOK = reInstall ? await recordHead(generation)
-            : await messagePhase(from: point, generation, liveEpoch: start.connected ? epoch : nil)
+        let messagesOK = if let page = await changes {
+            await messagePhase(page, from: point, generation, liveEpoch: start.connected ? epoch : nil)
+        } else {
+            await recordHead(generation)
+        }
         return (conversationsOK && messagesOK, reInstall)
+    }
+
+    /// One page of the changelog from `point` (or why not).
+    private func changelogPage(from point: SyncPoint) async -> Result<ChangelogPage, any Error> {
+        do {
+            return .success(try await api.get(Endpoints.changes, query: [("cursor", point.cursor), ("limit", "\(Self.changePage)")]))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// One fresh page of the conversation list replaces its slice of the cached list; a
@@ -146,13 +162,14 @@ final class SyncEngine: Sendable {
         }
     }
 
-    /// `generation`: the live connection's when the sweep started (see `LiveFollowing`);
-    /// `liveEpoch`: the cache's live epoch then, if the connection was up.
-    private func messagePhase(from point: SyncPoint, _ generation: Int, liveEpoch: Int?) async -> Bool {
+    /// Merges the changelog page read from `point`. `generation`: the live connection's when
+    /// the sweep started (see `LiveFollowing`); `liveEpoch`: the cache's live epoch then, if
+    /// the connection was up.
+    private func messagePhase(_ read: Result<ChangelogPage, any Error>, from point: SyncPoint, _ generation: Int,
+                              liveEpoch: Int?) async -> Bool {
         listeners.sync.notify { $0.onMessageSyncStarted() }
         do {
-            let page: ChangelogPage = try await api.get(Endpoints.changes,
-                                                        query: [("cursor", point.cursor), ("limit", "\(Self.changePage)")])
+            let page = try read.get()
             guard isCurrent() else { return false }
             listeners.conversations.notify { $0.onSyncServerProgress(60) }
             // Dropping a conversation may wipe what the live stream stored after this page was
