@@ -1,3 +1,4 @@
+import ChatProtocol
 import SQLiteKit
 
 /// The cache's schema: append-only numbered migrations. Plain SQL that SQLCipher 3.4.1
@@ -81,6 +82,21 @@ enum CacheSchema {
             -- every message after the stretch, so a sync page may extend it.
             ALTER TABLE ranges ADD COLUMN proven_at INTEGER;
             """)
+        migrator.register(6, "conversation columns") { db in
+            // The list was one JSON document per conversation: columns now (ConversationRow),
+            // and the last message as a row of its own. Cached conversations move over.
+            try db.execute("""
+                ALTER TABLE conversations RENAME TO conversations_v5;
+                DROP INDEX conversations_by_time;
+                \(ConversationRow.createTables)
+                """)
+            for row in try db.query("SELECT payload, last_access FROM conversations_v5") {
+                let conversation = try ChatCache.decode(ConversationPayload.self, try row.get("payload"))
+                let access: Int64 = try row.get("last_access")
+                try ConversationRow.store(db, conversation, access: access, now: access)
+            }
+            try db.execute("DROP TABLE conversations_v5")
+        }
         return migrator
     }()
 }

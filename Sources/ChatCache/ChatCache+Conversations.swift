@@ -7,18 +7,30 @@ extension ChatCache {
     public func cachedConversations(after: (updatedAt: Int64, id: String)?, limit: Int) throws -> [ConversationPayload] {
         try read { db in
             let (time, id) = after ?? (Int64.max, "")
-            return try db.query("""
-                SELECT payload FROM conversations WHERE updated_at < ? OR (updated_at = ? AND id < ?)
-                ORDER BY updated_at DESC, id DESC LIMIT ?
-                """, [time, time, id, limit]).map { try Self.decode(ConversationPayload.self, try $0.get("payload")) }
+            var page: [ConversationPayload] = []
+            page.reserveCapacity(limit)
+            try db.forEachRow(Self.listPage, [time, time, id, limit]) { row in
+                page.append(try ConversationRow.conversation(row))
+                return true
+            }
+            return page
         }
     }
 
+    static let listPage = ConversationRow.select
+        + " WHERE c.updated_at < ?1 OR (c.updated_at = ?2 AND c.id < ?3) ORDER BY c.updated_at DESC, c.id DESC LIMIT ?4"
+
     public func conversation(id: String) throws -> ConversationPayload? {
-        try read { db in
-            try db.scalar("SELECT payload FROM conversations WHERE id = ?", [id], as: String.self)
-                .map { try Self.decode(ConversationPayload.self, $0) }
+        try read { db in try Self.conversation(db, id: id) }
+    }
+
+    static func conversation(_ db: Connection, id: String) throws -> ConversationPayload? {
+        var found: ConversationPayload?
+        try db.forEachRow(ConversationRow.select + " WHERE c.id = ?", [id]) { row in
+            found = try ConversationRow.conversation(row)
+            return false
         }
+        return found
     }
 
     /// Writes one server page of the conversation list through, replacing its slice: cached
@@ -70,8 +82,7 @@ extension ChatCache {
     /// A live message moves its conversation to the top, as the server's list would.
     /// `incoming`: from someone else (one more unread).
     func bumpConversation(_ db: Connection, with message: MessagePayload, incoming: Bool) throws {
-        guard let text: String = try db.scalar("SELECT payload FROM conversations WHERE id = ?", [message.conversationId]) else { return }
-        var conversation = try Self.decode(ConversationPayload.self, text)
+        guard var conversation = try Self.conversation(db, id: message.conversationId) else { return }
         guard (conversation.lastMessage?.id ?? 0) <= message.id else { return }
         conversation.lastMessage = message
         conversation.updatedAt = max(conversation.updatedAt, message.sentAt)
@@ -80,13 +91,7 @@ extension ChatCache {
     }
 
     func upsert(_ db: Connection, _ conversation: ConversationPayload, at access: Int64?) throws {
-        let payload = try Self.json(conversation)
-        try db.run("UPDATE conversations SET updated_at = ?, payload = ?, last_access = coalesce(?, last_access) WHERE id = ?",
-                   [conversation.updatedAt, payload, access, conversation.conversationId])
-        if db.changes == 0 {
-            try db.run("INSERT INTO conversations(id, updated_at, last_access, payload) VALUES (?, ?, ?, ?)",
-                       [conversation.conversationId, conversation.updatedAt, access ?? clock(), payload])
-        }
+        try ConversationRow.store(db, conversation, access: access, now: clock())
     }
 
     /// Inside a write: the conversation's rows go now, its media files after the commit.
@@ -102,6 +107,7 @@ extension ChatCache {
             """, [id])
         try db.run("DELETE FROM messages WHERE conversation_id = ? AND id > 0", [id])
         try db.run("DELETE FROM conversations WHERE id = ?", [id])
+        try db.run("DELETE FROM last_messages WHERE conversation_id = ?", [id])
         try db.run("DELETE FROM usage WHERE conversation_id = ?", [id])
     }
 }

@@ -170,7 +170,9 @@ extension ChatCache {
     public func clear(keepingMeta keeping: [String]) throws {
         try write { db in
             liveEpochCounter.withLock { $0 += 1 }
-            for table in ["messages", "ranges", "conversations", "snapshots", "usage", "outbox"] { try db.run("DELETE FROM \(table)") }
+            for table in ["messages", "ranges", "conversations", "last_messages", "snapshots", "usage", "outbox"] {
+                try db.run("DELETE FROM \(table)")
+            }
             try db.run("DELETE FROM meta WHERE key NOT IN (\(keeping.map { _ in "?" }.joined(separator: ", ")))", keeping)
         }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? [] {

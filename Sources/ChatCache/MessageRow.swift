@@ -59,18 +59,20 @@ enum MessageRow {
         return stored
     }
 
-    /// A message from the current row of a statement selecting `columns` (the fast path).
-    static func message(_ row: borrowing RowCursor) throws -> MessagePayload {
-        let extras = try row.textOrNil(16).map { try ChatCache.decode(Extras.self, $0) }
-        let replies = row.int(14)
+    /// A message from the current row of a statement selecting `columns` (starting at column
+    /// `offset`): the fast path.
+    static func message(_ row: borrowing RowCursor, offset: Int32 = 0) throws -> MessagePayload {
+        let extras = try row.textOrNil(offset + 16).map { try ChatCache.decode(Extras.self, $0) }
+        let replies = row.int(offset + 14)
         return MessagePayload(
-            id: row.int64(0), muid: row.textOrNil(1), conversationId: row.text(2), sender: row.text(4),
-            receiver: row.text(5), receiverType: ReceiverType(rawValue: row.text(6)) ?? .user,
-            category: MessageCategory(rawValue: row.text(7)) ?? .message, type: row.text(8), text: row.textOrNil(9),
-            attachment: extras?.attachment, customData: extras?.customData, metadata: extras?.metadata,
-            sentAt: row.int64(10), updatedAt: row.int64(11), editedAt: row.int64OrNil(12), deletedAt: row.int64OrNil(13),
-            reactions: extras?.reactions, parentMessageId: row.int64OrNil(3), replyCount: replies == 0 ? nil : replies,
-            callStatus: row.textOrNil(15).flatMap(CallStatus.init(rawValue:)), action: extras?.action)
+            id: row.int64(offset), muid: row.textOrNil(offset + 1), conversationId: row.text(offset + 2), sender: row.text(offset + 4),
+            receiver: row.text(offset + 5), receiverType: ReceiverType(rawValue: row.text(offset + 6)) ?? .user,
+            category: MessageCategory(rawValue: row.text(offset + 7)) ?? .message, type: row.text(offset + 8),
+            text: row.textOrNil(offset + 9), attachment: extras?.attachment, customData: extras?.customData, metadata: extras?.metadata,
+            sentAt: row.int64(offset + 10), updatedAt: row.int64(offset + 11), editedAt: row.int64OrNil(offset + 12),
+            deletedAt: row.int64OrNil(offset + 13), reactions: extras?.reactions, parentMessageId: row.int64OrNil(offset + 3),
+            replyCount: replies == 0 ? nil : replies, callStatus: row.textOrNil(offset + 15).flatMap(CallStatus.init(rawValue:)),
+            action: extras?.action)
     }
 
     /// A message from a row selected with `columns` (starting at column `offset`).

@@ -14,6 +14,11 @@ public struct JSONReader {
         public var offset: Int
         public var reason: String
         public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+
+        public init(offset: Int, reason: String) {
+            self.offset = offset
+            self.reason = reason
+        }
     }
 
     private let bytes: [UInt8]
