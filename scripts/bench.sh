@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # `make bench`: release builds, then
 #   1. chatd-bench against a real chatd process (HTTP, realtime, changelog replay);
-#   2. cache-bench: the SDK cache's cached phase against the raw SQLite C API on the same
-#      file, plain and SQLCipher-keyed, and the peak memory of a query-only process;
+#   2. cache-bench: the SDK cache's cached phase (message pages and the conversation list)
+#      against the raw SQLite C API on the same file, plain, SQLCipher-keyed and populated
+#      through catch-up sync pages, and the peak memory of a query-only process;
 #   3. outbox-bench: queue-to-pending latency and the flush of a 5,000-message backlog on
 #      reconnect, each against a baseline taken in the same run;
 #   4. sync-bench: the catch-up of a 100,000-change backlog against a raw SQLite bulk insert
-#      of the same rows, and the peak memory during it;
+#      of the same rows, and the peak memory of the client process during it;
 #   plus the cost of encryption: cache-bench --compare-encryption and sync-bench's encrypted
 #   ingest put a plain and an SQLCipher cache side by side in one run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
@@ -20,6 +21,8 @@ echo
 .build/release/cache-bench
 echo
 .build/release/cache-bench --encrypted
+echo
+.build/release/cache-bench --synced
 echo
 .build/release/cache-bench --compare-encryption --messages 200000 --conversations 200
 echo

@@ -29,8 +29,10 @@ trap cleanup EXIT
 say "creating users and tokens with chatd's offline admin commands"
 "$chatd" user add alice --name Alice --data "$data/server"
 "$chatd" user add bob --name Bob --data "$data/server"
+"$chatd" user add carol --name Carol --data "$data/server"
 alice_token=$("$chatd" token alice --data "$data/server")
 bob_token=$("$chatd" token bob --data "$data/server")
+carol_token=$("$chatd" token carol --data "$data/server")
 
 say "starting chatd on an ephemeral port (embedded SQLite in $data/server)"
 "$chatd" --data "$data/server" --port 0 > "$data/chatd.log" 2>&1 &
@@ -49,6 +51,7 @@ network_up() {
 network_down() { kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; proxy_pid=""; }
 
 alice=(--server "http://127.0.0.1:$port" --data "$data/alice-phone" --as alice)
+carol=(--server "http://127.0.0.1:$port" --data "$data/carol-phone" --as carol)
 bob=(--server "http://127.0.0.1:$relay_port" --data "$data/bob-phone" --as bob --encrypt)
 network_up
 
@@ -78,6 +81,10 @@ echo "alice edits \"I will bring the tickts\", deletes \"(wrong chat, ignore)\",
 api -X PATCH -d '{"text":"I will bring the tickets"}' "http://127.0.0.1:$port/v1/messages/$typo"
 api -X DELETE "http://127.0.0.1:$port/v1/messages/$oops"
 api -X POST -d '{"reaction":"👍"}' "http://127.0.0.1:$port/v1/messages/$lunch/reactions"
+echo "carol writes to bob for the first time"
+run "${carol[@]}" login --token "$carol_token"
+run "${carol[@]}" send bob "Hi Bob, it's Carol from the climbing club"
+run "${carol[@]}" send bob "Are you coming on Saturday?"
 
 say "4. bob's network is back: the outbox flushes first, then the catch-up sync (with its progress)"
 network_up
@@ -86,7 +93,12 @@ run "${bob[@]}" sync
 say "5. a cached-first read: the cache answers at once, the server confirms"
 run "${bob[@]}" history alice
 
-say "6. bob's cache is encrypted at rest"
+say "6. what the sync brought is readable offline: bob never opened carol's conversation"
+network_down
+run "${bob[@]}" history carol
+network_up
+
+say "7. bob's cache is encrypted at rest"
 run "${bob[@]}" status
 run "${bob[@]}" --json status
 

@@ -233,10 +233,9 @@ extension ChatCache {
     /// sender and muid).
     @discardableResult
     func upsert(_ db: Connection, _ message: MessagePayload) throws -> Bool {
-        let values = try MessageRow.values(message)
-        try db.run(MessageRow.update, values)
+        try db.cachedStatement(MessageRow.update).run { try MessageRow.bind(message, to: $0) }
         guard db.changes == 0 else { return false }
-        try db.run(MessageRow.insert, values)
+        try db.cachedStatement(MessageRow.insert).run { try MessageRow.bind(message, to: $0) }
         return db.changes > 0
     }
 

@@ -94,7 +94,11 @@ extension ChatCache {
             var merge = SyncMerge()
             var proof = ReplayProof()
             var used = Set<String>()
-            var stored = try Self.storedMessages(db, ids: changes.compactMap { Self.carriesMessage($0.kind) ? $0.message?.id : nil })
+            let ids = changes.compactMap { Self.carriesMessage($0.kind) ? $0.message?.id : nil }
+            var stored = try Self.storedMessages(db, ids: ids)
+            // Only a message the page carries again needs its new state remembered.
+            var occurrences: [Int64: Int] = [:]
+            for id in ids { occurrences[id, default: 0] += 1 }
             for change in changes {
                 if change.removesConversation(for: uid) {
                     try dropConversation(db, change.conversationId, into: &merge)
@@ -110,7 +114,9 @@ extension ChatCache {
                 case .newer: merge.updated.append(message)
                 case .same: break
                 }
-                if novelty != .same || stored[message.id] == nil { stored[message.id] = MessageRow.asStored(message) }
+                if occurrences[message.id, default: 0] > 1 && (novelty != .same || stored[message.id] == nil) {
+                    stored[message.id] = MessageRow.asStored(message)
+                }
                 used.insert(message.conversationId)
                 proof.note(message, created: change.kind == .messageCreated || change.kind == .groupMember)
             }
@@ -199,7 +205,7 @@ extension ChatCache {
             try upsert(db, message)
             return .same
         }
-        try db.run(MessageRow.insert, try MessageRow.values(message))
+        try db.cachedStatement(MessageRow.insert).run { try MessageRow.bind(message, to: $0) }
         return .new
     }
 

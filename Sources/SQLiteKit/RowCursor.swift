@@ -9,10 +9,7 @@ public struct RowCursor: ~Copyable {
     public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
 
     /// Text (empty for NULL).
-    public func text(_ column: Int32) -> String {
-        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
-        return String(cString: bytes)
-    }
+    public func text(_ column: Int32) -> String { columnText(handle, column) }
 
     public func textOrNil(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
 }
@@ -35,4 +32,10 @@ extension Connection {
                            _ body: (borrowing RowCursor) throws -> Bool) throws {
         try cachedStatement(sql).forEachRow(arguments, body)
     }
+}
+
+/// A text column's bytes, all of them (a NUL inside is kept), as a String; empty for NULL.
+func columnText(_ statement: OpaquePointer, _ column: Int32) -> String {
+    guard let bytes = sqlite3_column_text(statement, column) else { return "" }
+    return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
 }

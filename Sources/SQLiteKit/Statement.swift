@@ -82,7 +82,7 @@ public final class Statement {
         switch sqlite3_column_type(handle, column) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
-        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(handle, column)))
+        case SQLITE_TEXT: return .text(columnText(handle, column))
         case SQLITE_BLOB:
             let count = Int(sqlite3_column_bytes(handle, column))
             guard count > 0, let base = sqlite3_column_blob(handle, column) else { return .blob([]) }

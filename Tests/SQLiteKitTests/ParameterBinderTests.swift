@@ -1,0 +1,38 @@
+import Foundation
+import SQLiteKit
+import Testing
+
+/// Parameters bound in place: the same values as the argument-array path, and a parameter
+/// left unset is NULL (never the previous run's value).
+@Suite struct ParameterBinderTests {
+    @Test func boundValuesReadBackAndUnsetOnesAreNull() throws {
+        let db = try Connection.inMemory()
+        try db.execute("CREATE TABLE t(k INTEGER, i INTEGER, s TEXT, e TEXT, n TEXT)")
+        let insert = try db.prepare("INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?5)")
+        try insert.run { row in
+            try row.bind(1, Int64(1))
+            try row.bind(2, Int64.min)
+            try row.bind(3, "héllo 👋 \u{0}inside")
+            try row.bind(4, "")
+            try row.bind(5, String?.none)
+        }
+        try insert.run { row in
+            try row.bind(1, Int64(2))
+            try row.bind(2, Int64?.none)
+        }
+        let first = try #require(try db.queryFirst("SELECT * FROM t WHERE k = 1"))
+        #expect(try first.get("i") == Int64.min)
+        #expect(try first.get("s") == "héllo 👋 \u{0}inside")
+        #expect(try first.get("e") == "" && first.get("n", as: String?.self) == nil)
+        let second = try #require(try db.queryFirst("SELECT * FROM t WHERE k = 2"))
+        #expect(try second.get("i", as: Int64?.self) == nil)
+        #expect(try second.get("s", as: String?.self) == nil, "not the first run's text")
+    }
+
+    @Test func aParameterOutOfRangeIsAnError() throws {
+        let db = try Connection.inMemory()
+        try db.execute("CREATE TABLE t(a INTEGER)")
+        let insert = try db.prepare("INSERT INTO t VALUES (?1)")
+        #expect(throws: SQLiteError.self) { try insert.run { try $0.bind(2, Int64(1)) } }
+    }
+}
