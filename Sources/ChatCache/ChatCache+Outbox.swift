@@ -42,9 +42,10 @@ extension ChatCache {
         try write { db in
             let queued: Int = try db.scalar("SELECT count(*) FROM outbox") ?? 0
             guard queued < maxPending else { throw OutboxFull(limit: maxPending) }
-            var values = try MessageRow.values(message)
-            values[0] = Int64?.none  // no server id while queued
-            try db.run(MessageRow.insertQueued, values)
+            try db.cachedStatement(MessageRow.insertQueued).run { row in
+                try MessageRow.bind(message, to: row)
+                try row.bindNull(1)  // no server id while queued
+            }
             let localId = db.lastInsertRowID
             try db.run("""
                 INSERT INTO outbox(local_id, conversation_id, state, media_path, request) VALUES (?, ?, 'pending', ?, ?)
@@ -91,10 +92,11 @@ extension ChatCache {
     @discardableResult
     public func completeSend(_ localId: Int64, with message: MessagePayload, liveSince: Int?) throws -> MessagePayload {
         try write { db in
-            var values = try MessageRow.values(message)
-            values.append(localId)
             // The realtime echo may have taken the row over already: then this just refreshes it.
-            try db.run(MessageRow.completeQueued, values)
+            try db.cachedStatement(MessageRow.completeQueued).run { row in
+                try MessageRow.bind(message, to: row)
+                try row.bind(18, localId)
+            }
             if db.changes == 0 { try upsert(db, message) }
             try db.run("DELETE FROM outbox WHERE local_id = ?", [localId])
             if liveSince != nil && liveSince == liveEpochCounter.current {

@@ -56,9 +56,10 @@ enum ConversationRow {
         try db.run(update, values + [access])
         if db.changes == 0 { try db.run(insert, values + [access, now]) }
         if let last = conversation.lastMessage {
-            var row = try MessageRow.values(last)
-            row[2] = conversation.conversationId  // the key, whatever the message says
-            try db.run(storeLastMessage, row)
+            try db.cachedStatement(storeLastMessage).run { row in
+                try MessageRow.bind(last, to: row)
+                try row.bind(3, conversation.conversationId)  // the key, whatever the message says
+            }
         } else {
             try db.run("DELETE FROM last_messages WHERE conversation_id = ?", [conversation.conversationId])
         }

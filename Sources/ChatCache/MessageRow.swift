@@ -40,15 +40,7 @@ enum MessageRow {
         var action: MemberActionPayload?
     }
 
-    /// The values for `columns`, in order.
-    static func values(_ message: MessagePayload) throws -> [any SQLValueConvertible] {
-        [message.id, message.muid, message.conversationId, message.parentMessageId, message.sender, message.receiver,
-         message.receiverType.rawValue, message.category.rawValue, message.type, message.text, message.sentAt,
-         message.updatedAt, message.editedAt, message.deletedAt, message.replyCount ?? 0, message.callStatus?.rawValue,
-         try extras(message)]
-    }
-
-    /// The same values bound in place (?1…?17 as in `columns`): the hot path of a sync page.
+    /// A message's values bound in place, ?1…?17 as in `columns`.
     static func bind(_ message: MessagePayload, to row: borrowing ParameterBinder) throws {
         try row.bind(1, message.id)
         try row.bind(2, message.muid)
