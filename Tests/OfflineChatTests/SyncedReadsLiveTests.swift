@@ -120,6 +120,23 @@ import Testing
         #expect(try await readOffline(world, limit: 3) == [Array(missed.suffix(3)), [missed[6]]])
     }
 
+    /// After a rebuild (the sync point expired while bob was away), the next catch-up's
+    /// messages are readable offline again.
+    @Test func afterARebuildWhatTheNextSyncBringsIsReadableOffline() async throws {
+        let world = try await sync.world(chatd: ["--changelog-retention", "5"])
+        await sync.goOffline(world)
+        _ = try await sendFromAlice(world, 12, "expired")
+        await sync.comeBack(world)
+        #expect(await world.log.sweep().contains("messages error cursor_expired"))
+        #expect(await world.log.sweep().last == "finish reInstall=true", "the rebuild's cold start")
+        await sync.goOffline(world)
+        let missed = try await sendFromAlice(world, 2, "after the rebuild")
+        await sync.comeBack(world)
+        #expect(await caughtUp(world).contains("messages 2 caughtUp"))
+        await sync.goOffline(world)
+        #expect(try await readOffline(world) == [missed], "the rebuild dropped the older ones; these came with the sync")
+    }
+
     func sendConcurrently(_ world: SyncLiveTests.World, _ count: Int) async throws -> [Int64] {
         try await withThrowingTaskGroup(of: [Int64].self) { group in
             for worker in 0..<8 {
