@@ -13,11 +13,14 @@ public struct JSONReader {
     public struct Failure: Error, CustomStringConvertible {
         public var offset: Int
         public var reason: String
+        /// The text nests deeper than `maxDepth` (it may be valid JSON all the same).
+        public var tooDeep = false
         public var description: String { "invalid JSON at byte \(offset): \(reason)" }
 
-        public init(offset: Int, reason: String) {
+        public init(offset: Int, reason: String, tooDeep: Bool = false) {
             self.offset = offset
             self.reason = reason
+            self.tooDeep = tooDeep
         }
     }
 
@@ -293,7 +296,7 @@ public struct JSONReader {
 
     private mutating func descend() throws {
         depth += 1
-        guard depth <= maxDepth else { throw failure(at: index, "nested deeper than \(maxDepth)") }
+        guard depth <= maxDepth else { throw Failure(offset: index, reason: "nested deeper than \(maxDepth) levels", tooDeep: true) }
     }
 
     private mutating func skipWhitespace() {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One text frame on the realtime WebSocket (`GET /v1/realtime`), in either direction.
 ///
 /// Server → client: `hello` once (with the head cursor), then `change` events in change-sequence
@@ -51,5 +53,53 @@ public struct TypingPayload: Codable, Sendable, Equatable {
         receiver = try container.decode(String.self, forKey: .receiver)
         receiverType = try container.decodeIfPresent(ReceiverType.self, forKey: .receiverType) ?? .user
         isTyping = try container.decode(Bool.self, forKey: .isTyping)
+    }
+}
+
+/// What a client may send on the realtime socket: a typing indicator (`{"type":"typing",
+/// "typing":{…}}`), nothing else. The server reads client frames as this type only, with
+/// `JSONReader` (linear, at most `maxDepth` levels), so no frame can make it decode changes or
+/// descend into deep nesting. Unknown keys are skipped.
+public struct RealtimeClientFrame: Sendable, Equatable {
+    public var type: String
+    public var typing: TypingPayload?
+
+    public static let maxDepth = 4
+
+    public init(json data: Data) throws {
+        var reader = JSONReader(data, maxDepth: Self.maxDepth)
+        var type: String?
+        var typing: TypingPayload?
+        try reader.object { key, reader in
+            switch key {
+            case "type": type = try reader.string()
+            case "typing": typing = try reader.optional { try TypingPayload(reading: &$0) }
+            default: try reader.skip()
+            }
+        }
+        try reader.end()
+        guard let type else { throw JSONReader.Failure(offset: 0, reason: "a frame needs a type") }
+        self.type = type
+        self.typing = typing
+    }
+}
+
+extension TypingPayload {
+    /// `sender` is ignored: the server sets it.
+    init(reading reader: inout JSONReader) throws {
+        var receiver: String?, receiverType = ReceiverType.user, isTyping: Bool?
+        try reader.object { key, reader in
+            switch key {
+            case "receiver": receiver = try reader.string()
+            case "receiverType":
+                let raw = try reader.string()
+                guard let known = ReceiverType(rawValue: raw) else { throw JSONReader.Failure(offset: 0, reason: "receiverType \(raw)") }
+                receiverType = known
+            case "isTyping": isTyping = try reader.bool()
+            default: try reader.skip()
+            }
+        }
+        guard let receiver, let isTyping else { throw JSONReader.Failure(offset: 0, reason: "typing needs a receiver and isTyping") }
+        self.init(receiver: receiver, receiverType: receiverType, isTyping: isTyping)
     }
 }

@@ -92,15 +92,32 @@ public final class Connection {
     }
 
     /// A compiled statement kept for reuse by SQL text: compiling costs more than running
-    /// most statements. `run`, `query`, `queryFirst` and `scalar` all go through it.
+    /// most statements. `run`, `query`, `queryFirst` and `scalar` all go through it. At most
+    /// `statementCacheCapacity` are kept; the least recently used goes first (SQL texts that
+    /// vary without bound, a list's length spelled out, say, would otherwise grow it forever).
     public func cachedStatement(_ sql: String) throws -> Statement {
-        if let statement = statementCache[sql] { return statement }
+        useCounter &+= 1
+        if let statement = statementCache[sql] {
+            statement.lastUse = useCounter
+            return statement
+        }
         let statement = try prepare(sql)
+        if statementCache.count >= statementCacheCapacity,
+           let oldest = statementCache.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+            statementCache[oldest] = nil  // finalized once no caller still holds it
+        }
+        statement.lastUse = useCounter
         statementCache[sql] = statement
         return statement
     }
 
+    /// How many compiled statements `cachedStatement` keeps.
+    public var statementCacheCapacity = 256
+    /// How many it keeps now.
+    public var cachedStatementCount: Int { statementCache.count }
+
     private var statementCache: [String: Statement] = [:]
+    private var useCounter: UInt64 = 0
 
     /// Runs one statement with `arguments` bound to its `?` parameters, discarding rows.
     public func run(_ sql: String, _ arguments: [any SQLValueConvertible] = []) throws {

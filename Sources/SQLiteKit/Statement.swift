@@ -7,6 +7,8 @@ public final class Statement {
     public let sql: String
     /// Result column names.
     public let columns: [String]
+    /// When the connection's statement cache last handed it out (least recently used goes first).
+    var lastUse: UInt64 = 0
 
     init(connection: Connection, sql: String) throws {
         var statement: OpaquePointer?

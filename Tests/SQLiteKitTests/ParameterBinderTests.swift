@@ -36,3 +36,18 @@ import Testing
         #expect(throws: SQLiteError.self) { try insert.run { try $0.bind(2, Int64(1)) } }
     }
 }
+
+/// The statement cache is bounded: SQL texts that never repeat cannot grow it without end.
+@Suite struct StatementCacheTests {
+    @Test func theLeastRecentlyUsedStatementGoesFirst() throws {
+        let db = try Connection.inMemory()
+        db.statementCacheCapacity = 3
+        let kept = try db.cachedStatement("SELECT 0")
+        for index in 1...10 {
+            _ = try db.cachedStatement("SELECT \(index)")
+            #expect(try db.cachedStatement("SELECT 0") === kept, "in use all along: kept")
+        }
+        #expect(db.cachedStatementCount == 3)
+        #expect(try db.scalar("SELECT 1") == 1, "an evicted text compiles again")
+    }
+}

@@ -12,6 +12,9 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
+// Everything chatd creates (database, media, admin commands' files) is its own account's only.
+umask(0o077)
+
 let command: ChatdCommand
 let configuration: ServerConfiguration
 do {

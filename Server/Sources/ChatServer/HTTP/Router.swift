@@ -10,6 +10,8 @@ public struct RouteContext: Sendable {
     public func parameter(_ name: String) -> String { parameters[name] ?? "" }
 
     static let decoder = JSONDecoder()
+    /// A body's nesting: the request object around a field of `Validate.maxJSONDepth` levels.
+    static let maxBodyDepth = Validate.maxJSONDepth + 1
 
     /// Decodes the JSON body: 413 when too large, 400 when not UTF-8 JSON, 422 when the
     /// fields do not fit `T` (missing, wrong type).
@@ -19,7 +21,15 @@ public struct RouteContext: Sendable {
         guard String(validating: body, as: UTF8.self) != nil else {
             throw HTTPError(400, .malformedJSON, "the body is not valid UTF-8")
         }
-        guard (try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])) != nil else {
+        // One linear pass that refuses deep nesting before anything decodes it (nested
+        // containers cost decoders far more than their size).
+        var reader = JSONReader(body, maxDepth: Self.maxBodyDepth)
+        do {
+            try reader.skip()
+            try reader.end()
+        } catch let failure as JSONReader.Failure where failure.tooDeep {
+            throw HTTPError.validation("the body nests deeper than \(Self.maxBodyDepth) levels")
+        } catch {
             throw HTTPError(400, .malformedJSON, body.isEmpty ? "a JSON body is required" : "the body is not valid JSON")
         }
         do {

@@ -160,8 +160,9 @@ struct RealtimeLoop {
         case .binary:
             close(client, .unsupportedData, "send JSON text messages")
         case .text(let text):
-            guard let envelope = try? JSONDecoder().decode(RealtimeEnvelope.self, from: Data(text.utf8)),
-                  envelope.type == .typing, var typing = envelope.typing else {
+            // Read as what a client may send, nothing more (linear, a few levels deep at most).
+            guard let frame = try? RealtimeClientFrame(json: Data(text.utf8)),
+                  frame.type == RealtimeEnvelope.Kind.typing.rawValue, var typing = frame.typing else {
                 close(client, .unsupportedData, "expected a typing envelope")
                 return
             }

@@ -39,7 +39,7 @@ public struct MessageQuery: Sendable {
     var newestFirst: Bool { afterId == nil && sentAfter == nil && updatedAfter == nil }
 
     /// SQL conditions with their arguments, in order.
-    func whereClause() -> (String, [any SQLValueConvertible]) {
+    func whereClause() throws -> (String, [any SQLValueConvertible]) {
         var conditions = SQLConditions()
         func add(_ condition: String, _ values: [any SQLValueConvertible] = []) { conditions.add(condition, values) }
         switch scope {
@@ -50,8 +50,8 @@ public struct MessageQuery: Sendable {
         if let beforeId { add("id < ?", [beforeId]) }
         if let sentAfter { add("sent_at > ?", [sentAfter]) }
         if let sentBefore { add("sent_at < ?", [sentBefore]) }
-        if !categories.isEmpty { add("category IN (\(sqlPlaceholders(categories.count)))", categories) }
-        if !types.isEmpty { add("type IN (\(sqlPlaceholders(types.count)))", types) }
+        try conditions.oneOf("category", categories)
+        try conditions.oneOf("type", types)
         if hideReplies { add("parent_id IS NULL") }
         if hideDeleted { add("deleted_at IS NULL") }
         conditions.keyword(searchKeyword, in: ["text"])
@@ -75,5 +75,3 @@ public struct MessageQuery: Sendable {
     }
 }
 
-/// `?, ?, …` for an `IN (…)` list of `count` bound values.
-func sqlPlaceholders(_ count: Int) -> String { Array(repeating: "?", count: count).joined(separator: ", ") }

@@ -18,10 +18,18 @@ struct SQLConditions {
             Array(repeating: pattern, count: columns.count))
     }
 
-    /// Any of `tags` in the JSON array `column` (no condition when empty).
-    mutating func anyTag(_ tags: [String], in column: String) {
+    /// `column` is one of `values` (no condition when empty). The list is bound as one JSON
+    /// array, so the SQL text is the same whatever its length (one cached statement, not one
+    /// per list length).
+    mutating func oneOf(_ column: String, _ values: [String]) throws {
+        guard !values.isEmpty else { return }
+        add("\(column) IN (SELECT value FROM json_each(?))", [try Store.json(values) ?? "[]"])
+    }
+
+    /// Any of `tags` in the JSON array `column` (no condition when empty), bound as one JSON array.
+    mutating func anyTag(_ tags: [String], in column: String) throws {
         guard !tags.isEmpty else { return }
-        add("EXISTS (SELECT 1 FROM json_each(\(column)) WHERE value IN (\(sqlPlaceholders(tags.count))))", tags)
+        add("EXISTS (SELECT 1 FROM json_each(\(column)) WHERE value IN (SELECT value FROM json_each(?)))", [try Store.json(tags) ?? "[]"])
     }
 
     /// `column` in (or, with `online == false`, not in) `onlineUids`, bound as one JSON array.

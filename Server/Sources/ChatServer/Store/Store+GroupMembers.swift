@@ -168,9 +168,7 @@ extension Store {
         var conditions = SQLConditions()
         conditions.add("m.conversation_id = ? AND m.uid > ?", [ConversationPayload.groupID(guid), after ?? ""])
         conditions.keyword(filter.searchKeyword, in: ["u.uid", "u.name"])
-        if !filter.scopes.isEmpty {
-            conditions.add("m.scope IN (\(sqlPlaceholders(filter.scopes.count)))", filter.scopes.map(\.rawValue))
-        }
+        try conditions.oneOf("m.scope", filter.scopes.map(\.rawValue))
         try conditions.presence(filter.online, filter.onlineUids, column: "m.uid")
         let sql = """
             SELECT \(Self.memberUserColumns), m.scope, m.joined_at FROM conversation_members m JOIN users u ON u.uid = m.uid

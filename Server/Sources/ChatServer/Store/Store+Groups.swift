@@ -109,7 +109,7 @@ extension Store {
         conditions.add("g.deleted_at IS NULL AND (g.type != 'private' OR me.uid IS NOT NULL)")
         if filter.joinedOnly { conditions.add("me.uid IS NOT NULL") }
         conditions.keyword(filter.searchKeyword, in: ["g.guid", "g.name"])
-        conditions.anyTag(filter.tags, in: "g.tags")
+        try conditions.anyTag(filter.tags, in: "g.tags")
         let sql = "\(Self.groupQuery) WHERE \(conditions.clause) ORDER BY g.guid LIMIT ?"
         let finalArguments = [caller] + conditions.arguments + [limit]
         return try read { db in try db.query(sql, finalArguments).map(Self.group(from:)) }

@@ -212,7 +212,7 @@ extension Store {
             case .conversation(let id): try Self.requireMember(db, uid, id)
             case .thread(let parentId): _ = try Self.readableMessage(db, id: parentId, uid: uid)
             }
-            let (conditions, arguments) = query.whereClause()
+            let (conditions, arguments) = try query.whereClause()
             let order = query.newestFirst ? "DESC" : "ASC"
             let rows = try db.query("SELECT \(Self.messageColumns) FROM messages WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
                                     arguments + [query.limit])

@@ -40,8 +40,8 @@ extension Store {
         var conditions = SQLConditions()
         conditions.add("uid > ?", [after ?? ""])
         conditions.keyword(filter.searchKeyword, in: ["uid", "name"])
-        conditions.anyTag(filter.tags, in: "users.tags")
-        if !filter.roles.isEmpty { conditions.add("role IN (\(sqlPlaceholders(filter.roles.count)))", filter.roles) }
+        try conditions.anyTag(filter.tags, in: "users.tags")
+        try conditions.oneOf("role", filter.roles)
         try conditions.presence(filter.online, filter.onlineUids, column: "uid")
         let sql = "SELECT \(Self.userColumns) FROM users WHERE \(conditions.clause) ORDER BY uid LIMIT ?"
         let finalArguments = conditions.arguments + [limit]

@@ -33,8 +33,8 @@ public final class Store: Sendable {
 
     /// Opens (creating and migrating) `directory/chatd.sqlite`.
     public init(directory: URL, clock: any ServerClock, retention: Int64 = 0, readers: Int = 4) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("chatd.sqlite").path
+        try Self.makePrivate(directory: directory, database: path)
         let writer = try Connection(path: path)
         try writer.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 20000")
         try Schema.migrator.migrate(writer)
@@ -46,6 +46,23 @@ public final class Store: Sendable {
         }
         self.clock = clock
         self.retention = retention
+    }
+
+    /// The data directory 0700 and the database with its `-wal` and `-shm` 0600, fixed on every
+    /// start (an older chatd left them 0755 and 0644, readable by every local account). The
+    /// database is created 0600 before SQLite opens it: SQLite gives `-wal` and `-shm` its mode.
+    static func makePrivate(directory: URL, database path: String) throws {
+        let files = FileManager.default
+        try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        if !files.fileExists(atPath: path) {
+            guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw SQLiteError(code: .cantOpen, message: "cannot create \(path)")
+            }
+        }
+        for file in [path, path + "-wal", path + "-shm"] where files.fileExists(atPath: file) {
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
     }
 
     /// Sets who receives committed changes (the realtime hub).

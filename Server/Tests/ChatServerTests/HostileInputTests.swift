@@ -1,0 +1,137 @@
+import ChatProtocol
+import Foundation
+import Testing
+import WebSocket
+
+/// Issue #14's attacks by one signed-in user, each at its size: they must fail to hurt anyone
+/// else (loopback only, bounded loops).
+@Suite(.serialized, .timeLimit(.minutes(2))) struct HostileInputTests {
+    /// A send whose custom data is `depth` nested arrays, padded to about `size` bytes.
+    static func nestedBody(depth: Int, size: Int) -> Data {
+        let head = #"{"muid":"deep","receiver":"bob","receiverType":"user","category":"custom","type":"x","customData":"#
+        let nest = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        let padding = max(0, (size - head.utf8.count - nest.utf8.count - 20) / 2)
+        return Data((head + "[" + nest + String(repeating: ",0", count: padding) + "]}").utf8)
+    }
+
+    /// Eight bodies of the size limit nested 400 deep (the review's attack stalled chatd for
+    /// two minutes): each is refused, and another client is answered while they arrive.
+    @Test func deeplyNestedBodiesAreRefusedWithoutStallingOthers() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        let body = Self.nestedBody(depth: 400, size: 1 << 19)
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask { try await server.request("POST", Endpoints.messages, token: alice, body: body).status }
+            }
+            let health = try await server.request("GET", "/v1/health")
+            #expect(health.status == 200)
+            for try await status in group { #expect(status == 422) }
+        }
+        let refused = try await server.request("POST", Endpoints.messages, token: alice, body: body)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("nests deeper than 33 levels"))
+        // Nesting within the limit still reads (and custom data at the field's limit is stored).
+        let allowed = try await server.request("POST", Endpoints.messages, token: alice, body: Self.nestedBody(depth: 31, size: 4_096))
+        #expect(allowed.status == 201, "\(String(decoding: allowed.body, as: UTF8.self))")
+    }
+
+    /// A realtime frame nested 400 deep closes the sender's socket with 1003; the frame is
+    /// read as a typing frame only, and other users' realtime goes on.
+    @Test func aDeeplyNestedRealtimeFrameClosesOnlyItsSocket() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        let (attacker, _) = try server.realtime(alice)
+        let (listener, _) = try server.realtime(bob)
+        let deep = String(repeating: "[", count: 400) + String(repeating: "]", count: 400)
+        let padding = String(repeating: " ", count: 60_000)
+        try attacker.send(text: #"{"type":"typing","typing":{"receiver":"bob","isTyping":true,"x":"# + deep + padding + "}}")
+        #expect(try Self.closing(attacker) == .close(.unsupportedData, "expected a typing envelope"))
+        // A frame that is not a typing frame (a change, say) is refused the same way.
+        let (second, _) = try server.realtime(alice)
+        try second.send(text: #"{"type":"change","change":{"seq":1,"kind":"message.created","conversationId":"a","at":1}}"#)
+        #expect(try Self.closing(second) == .close(.unsupportedData, "expected a typing envelope"))
+        // Bob's socket still hears alice typing from a well-behaved socket.
+        let (typist, _) = try server.realtime(alice)
+        try typist.send(text: #"{"type":"typing","typing":{"receiver":"bob","isTyping":true}}"#)
+        let heard = try listener.nextEnvelope()
+        #expect(heard.type == .typing && heard.typing?.sender == "alice")
+    }
+
+    /// The close message a socket gets next (pings and pongs skipped).
+    static func closing(_ socket: WebSocketClient) throws -> Message {
+        while true {
+            let message = try socket.receive()
+            if case .close = message { return message }
+            if case .text(let text) = message { throw LiveServer.Failure("expected a close, got \(text)") }
+        }
+    }
+}
+
+extension HostileInputTests {
+    /// chatd's resident memory, in KiB.
+    static func residentKilobytes(_ server: LiveServer) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    /// 10,000 distinct filter combinations (every list length of categories and types, with
+    /// and without replies and deleted messages): the review saw 28 MB grow to 512 MB, one
+    /// compiled statement kept per combination. Lists are bound as one JSON array now, and
+    /// the statement cache is bounded.
+    @Test func tenThousandFilterCombinationsDoNotGrowTheServer() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        try await server.send("hello", from: alice, to: "bob")
+        let path = "\(Endpoints.conversations)/alice~bob/messages?limit=1"
+        func query(_ combination: Int) -> String {
+            let categories = (0...(combination % 50)).map { "c\($0)" }.joined(separator: ",")
+            let types = (0...(combination / 50 % 50)).map { "t\($0)" }.joined(separator: ",")
+            return path + "&categories=\(categories)&types=\(types)&hideReplies=\(combination / 2_500 % 2 == 0)"
+                + "&hideDeleted=\(combination / 5_000 % 2 == 0)"
+        }
+        for combination in 0..<100 { #expect(try await server.request("GET", query(combination), token: alice).status == 200) }
+        let start = Self.residentKilobytes(server)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for combination in stride(from: worker, to: 10_000, by: 8) {
+                        let status = try await server.request("GET", query(combination), token: alice).status
+                        guard status == 200 else { throw LiveServer.Failure("combination \(combination): \(status)") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let grown = Self.residentKilobytes(server) - start
+        #expect(start > 0 && grown < 16 * 1024, "chatd grew by \(grown) KiB over 10,000 filter combinations")
+    }
+}
+
+extension HostileInputTests {
+    static func mode(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int) ?? -1
+    }
+
+    /// Any local account could read every bearer token: the data directory was 0755 and the
+    /// database 0644. chatd makes them private on every start, old deployments included.
+    @Test func theDataDirectoryAndTheDatabaseArePrivate() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let database = directory.appendingPathComponent("chatd.sqlite").path
+        let first = try LiveServer(dataDirectory: directory)
+        _ = try await first.user("alice")
+        #expect(Self.mode(directory.path) == 0o700 && Self.mode(database) == 0o600)
+        #expect(Self.mode(database + "-wal") == 0o600 && Self.mode(database + "-shm") == 0o600)
+        first.stop()
+        // An older chatd's modes are fixed on the next start.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: database)
+        let second = try LiveServer(dataDirectory: directory)
+        #expect(Self.mode(directory.path) == 0o700 && Self.mode(database) == 0o600)
+        second.stop()
+    }
+}
