@@ -133,6 +133,18 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         return ((response as! HTTPURLResponse).statusCode, data)
     }
 
+    /// Uploads `data` to chatd's media store as `token`'s user; the attachment to send.
+    public func upload(_ data: Data, name: String, mimeType: String, token: String) async throws -> Attachment {
+        var request = URLRequest(url: URL(string: url.absoluteString + Endpoints.media + "?name=\(name)")!)
+        request.httpMethod = "POST"
+        request.httpBody = data
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        request.setValue(mimeType, forHTTPHeaderField: "Content-Type")
+        let (answer, response) = try await session.data(for: request)
+        guard (200..<300).contains((response as! HTTPURLResponse).statusCode) else { throw Failure("upload: \(String(decoding: answer, as: UTF8.self))") }
+        return try JSONDecoder().decode(Attachment.self, from: answer)
+    }
+
     private func admin(_ method: String, _ path: String, _ json: (some Encodable)?) async throws -> (status: Int, data: Data) {
         try await request(method, path, json: json)
     }

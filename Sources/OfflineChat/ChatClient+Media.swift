@@ -19,21 +19,21 @@ extension ChatClient {
         guard let cache = current.cache else {
             throw ChatException(errorCode: ChatException.offlineDisabled, errorDescription: "media is kept in the offline cache; enable offline support")
         }
+        // A file url names a file on this device: never opened on a message's word (a sender
+        // could name the app's own files). A queued send's file is already in the cache.
+        if URL(string: attachment.url)?.isFileURL ?? true || attachment.url.lowercased().hasPrefix("file:") {
+            if message.id == 0, let local = message.localPath { return message.copy(localPath: local) }
+            throw ChatException.invalid("message \(message.id) names a local file (\(attachment.url)); only server media is downloaded")
+        }
         let target = cache.mediaFile(messageId: message.id, name: attachment.name)
         if !FileManager.default.fileExists(atPath: target.path) {
-            let data: Data
-            if let local = URL(string: attachment.url), local.isFileURL {
-                do { data = try Data(contentsOf: local) } catch { throw ChatException.invalid("cannot read \(local.path)") }
-            } else {
-                data = try await current.api.download(attachment.url)
-            }
+            let limit = attachment.size > 0 ? min(attachment.size, config.maxMediaDownloadSize) : config.maxMediaDownloadSize
+            let data = try await current.api.download(attachment.url, maxBytes: limit)
             do { _ = try cache.storeMedia(data, messageId: message.id, name: attachment.name) } catch {
                 throw ChatException(errorCode: ChatException.cacheFailure, errorDescription: "cannot store the file: \(error)")
             }
         }
-        let copy = BaseMessage.make(message.payload, source: message.source) as! MediaMessage
-        copy.localPath = FileManager.default.fileExists(atPath: target.path) ? target.path : nil
-        return copy
+        return message.copy(localPath: FileManager.default.fileExists(atPath: target.path) ? target.path : nil)
     }
 
     /// Fills `localPath` on media messages whose file is in the cache.
@@ -45,5 +45,16 @@ extension ChatClient {
             if FileManager.default.fileExists(atPath: file.path) { media.localPath = file.path }
         }
         return messages
+    }
+}
+
+extension MediaMessage {
+    /// This message as a new object with `localPath` set (delivered messages are never changed).
+    func copy(localPath: String?) -> MediaMessage {
+        let copy = BaseMessage.make(payload, source: source) as! MediaMessage
+        copy.localMessageId = localMessageId
+        copy.messageStatus = messageStatus
+        copy.localPath = localPath
+        return copy
     }
 }

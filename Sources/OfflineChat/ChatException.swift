@@ -28,6 +28,8 @@ public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible
     public static let offlineMediaCopyFailed = "ERROR_OFFLINE_MEDIA_COPY_FAILED"
     /// A media send's file is larger than the cache's whole byte budget (`maxStorageSize`).
     public static let offlineMediaTooLarge = "ERROR_OFFLINE_MEDIA_TOO_LARGE"
+    /// A download was larger than its attachment says, or than `ChatConfig.maxMediaDownloadSize`.
+    public static let mediaTooLarge = "ERROR_MEDIA_TOO_LARGE"
     /// `maxPendingMessages` are already queued: the new send is refused (nothing old is dropped).
     public static let outboxFull = "ERROR_OFFLINE_OUTBOX_FULL"
     /// The token expired or was revoked: the user is logged out and their cache wiped.

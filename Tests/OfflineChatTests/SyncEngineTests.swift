@@ -18,7 +18,7 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {  // `answers
         answer(path, status: status, APIError(code: code, message: "scripted"))
     }
 
-    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
+    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> (status: Int, body: Data) {
         let exact = url.path + "?" + (url.query ?? "")
         guard let answer = lock.withLock({ answers[exact] ?? answers[url.path] }) else { throw ChatException.offline("nothing scripted for \(url.path)") }
         return answer

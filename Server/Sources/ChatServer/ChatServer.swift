@@ -26,7 +26,8 @@ public final class ChatServer: Sendable {
         (adminKey, adminKeyGenerated) = try AdminKey.load(configured: configuration.adminKey, in: configuration.dataDirectory)
         hub = try RealtimeHub(store: store, configuration: configuration.realtime)
         let media = try MediaStore(directory: configuration.dataDirectory.appendingPathComponent("media"))
-        let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, media: media)
+        let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, media: media,
+                            allowHTTPSMedia: configuration.allowHTTPSMedia)
         let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
         http = MicroHTTPServer(router: routes.router()) { path in path == Endpoints.media ? maxMedia : maxBody }
     }

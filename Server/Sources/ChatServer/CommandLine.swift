@@ -36,6 +36,7 @@ public enum ChatdArguments {
           --threads N                HTTP worker threads (default 4)
           --max-body BYTES           largest request body (default 1048576)
           --max-media BYTES          largest media upload (default 16777216)
+          --allow-https-media        attachments may name https:// urls (default: only chatd's own media)
           --changelog-retention N    changes kept for replay, 0 = all (default 0)
           --heartbeat SECONDS        realtime ping interval (default 20)
           --realtime-buffer BYTES    unsent bytes before a slow socket is dropped (default 4194304)
@@ -78,6 +79,7 @@ public enum ChatdArguments {
             case "--threads": configuration.threads = try number(argument, 1...256)
             case "--max-body": configuration.maxBodySize = try number(argument, 1024...(64 << 20))
             case "--max-media": configuration.maxMediaSize = try number(argument, 1024...(1 << 30))
+            case "--allow-https-media": configuration.allowHTTPSMedia = true
             case "--changelog-retention": configuration.changelogRetention = try number(argument, 0...Int64.max)
             case "--realtime-buffer": configuration.realtime.maxBufferedBytes = try number(argument, 1024...(1 << 30))
             case "--heartbeat":

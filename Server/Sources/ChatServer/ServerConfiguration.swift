@@ -12,6 +12,8 @@ public struct ServerConfiguration: Sendable {
     public var maxBodySize = 1 << 20
     /// Media uploads (`POST /v1/media`) above this many bytes get 413.
     public var maxMediaSize = 16 << 20
+    /// Attachments may also name `https://` urls elsewhere (else only chatd's own media).
+    public var allowHTTPSMedia = false
     /// HTTP worker threads.
     public var threads: UInt32 = 4
     /// Changes kept for replay (0: all).

@@ -135,3 +135,25 @@ extension HostileInputTests {
         second.stop()
     }
 }
+
+extension HostileInputTests {
+    /// Attachment urls are chatd's own media (or https with `--allow-https-media`): never a
+    /// file on the reader's device, a script, or an address inside the reader's network.
+    @Test(arguments: [false, true]) func attachmentsNameOnlyServerMedia(httpsAllowed: Bool) async throws {
+        let server = try LiveServer(arguments: httpsAllowed ? ["--allow-https-media"] : [])
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        func send(_ url: String) async throws -> Int {
+            let attachment = Attachment(url: url, name: "a.png", size: 1, mimeType: "image/png", extension: "png")
+            return try await server.request("POST", Endpoints.messages, token: alice,
+                                            json: SendMessageRequest(muid: UUID().uuidString, receiver: "bob", type: "image",
+                                                                     attachment: attachment)).status
+        }
+        for hostile in ["file:///etc/passwd", "FILE:///etc/passwd", "javascript:alert(1)", "http://169.254.169.254/latest/meta-data",
+                        "/v1/media/../../etc/passwd", "/v1/media/ABC", "//evil.example/x.png", "https://"] {
+            #expect(try await send(hostile) == 422, "\(hostile)")
+        }
+        #expect(try await send("/v1/media/" + String(repeating: "0f", count: 32)) == 201)
+        #expect(try await send("https://cdn.example/a.png") == (httpsAllowed ? 201 : 422))
+    }
+}

@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func mediaAndCustomMessagesKeepTheirData() async throws {
-        let server = try LiveServer()
+        let server = try LiveServer(arguments: ["--allow-https-media"])
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let attachment = Attachment(url: "https://files.example/cat.png", name: "cat.png", size: 1234, mimeType: "image/png", extension: "png")

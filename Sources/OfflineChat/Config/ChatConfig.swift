@@ -20,6 +20,9 @@ public struct ChatConfig: Sendable {
     public var reconnectMaxDelay: Int64 = 30_000
     /// HTTP requests that take longer fail as `ERROR_INTERNET_UNAVAILABLE` (seconds).
     public var requestTimeout: TimeInterval = 15
+    /// `downloadMedia` stops a download past this many bytes (or past the size its attachment
+    /// states, if smaller): `ERROR_MEDIA_TOO_LARGE`, nothing stored.
+    public var maxMediaDownloadSize: Int64 = 64 << 20
     public var logger: any ChatLogger
     /// Where cache keys are kept (`OfflineConfig.encryption`). Nil: the Keychain on Apple
     /// platforms, else a `FileKeyStore` in `storageDirectory/.keys` (outside every cache).

@@ -63,17 +63,20 @@ struct APIClient: Sendable {
 
     /// A media url's bytes. chatd's own urls are paths on the server: they are resolved
     /// against it and carry the token; other urls are fetched as they are.
-    func download(_ url: String) async throws -> Data {
-        guard let resolved = URL(string: url, relativeTo: baseURL)?.absoluteURL else {
-            throw ChatException.invalid("not a url: \(url)")
+    /// Only http(s) urls; more than `maxBytes` is `ERROR_MEDIA_TOO_LARGE`.
+    func download(_ url: String, maxBytes: Int64) async throws -> Data {
+        guard let resolved = URL(string: url, relativeTo: baseURL)?.absoluteURL, ["http", "https"].contains(resolved.scheme?.lowercased()) else {
+            throw ChatException.invalid("not an http(s) url: \(url)")
         }
         let ours = resolved.host == baseURL.host && resolved.port == baseURL.port && resolved.scheme == baseURL.scheme
-        return try await exchange("GET", resolved, headers: ours ? ["Authorization": "Bearer \(token)"] : [:], body: nil).1
+        return try await exchange("GET", resolved, headers: ours ? ["Authorization": "Bearer \(token)"] : [:], body: nil,
+                                  maxBytes: Int(clamping: maxBytes)).1
     }
 
     /// One request; a non-2xx answer becomes the `ChatException` it stands for.
-    private func exchange(_ method: String, _ url: URL, headers: [String: String], body: Data?) async throws -> (Int, Data) {
-        let (status, answer) = try await transport.send(method: method, url: url, headers: headers, body: body)
+    private func exchange(_ method: String, _ url: URL, headers: [String: String], body: Data?,
+                          maxBytes: Int = HTTPTransports.maxAnswer) async throws -> (Int, Data) {
+        let (status, answer) = try await transport.send(method: method, url: url, headers: headers, body: body, maxBytes: maxBytes)
         guard (200..<300).contains(status) else {
             if let apiError = try? Self.decoder.decode(APIError.self, from: answer) {
                 throw ChatException(errorCode: apiError.code.rawValue, errorDescription: apiError.message, httpStatus: status)

@@ -7,10 +7,19 @@ import WebSocket
 /// One HTTP exchange. Implementations throw `ChatException.offline` when no complete answer
 /// arrives (refused, reset, cut short, timed out).
 protocol HTTPTransport: Sendable {
-    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data)
+    /// One exchange; an answer body over `maxBytes` is `ERROR_MEDIA_TOO_LARGE` (it is not read
+    /// past that where the transport can stop).
+    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> (status: Int, body: Data)
 }
 
 enum HTTPTransports {
+    /// The largest answer any request reads.
+    static let maxAnswer = 64 << 20
+
+    static func tooLarge(_ limit: Int) -> ChatException {
+        ChatException(errorCode: ChatException.mediaTooLarge, errorDescription: "the answer is larger than \(limit) bytes")
+    }
+
     static func platformDefault(timeout: TimeInterval) -> any HTTPTransport {
         #if canImport(Darwin)
         URLSessionHTTPTransport(timeout: timeout)
@@ -32,7 +41,7 @@ struct URLSessionHTTPTransport: HTTPTransport {
         session = URLSession(configuration: configuration)
     }
 
-    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
+    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> (status: Int, body: Data) {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body
@@ -40,6 +49,7 @@ struct URLSessionHTTPTransport: HTTPTransport {
         do {
             let (data, response) = try await session.data(for: request)
             guard let http = response as? HTTPURLResponse else { throw ChatException.offline("no HTTP response") }
+            guard data.count <= maxBytes else { throw HTTPTransports.tooLarge(maxBytes) }
             return (http.statusCode, data)
         } catch let error as ChatException {
             throw error
@@ -55,11 +65,11 @@ struct URLSessionHTTPTransport: HTTPTransport {
 struct POSIXHTTPTransport: HTTPTransport {
     let timeout: TimeInterval
 
-    func send(method: String, url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
+    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> (status: Int, body: Data) {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 do {
-                    continuation.resume(returning: try exchange(method: method, url: url, headers: headers, body: body))
+                    continuation.resume(returning: try exchange(method: method, url: url, headers: headers, body: body, maxBytes: maxBytes))
                 } catch {
                     continuation.resume(throwing: error)
                 }
@@ -67,7 +77,7 @@ struct POSIXHTTPTransport: HTTPTransport {
         }
     }
 
-    private func exchange(method: String, url: URL, headers: [String: String], body: Data?) throws -> (status: Int, body: Data) {
+    private func exchange(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) throws -> (status: Int, body: Data) {
         guard url.scheme == "http", let host = url.host else {
             throw ChatException.invalid("this transport speaks plain http://, not \(url.scheme ?? "?")")
         }
@@ -88,14 +98,17 @@ struct POSIXHTTPTransport: HTTPTransport {
                 let chunk = try Socket.readSome(fd)
                 if chunk.isEmpty { break }
                 received += chunk
-                guard received.count < 64 << 20 else { throw ChatException.offline("the answer is too large") }
+                // The head is small: past the limit and a head's room, stop reading.
+                guard received.count <= maxBytes + 16 << 10 else { throw HTTPTransports.tooLarge(maxBytes) }
             }
         } catch let error as ChatException {
             throw error
         } catch {
             throw ChatException.offline("\(error)")
         }
-        return try Self.parse(received)
+        let answer = try Self.parse(received)
+        guard answer.body.count <= maxBytes else { throw HTTPTransports.tooLarge(maxBytes) }
+        return answer
     }
 
     /// Status and body of a complete HTTP/1.1 response (Content-Length, chunked, or to EOF).

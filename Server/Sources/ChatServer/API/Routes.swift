@@ -8,6 +8,8 @@ struct Routes {
     let clock: AdjustableClock?
     let realtime: RealtimeHub
     let media: MediaStore
+    /// Attachments may name https urls elsewhere (`--allow-https-media`).
+    var allowHTTPSMedia = false
 
     func router() -> Router {
         var router = Router()
@@ -169,7 +171,7 @@ struct Routes {
         router.add("POST", Endpoints.messages) { context in
             let uid = try authenticate(context)
             let request = try context.decode(SendMessageRequest.self)
-            try Validate.send(request, from: uid)
+            try Validate.send(request, from: uid, httpsMedia: allowHTTPSMedia)
             let (message, created) = try store.send(from: uid, request)
             return .json(message, status: created ? 201 : 200)
         }

@@ -1,4 +1,5 @@
 import ChatProtocol
+import Foundation
 
 /// Input rules shared by the routes. Each failure is a 422 (or 400 for query arguments)
 /// with a sentence naming the field.
@@ -45,7 +46,7 @@ enum Validate {
 
     static let mediaTypes: Set<String> = ["image", "video", "audio", "file"]
 
-    static func send(_ request: SendMessageRequest, from sender: String) throws {
+    static func send(_ request: SendMessageRequest, from sender: String, httpsMedia: Bool = false) throws {
         try text(request.muid, field: "muid", max: 128, required: true)
         try uid(request.receiver, field: "receiver")
         guard request.receiverType == .group || request.receiver != sender else {
@@ -63,7 +64,7 @@ enum Validate {
                 guard let attachment = request.attachment else {
                     throw HTTPError.validation("a \(request.type) message needs an `attachment`")
                 }
-                try self.attachment(attachment)
+                try self.attachment(attachment, httpsMedia: httpsMedia)
             } else {
                 throw HTTPError.validation("`type` must be text, image, video, audio or file for category message")
             }
@@ -84,8 +85,18 @@ enum Validate {
         }
     }
 
-    static func attachment(_ attachment: Attachment) throws {
+    /// A media url must be chatd's own (`/v1/media/<sha-256>`, from `POST /v1/media`), or
+    /// with `httpsMedia` an `https://` url: never `file:`, `javascript:` or an internal
+    /// address a client would be made to fetch.
+    static func attachment(_ attachment: Attachment, httpsMedia: Bool = false) throws {
         try text(attachment.url, field: "attachment.url", max: 2048, required: true)
+        let url = attachment.url
+        let own = url.hasPrefix(Endpoints.media + "/") && MediaStore.isID(String(url.dropFirst(Endpoints.media.count + 1)))
+        let https = httpsMedia && url.lowercased().hasPrefix("https://") && URL(string: url)?.host?.isEmpty == false
+        guard own || https else {
+            throw HTTPError.validation("`attachment.url` must be a media url chatd issued (POST \(Endpoints.media))"
+                                       + (httpsMedia ? " or an https:// url" : ""))
+        }
         try text(attachment.name, field: "attachment.name", max: 255, required: true)
         try text(attachment.mimeType, field: "attachment.mimeType", max: 255, required: true)
         try text(attachment.extension, field: "attachment.extension", max: 32)
