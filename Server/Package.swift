@@ -40,6 +40,7 @@ let package = Package(
             dependencies: [
                 "ChatServer",
                 .product(name: "ChatProtocol", package: root),
+                .product(name: "SQLiteKit", package: root),
                 .product(name: "WebSocket", package: root),
             ],
             exclude: ["Python"],

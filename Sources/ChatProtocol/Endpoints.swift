@@ -3,6 +3,8 @@ public enum Endpoints {
     public static let version = "0.1.0"
     public static let health = "/v1/health"
     public static let me = "/v1/me"
+    /// `DELETE`: revokes the caller's own token.
+    public static let meToken = "/v1/me/token"
     public static let users = "/v1/users"
     public static let messages = "/v1/messages"
     public static let conversations = "/v1/conversations"

@@ -58,6 +58,9 @@ public struct CreateTokenRequest: Codable, Sendable {
 public struct TokenResponse: Codable, Sendable {
     public var uid: String
     public var authToken: String
+    /// What chatd keeps of the token (its SHA-256, hex): enough to revoke it
+    /// (`POST /v1/admin/tokens/revoke`), not to use it.
+    public var tokenHash: String?
     /// Epoch seconds after which the token answers 401 `token_expired`.
     public var expiresAt: Int64
     public init(uid: String, authToken: String, expiresAt: Int64) {
@@ -84,5 +87,15 @@ public struct HealthResponse: Codable, Sendable {
     public init(status: String, version: String) {
         self.status = status
         self.version = version
+    }
+}
+
+/// `POST /v1/admin/tokens/revoke` body: exactly one of the token and its `tokenHash`.
+public struct RevokeTokenRequest: Codable, Sendable {
+    public var token: String?
+    public var tokenHash: String?
+    public init(token: String? = nil, tokenHash: String? = nil) {
+        self.token = token
+        self.tokenHash = tokenHash
     }
 }

@@ -109,7 +109,8 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
 
     /// Revokes a token (its sockets close, its requests answer 401).
     public func revoke(_ token: String) async throws {
-        _ = try await admin("DELETE", "/v1/admin/tokens/\(token)", nil as [String: String]?)
+        let (status, _) = try await admin("POST", Endpoints.adminTokens + "/revoke", RevokeTokenRequest(token: token))
+        guard status == 204 else { throw Failure("revoke: \(status)") }
     }
 
     /// Moves the server's test clock forward.

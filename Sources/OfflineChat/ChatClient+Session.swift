@@ -90,12 +90,37 @@ extension ChatClient {
         settle({ try await self.login(uid: uid, authToken: authToken) }, onSuccess: onSuccess, onError: onError)
     }
 
-    /// Ends the session: closes the realtime connection and wipes the user's cache. A login
-    /// still waiting for the server is abandoned.
+    /// Ends the session: closes the realtime connection, wipes the user's cache and asks chatd
+    /// to revoke the token (`DELETE /v1/me/token`; best effort: offline, the token stays valid
+    /// until it expires). A login still waiting for the server is abandoned.
     public func logout() {
         sessionGeneration.withLock { $0 += 1 }
         guard let current = session.withLock({ value -> Session? in defer { value = nil }; return value }) else { return }
+        let api = current.api
+        tokenRevocation.withLock {
+            $0 = Task {
+                do {
+                    let _: APIClient.NoContent = try await api.send("DELETE", Endpoints.meToken, body: nil as String?)
+                    return nil
+                } catch {
+                    return error as? ChatException ?? ChatException.offline("\(error)")
+                }
+            }
+        }
         end(current, wipe: true)
+    }
+
+    /// `logout()`, then `onSuccess` once chatd revoked the token (or there was no session), or
+    /// `onError` when it could not be asked (offline: the token stays valid until it expires).
+    /// The session is over either way. Callbacks run on the callback queue.
+    public func logout(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+        logout()
+        let revocation = tokenRevocation.current
+        let queue = config.callbackQueue
+        Task {
+            let failure = await revocation?.value ?? nil
+            queue.async { if let failure { onError(failure) } else { onSuccess() } }
+        }
     }
 
     /// Whether this session keeps a local cache (offline support on and available).

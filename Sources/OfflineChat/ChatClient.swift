@@ -65,6 +65,8 @@ public final class ChatClient: Sendable {
     /// Bumped by every login and logout: a login commits its session only if no other login
     /// or logout happened while it was talking to the server.
     let sessionGeneration = Locked(0)
+    /// The last logout's request to revoke its token: nil when it succeeded.
+    let tokenRevocation = Locked<Task<ChatException?, Never>?>(nil)
 
     public convenience init(config: ChatConfig) throws {
         try self.init(config: config, transport: RealtimeTransports.platformDefault)

@@ -34,10 +34,13 @@ extension CLISession {
 
     func logoutCommand() async throws -> Int32 {
         let signedIn = (try? await login()) != nil
-        client.logout()
+        let revoked = await withCheckedContinuation { done in
+            client.logout(onSuccess: { done.resume(returning: signedIn) }, onError: { _ in done.resume(returning: false) })
+        }
         forgetToken()
-        output.emit("logout", ["uid": uid, "cacheWiped": signedIn],
-                    human: signedIn ? "logged out \(uid); the cache on this device is wiped" : "forgot \(uid)'s token (there was no session to end)")
+        let what = signedIn ? "logged out \(uid); the cache on this device is wiped" : "forgot \(uid)'s token (there was no session to end)"
+        output.emit("logout", ["uid": uid, "cacheWiped": signedIn, "tokenRevoked": revoked],
+                    human: what + (revoked ? "; chatd revoked the token" : signedIn ? "; chatd could not be asked to revoke the token" : ""))
         return 0
     }
 

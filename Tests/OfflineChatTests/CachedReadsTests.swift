@@ -148,8 +148,11 @@ import Testing
         #expect(cached("alice") && client.isOfflineEnabled())
         client.logout()
         #expect(!cached("alice"), "logout wipes")
+        _ = await client.tokenRevocation.current?.value
+        await #expect(throws: ChatException.self, "the logout revoked the token") { try await client.login(uid: "alice", authToken: aliceToken) }
 
-        try await client.login(uid: "alice", authToken: aliceToken)
+        let aliceAgain = try await server.token("alice")
+        try await client.login(uid: "alice", authToken: aliceAgain)
         // Another client of the same app on this device logs bob in: alice's cache goes.
         let other = try makeClient(server, offline: offlineOn(), storage: storage)
         try await other.login(uid: "bob", authToken: bobToken)
@@ -165,7 +168,7 @@ import Testing
 
         // A different user's login wipes other caches even when it keeps none itself.
         let third = try makeClient(server, offline: offlineOn(), storage: storage)
-        try await third.login(uid: "alice", authToken: aliceToken)
+        try await third.login(uid: "alice", authToken: aliceAgain)
         #expect(cached("alice"))
         let onlineOnly = try makeClient(server, offline: OfflineConfig(), storage: storage)
         try await onlineOnly.login(uid: "bob", authToken: try await server.token("bob"))

@@ -135,6 +135,9 @@ import Testing
 
         let logout = await device.chat(["--as", "bob", "--json", "logout"])
         #expect(logout.status == 0 && logout.output.contains("\"event\":\"logout\""), "\(logout)")
+        #expect(logout.output.contains("\"tokenRevoked\":true"), "chatd revoked it: \(logout)")
+        let (afterLogout, _) = try await device.server.request("GET", Endpoints.me, token: device.tokens["bob"]!)
+        #expect(afterLogout == 401, "the old token no longer works")
         let bobsFolder = device.data.appendingPathComponent("bob")
         #expect(!FileManager.default.fileExists(atPath: bobsFolder.appendingPathComponent("tokens/chat.bob.token").path), "the token is forgotten")
         #expect(!FileManager.default.fileExists(atPath: bobsFolder.appendingPathComponent("chat/bob").path), "the cache is wiped")

@@ -24,6 +24,10 @@ import WebSocket
         #expect(other.getLoggedInUser() == nil)
         chat.logout()
         #expect(chat.getLoggedInUser() == nil && chat.getConnectionStatus() == .disconnected)
+        // The logout revoked the token on the server too.
+        _ = await chat.tokenRevocation.current?.value
+        let (status, _) = try await server.request("GET", Endpoints.me, token: token)
+        #expect(status == 401)
     }
 
     @Test func anUnreachableServerIsInternetUnavailable() async throws {

@@ -1,5 +1,6 @@
 import ChatProtocol
 import Foundation
+import SQLiteKit
 import Testing
 
 @Suite struct AdminAndAuthTests {
@@ -67,15 +68,48 @@ import Testing
         #expect(basic.status == 401)
     }
 
+    /// The admin revokes by the token or its hash, in the body (never in a logged path); a
+    /// user revokes the token they call with.
     @Test func aRevokedTokenIs401Revoked() async throws {
         let server = try LiveServer()
         let token = try await server.user("alice")
-        let other = try await server.token("alice")
-        #expect(try await server.request("DELETE", "\(Endpoints.adminTokens)/\(token)", admin: true).status == 204)
+        let other = try await server.request("POST", "\(Endpoints.adminUsers)/alice/tokens", admin: true, json: CreateTokenRequest())
+            .decode(TokenResponse.self)
+        let third = try await server.token("alice")
+        let revoke = "\(Endpoints.adminTokens)/revoke"
+        #expect(try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest(token: token)).status == 204)
         let reply = try await server.request("GET", Endpoints.me, token: token)
         #expect(reply.status == 401 && reply.error?.code == .tokenRevoked)
-        #expect(try await server.request("GET", Endpoints.me, token: other).status == 200)
-        #expect(try await server.request("DELETE", "\(Endpoints.adminTokens)/unknown", admin: true).status == 404)
+        #expect(try await server.request("GET", Endpoints.me, token: other.authToken).status == 200)
+        #expect(try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest(tokenHash: other.tokenHash)).status == 204)
+        #expect(try await server.request("GET", Endpoints.me, token: other.authToken).status == 401)
+        #expect(try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest(token: "unknown")).status == 404)
+        #expect(try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest()).status == 422)
+        #expect(try await server.request("POST", revoke, json: RevokeTokenRequest(token: third)).status == 401, "admin only")
+        // The user's own revocation.
+        #expect(try await server.request("DELETE", Endpoints.meToken, token: third).status == 204)
+        #expect(try await server.request("GET", Endpoints.me, token: third).error?.code == .tokenRevoked)
+        #expect(try await server.request("DELETE", Endpoints.meToken, token: third).status == 401)
+    }
+
+    /// The database keeps no bearer token (only their SHA-256), and a deployment from before
+    /// the hashing keeps its sessions: the migration hashes the tokens it finds.
+    @Test func theDatabaseHoldsNoTokenAndOldTokensKeepWorking() async throws {
+        let server = try LiveServer()
+        let token = try await server.user("alice")
+        #expect(try await server.request("GET", Endpoints.me, token: token).status == 200)
+        server.stop()
+        let database = server.dataDirectory.appendingPathComponent("chatd.sqlite")
+        var files = Data()
+        for suffix in ["", "-wal"] { files += (try? Data(contentsOf: URL(fileURLWithPath: database.path + suffix))) ?? Data() }
+        #expect(files.range(of: Data(token.utf8)) == nil, "the token is nowhere in the files")
+        // Put the token back as an old chatd stored it; the migration must hash it again.
+        let db = try Connection(path: database.path)
+        try db.run("UPDATE tokens SET token = ?", [token])
+        try db.execute("PRAGMA user_version = 9")
+        try db.close()
+        let restarted = try LiveServer(dataDirectory: server.dataDirectory)
+        #expect(try await restarted.request("GET", Endpoints.me, token: token).status == 200)
     }
 
     @Test func aTokenExpiresAfterItsLifetime() async throws {

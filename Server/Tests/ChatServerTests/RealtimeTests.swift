@@ -204,7 +204,7 @@ extension WebSocketClient {
         let other = try await server.token("alice")
         let (revoked, _) = try server.realtime(token)
         let (kept, _) = try server.realtime(other)
-        #expect(try await server.request("DELETE", "\(Endpoints.adminTokens)/\(token)", admin: true).status == 204)
+        #expect(try await server.request("POST", "\(Endpoints.adminTokens)/revoke", admin: true, json: RevokeTokenRequest(token: token)).status == 204)
         let (code, reason) = try closeCode(of: revoked)
         #expect(code == .policyViolation && reason == "token revoked")
         _ = try await server.user("bob")

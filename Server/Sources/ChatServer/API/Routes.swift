@@ -35,7 +35,7 @@ struct Routes {
         router.add("GET", Endpoints.realtime) { context in
             let token = context.request.bearerToken ?? context.request.query["token"]
             let session = try store.session(token: token)
-            return try realtime.upgrade(context.request, session: RealtimeSession(uid: session.uid, token: token ?? "",
+            return try realtime.upgrade(context.request, session: RealtimeSession(uid: session.uid, tokenHash: Store.tokenHash(token ?? ""),
                                                                                   expiresAt: session.expiresAt))
         }
         return router
@@ -101,10 +101,15 @@ struct Routes {
             }
             return .json(try store.issueToken(for: context.parameter("uid"), ttlSeconds: request.ttlSeconds), status: 201)
         }
-        router.add("DELETE", Endpoints.adminTokens + "/{token}") { context in
+        // By the token or its hash in the body: never in the path, where proxies log it.
+        router.add("POST", Endpoints.adminTokens + "/revoke") { context in
             try requireAdmin(context)
-            guard try store.revoke(token: context.parameter("token")) else { throw HTTPError.notFound("no such token") }
-            realtime.revoke(token: context.parameter("token"))
+            let request = try context.decode(RevokeTokenRequest.self)
+            guard let hash = request.tokenHash ?? request.token.map(Store.tokenHash), (request.token == nil) != (request.tokenHash == nil) else {
+                throw HTTPError.validation("give exactly one of `token` and `tokenHash`")
+            }
+            guard try store.revoke(tokenHash: hash) else { throw HTTPError.notFound("no such token") }
+            realtime.revoke(tokenHash: hash)
             return .noContent
         }
         router.add("POST", "/v1/admin/clock") { context in
@@ -120,6 +125,14 @@ struct Routes {
     }
 
     func addUsers(to router: inout Router) {
+        // A user revokes the token they call with (the SDK's logout): its sockets close too.
+        router.add("DELETE", Endpoints.meToken) { context in
+            _ = try authenticate(context)
+            let hash = Store.tokenHash(context.request.bearerToken ?? "")
+            _ = try store.revoke(tokenHash: hash)
+            realtime.revoke(tokenHash: hash)
+            return .noContent
+        }
         router.add("GET", Endpoints.me) { context in
             let uid = try authenticate(context)
             guard let user = try store.user(uid, for: uid) else { throw HTTPError.notFound("no user \(uid)") }

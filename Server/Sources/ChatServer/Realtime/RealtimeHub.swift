@@ -25,7 +25,7 @@ public final class RealtimeHub: Sendable {
         case register(UpgradedSocket, session: RealtimeSession, hello: [UInt8])
         case broadcast(frame: [UInt8], audience: [String])
         /// Close the sockets opened with this token (it was revoked).
-        case revoke(token: String)
+        case revoke(tokenHash: String)
         /// A block between two users began (true) or ended (false): typing between them is dropped.
         case block(BlockPayload, Bool)
         /// A user came into (true) or left (false) a group: group typing reaches members only.
@@ -146,7 +146,7 @@ public final class RealtimeHub: Sendable {
     }
 
     /// Closes the realtime sockets of a revoked token (1008).
-    func revoke(token: String) { send(.revoke(token: token)) }
+    func revoke(tokenHash: String) { send(.revoke(tokenHash: tokenHash)) }
 
     /// Answers a WebSocket opening handshake, or explains what is wrong with it.
     func upgrade(_ request: HTTPRequest, session: RealtimeSession) throws -> HTTPResponse {
@@ -181,7 +181,8 @@ public final class RealtimeHub: Sendable {
 /// Who a realtime socket belongs to and until when its token is valid.
 struct RealtimeSession: Sendable {
     let uid: String
-    let token: String
+    /// `Store.tokenHash` of the token it was opened with (revocation finds it by that).
+    let tokenHash: String
     /// Epoch seconds; the socket is closed (1008) once the server clock passes it.
     let expiresAt: Int64
 }

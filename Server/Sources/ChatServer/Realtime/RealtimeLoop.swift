@@ -92,8 +92,8 @@ struct RealtimeLoop {
             if member { groups[guid, default: []].insert(uid) } else { groups[guid]?.remove(uid) }
         case .dropGroup(let guid):
             groups[guid] = nil
-        case .revoke(let token):
-            for client in clients where client.session.token == token { close(client, .policyViolation, "token revoked") }
+        case .revoke(let hash):
+            for client in clients where client.session.tokenHash == hash { close(client, .policyViolation, "token revoked") }
         case .broadcast(let frame, let audience):
             let targets = Set(audience)
             for client in clients where targets.contains(client.uid) { enqueue(frame, to: client) }

@@ -139,6 +139,13 @@ enum Schema {
                 SELECT count(*) FROM messages m WHERE m.conversation_id = conversation_members.conversation_id
                    AND m.id > conversation_members.read_id AND m.sender != conversation_members.uid AND m.deleted_at IS NULL);
             """)
+        migrator.register(10, "token hashes") { db in
+            // Bearer tokens were stored as they are: whoever read the file held every session.
+            // Only their SHA-256 is kept now (`Store.tokenHash`); a token is checked by hashing it.
+            for row in try db.query("SELECT rowid, token FROM tokens") {
+                try db.run("UPDATE tokens SET token = ? WHERE rowid = ?", [Store.tokenHash(try row.get("token")), try row.get("rowid") as Int64])
+            }
+        }
         return migrator
     }()
 }

@@ -15,9 +15,13 @@ extension Store {
             guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [uid], as: Int.self) != nil else {
                 throw HTTPError.notFound("no user \(uid)")
             }
+            // Only the hash is stored: the database alone opens no session.
+            let hash = Self.tokenHash(token)
             try db.run("INSERT INTO tokens(token, uid, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                       [token, uid, now, expiresAt])
-            return TokenResponse(uid: uid, authToken: token, expiresAt: expiresAt)
+                       [hash, uid, now, expiresAt])
+            var response = TokenResponse(uid: uid, authToken: token, expiresAt: expiresAt)
+            response.tokenHash = hash
+            return response
         }
     }
 
@@ -35,7 +39,7 @@ extension Store {
             try db.queryFirst("""
                 SELECT t.uid, t.expires_at, t.revoked_at, u.last_active_at
                 FROM tokens t JOIN users u ON u.uid = t.uid WHERE t.token = ?
-                """, [token])
+                """, [Self.tokenHash(token)])
         }
         guard let row else { throw HTTPError(401, .unauthorized, "unknown auth token") }
         if try row.get("revoked_at", as: Int64?.self) != nil {
@@ -51,13 +55,18 @@ extension Store {
         return (uid, try row.get("expires_at"))
     }
 
-    /// Revokes a token; false when there is no such token.
-    public func revoke(token: String) throws -> Bool {
+    /// Revokes the token with this hash (`tokenHash`); false when there is no such token.
+    public func revoke(tokenHash hash: String) throws -> Bool {
         let now = clock.now()
         return try write { db, _ in
-            try db.run("UPDATE tokens SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [now, token])
-            return try db.scalar("SELECT 1 FROM tokens WHERE token = ?", [token], as: Int.self) != nil
+            try db.run("UPDATE tokens SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [now, hash])
+            return try db.scalar("SELECT 1 FROM tokens WHERE token = ?", [hash], as: Int.self) != nil
         }
+    }
+
+    /// What the database keeps of a bearer token: its SHA-256, in hex.
+    public static func tokenHash(_ token: String) -> String {
+        MediaStore.sha256Hex(Array(token.utf8))
     }
 }
 
