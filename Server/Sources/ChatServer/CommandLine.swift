@@ -40,6 +40,7 @@ public enum ChatdArguments {
           --changelog-retention N    changes kept for replay, 0 = all (default 0)
           --heartbeat SECONDS        realtime ping interval (default 20)
           --realtime-buffer BYTES    unsent bytes before a slow socket is dropped (default 4194304)
+          --max-sockets-per-user N   realtime sockets one user may hold at once (default 8)
           --test-clock               allow POST /v1/admin/clock (tests only)
           --stop-on-stdin-eof        shut down when standard input closes (a test harness that dies
                                      closes it, so no chatd outlives its tests)
@@ -82,6 +83,7 @@ public enum ChatdArguments {
             case "--allow-https-media": configuration.allowHTTPSMedia = true
             case "--changelog-retention": configuration.changelogRetention = try number(argument, 0...Int64.max)
             case "--realtime-buffer": configuration.realtime.maxBufferedBytes = try number(argument, 1024...(1 << 30))
+            case "--max-sockets-per-user": configuration.realtime.maxSocketsPerUser = try number(argument, 1...10_000)
             case "--heartbeat":
                 let raw = try value(argument)
                 guard let seconds = Double(raw), seconds >= 0.05, seconds <= 3600 else {

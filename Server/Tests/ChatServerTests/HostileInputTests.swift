@@ -157,3 +157,33 @@ extension HostileInputTests {
         #expect(try await send("https://cdn.example/a.png") == (httpsAllowed ? 201 : 422))
     }
 }
+
+extension HostileInputTests {
+    /// One token opening socket after socket: past `--max-sockets-per-user` each new one is
+    /// closed with 1008 at once, the ones it holds keep working, and other users connect.
+    @Test func aUsersRealtimeSocketsAreCapped() async throws {
+        let server = try LiveServer(arguments: ["--max-sockets-per-user", "3"])
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        var held: [WebSocketClient] = []
+        for _ in 0..<3 { held.append(try server.realtime(alice).socket) }
+        for _ in 0..<20 {
+            let extra = try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
+                                                    headers: ["Authorization": "Bearer \(alice)"])
+            #expect(try Self.closing(extra) == .close(.policyViolation, "too many realtime sockets for this user"))
+        }
+        let (listener, hello) = try server.realtime(bob)
+        #expect(hello.type == .hello, "another user connects")
+        try held[0].send(text: #"{"type":"typing","typing":{"receiver":"bob","isTyping":true}}"#)
+        #expect(try listener.nextEnvelope().typing?.sender == "alice", "the held sockets still work")
+        // A socket given back frees its place.
+        held.removeLast().close()
+        var reopened: (socket: WebSocketClient, hello: RealtimeEnvelope)?
+        for _ in 0..<1_000 where reopened == nil {
+            let attempt = try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
+                                                      headers: ["Authorization": "Bearer \(alice)"])
+            if case .text = try attempt.receive() { reopened = (attempt, hello) } else { await Task.yield() }
+        }
+        #expect(reopened != nil)
+    }
+}

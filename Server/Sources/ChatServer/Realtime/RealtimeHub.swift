@@ -18,6 +18,8 @@ public final class RealtimeHub: Sendable {
         public var heartbeatSeconds = 20.0
         /// Largest message a client may send.
         public var maxMessageSize = 64 << 10
+        /// Realtime sockets one user may hold at once (one per device or tab is the norm).
+        public var maxSocketsPerUser = 8
         public init() {}
     }
 

@@ -77,6 +77,14 @@ struct RealtimeLoop {
     mutating func handle(_ command: RealtimeHub.Command) {
         switch command {
         case .register(let socket, let session, let hello):
+            // One user may hold only so many sockets (one token opening a thousand made chatd
+            // unreachable): the next is told why and closed, before it counts anywhere.
+            guard clients.count(where: { $0.uid == session.uid && !$0.closing && !$0.dead }) < hub.configuration.maxSocketsPerUser else {
+                let refusal = Frame.close(.policyViolation, reason: "too many realtime sockets for this user").encoded()
+                _ = refusal.withUnsafeBytes { write(socket.fd, $0.baseAddress, $0.count) }
+                socket.close()
+                return
+            }
             _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
             let client = Client(socket: socket, session: session, now: hub.monotonicNow(), maxMessageSize: hub.configuration.maxMessageSize)
             clients.append(client)
