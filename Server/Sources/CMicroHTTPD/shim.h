@@ -8,11 +8,13 @@
 #include <microhttpd.h>
 
 /// Starts a daemon bound to 127.0.0.1:port (0 picks a free port) with an internal thread pool
-/// on epoll, WebSocket upgrades allowed.
+/// on epoll, WebSocket upgrades allowed, at most `connection_limit` connections, and a callback
+/// on every connection's start and end.
 static inline struct MHD_Daemon *chatd_mhd_start(uint16_t port, unsigned int threads,
-                                                 unsigned int connection_timeout,
+                                                 unsigned int connection_timeout, unsigned int connection_limit,
                                                  MHD_AccessHandlerCallback handler, void *handler_cls,
-                                                 MHD_RequestCompletedCallback completed, void *completed_cls) {
+                                                 MHD_RequestCompletedCallback completed, void *completed_cls,
+                                                 MHD_NotifyConnectionCallback notify, void *notify_cls) {
     struct sockaddr_in address;
     memset(&address, 0, sizeof address);
     address.sin_family = AF_INET;
@@ -26,7 +28,15 @@ static inline struct MHD_Daemon *chatd_mhd_start(uint16_t port, unsigned int thr
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
                             MHD_OPTION_END);
+}
+
+/// A connection's socket (-1 if unknown).
+static inline int chatd_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
 }
 
 /// The port the daemon listens on.

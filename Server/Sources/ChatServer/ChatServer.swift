@@ -29,11 +29,13 @@ public final class ChatServer: Sendable {
         let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, media: media,
                             allowHTTPSMedia: configuration.allowHTTPSMedia)
         let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
-        http = MicroHTTPServer(router: routes.router()) { path in path == Endpoints.media ? maxMedia : maxBody }
+        http = MicroHTTPServer(router: routes.router(), maxConnections: configuration.maxConnections,
+                               headerTimeout: configuration.headerTimeout) { path in path == Endpoints.media ? maxMedia : maxBody }
     }
 
     /// Starts serving on 127.0.0.1 and returns the bound port.
     public func start() throws -> UInt16 {
+        _ = MicroHTTPServer.raiseFileLimit(for: configuration.maxConnections)
         hub.start()
         return try http.start(port: configuration.port, threads: configuration.threads)
     }

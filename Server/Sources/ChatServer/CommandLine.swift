@@ -37,6 +37,8 @@ public enum ChatdArguments {
           --max-body BYTES           largest request body (default 1048576)
           --max-media BYTES          largest media upload (default 16777216)
           --allow-https-media        attachments may name https:// urls (default: only chatd's own media)
+          --max-connections N        open connections at most; the slowest cut to make room (default 1000)
+          --header-timeout SECONDS   time to send a request head (default 10)
           --changelog-retention N    changes kept for replay, 0 = all (default 0)
           --heartbeat SECONDS        realtime ping interval (default 20)
           --realtime-buffer BYTES    unsent bytes before a slow socket is dropped (default 4194304)
@@ -81,6 +83,13 @@ public enum ChatdArguments {
             case "--max-body": configuration.maxBodySize = try number(argument, 1024...(64 << 20))
             case "--max-media": configuration.maxMediaSize = try number(argument, 1024...(1 << 30))
             case "--allow-https-media": configuration.allowHTTPSMedia = true
+            case "--max-connections": configuration.maxConnections = try number(argument, 8...1_000_000)
+            case "--header-timeout":
+                let raw = try value(argument)
+                guard let seconds = Double(raw), seconds >= 0.2, seconds <= 600 else {
+                    throw UsageError(description: "--header-timeout must be seconds between 0.2 and 600, not \(raw)")
+                }
+                configuration.headerTimeout = seconds
             case "--changelog-retention": configuration.changelogRetention = try number(argument, 0...Int64.max)
             case "--realtime-buffer": configuration.realtime.maxBufferedBytes = try number(argument, 1024...(1 << 30))
             case "--max-sockets-per-user": configuration.realtime.maxSocketsPerUser = try number(argument, 1...10_000)

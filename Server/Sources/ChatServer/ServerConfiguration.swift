@@ -14,6 +14,11 @@ public struct ServerConfiguration: Sendable {
     public var maxMediaSize = 16 << 20
     /// Attachments may also name `https://` urls elsewhere (else only chatd's own media).
     public var allowHTTPSMedia = false
+    /// Open connections (HTTP and realtime) at most; past it the oldest still sending its
+    /// request head is cut to make room.
+    public var maxConnections = 1_000
+    /// Seconds a client may take to send a request head (slow ones are cut).
+    public var headerTimeout: TimeInterval = 10
     /// HTTP worker threads.
     public var threads: UInt32 = 4
     /// Changes kept for replay (0: all).

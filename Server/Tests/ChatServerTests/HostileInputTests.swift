@@ -187,3 +187,30 @@ extension HostileInputTests {
         #expect(reopened != nil)
     }
 }
+
+extension HostileInputTests {
+    /// A raw TCP connection that sends `bytes` and then nothing.
+    static func halfOpen(_ port: Int, sending bytes: String) throws -> Int32 {
+        let fd = try Socket.connect(host: "127.0.0.1", port: port)
+        try Socket.writeAll(fd, Array(bytes.utf8))
+        return fd
+    }
+
+    /// Slowloris at its size: more half-sent request heads than chatd takes connections (150
+    /// against 40, and 104 with the room the library keeps above that).
+    /// Each new connection past the limit cuts the oldest of them, so a new client is served
+    /// at once; and a head still unfinished after `--header-timeout` is cut anyway.
+    @Test func halfSentRequestHeadsCannotHoldEveryConnection() async throws {
+        let server = try LiveServer(arguments: ["--max-connections", "40", "--header-timeout", "1"])
+        let alice = try await server.user("alice")
+        let slow = try (0..<150).map { _ in try Self.halfOpen(server.port, sending: "GET /v1/health HTTP/1.1\r\nHost: x\r\n") }
+        defer { for fd in slow { Socket.close(fd) } }
+        #expect(try await server.request("GET", Endpoints.me, token: alice).status == 200, "a new client is served")
+        // The oldest were cut to make room; the rest go once their head takes too long: each
+        // sees its connection end (a read returns nothing) instead of waiting forever.
+        for fd in slow {
+            Socket.setTimeout(fd, seconds: 30)
+            #expect(try Socket.readSome(fd).isEmpty, "cut")
+        }
+    }
+}

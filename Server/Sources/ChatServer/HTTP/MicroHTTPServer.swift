@@ -17,22 +17,30 @@ public final class MicroHTTPServer: Sendable {
     private let inFlight = NSCondition()
     private nonisolated(unsafe) var inFlightCount = 0  // guarded by `inFlight`
     private let draining = Atomic(false)
+    /// Who holds a connection, and who is cut to make room (see `ConnectionGuard`).
+    let connections: ConnectionGuard
 
-    public init(router: Router, bodyLimit: @escaping @Sendable (String) -> Int) {
+    public init(router: Router, maxConnections: Int = 1_000, headerTimeout: TimeInterval = 10,
+                bodyLimit: @escaping @Sendable (String) -> Int) {
         self.router = router
         self.bodyLimit = bodyLimit
+        connections = ConnectionGuard(maxConnections: maxConnections, headerTimeout: headerTimeout)
     }
 
     /// Starts listening on 127.0.0.1:`port` (0: any free port) and returns the bound port.
     /// The daemon holds a reference to this object until `stop()`.
     public func start(port: UInt16, threads: UInt32) throws -> UInt16 {
         let context = Unmanaged.passRetained(self)
-        guard let started = chatd_mhd_start(port, threads, 120, accessHandler, context.toOpaque(),
-                                            completedHandler, context.toOpaque()) else {
+        // The library's own limit leaves room above ours: a connection past ours is accepted so
+        // that the guard can cut an older, slower one for it.
+        guard let started = chatd_mhd_start(port, threads, 120, UInt32(connections.maxConnections + Self.headroom),
+                                            accessHandler, context.toOpaque(), completedHandler, context.toOpaque(),
+                                            connectionNotifier, context.toOpaque()) else {
             context.release()
             throw HTTPError(500, .internalError, "cannot listen on 127.0.0.1:\(port) (in use?)")
         }
         daemon.store(Int(bitPattern: started), ordering: .releasing)
+        connections.watch()
         return chatd_mhd_port(started)
     }
 
@@ -53,10 +61,28 @@ public final class MicroHTTPServer: Sendable {
         while inFlightCount > 0 && inFlight.wait(until: deadline) {}
         inFlight.unlock()
         MHD_stop_daemon(current)
+        connections.stopWatching()
         Unmanaged.passUnretained(self).release()  // the daemon's reference from start()
     }
 
     var isDraining: Bool { draining.load(ordering: .acquiring) }
+
+    /// Connections the library accepts above `maxConnections`, for the guard to make room.
+    static let headroom = 64
+
+    /// File descriptors the process needs: every connection, and SQLite, media and realtime
+    /// around them. The soft `RLIMIT_NOFILE` is raised to it where the hard one allows (it
+    /// is often 1,024, which capped connections below any configured limit).
+    public static func raiseFileLimit(for maxConnections: Int) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        let wanted = rlim_t(maxConnections + headroom + 256)
+        if limit.rlim_cur < wanted {
+            limit.rlim_cur = min(wanted, limit.rlim_max)
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return Int(limit.rlim_cur)
+    }
 
     fileprivate func began() {
         inFlight.lock()
@@ -111,6 +137,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let server = Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue()
     guard let stored = requestContext.pointee else {
         requestContext.pointee = Unmanaged.passRetained(RequestState()).toOpaque()
+        server.connections.requestBegan(connection)
         server.began()
         return .YES
     }
@@ -136,13 +163,14 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let response = server.isDraining
         ? .error(HTTPError(503, .unavailable, "chatd is shutting down"))
         : server.router.respond(to: request)
-    return queue(response, on: connection)
+    return queue(response, on: connection, of: server)
 }
 
-private func queue(_ response: HTTPResponse, on connection: OpaquePointer?) -> MHD_Result {
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, of server: MicroHTTPServer) -> MHD_Result {
     let handle: OpaquePointer?
     var box: Unmanaged<UpgradeBox>?
     if let upgrade = response.upgrade {
+        server.connections.upgraded(connection)
         box = Unmanaged.passRetained(UpgradeBox(upgrade))  // released by upgradeHandler
         handle = MHD_create_response_for_upgrade(upgradeHandler, box!.toOpaque())
     } else {
@@ -171,9 +199,11 @@ private let upgradeHandler: MHD_UpgradeHandler = { cls, _, _, extraIn, extraInSi
     box.handler(UpgradedSocket(fd: socket, initialBytes: initial, close: { _ = chatd_mhd_upgrade_close(handle) }))
 }
 
-private let completedHandler: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
+private let completedHandler: MHD_RequestCompletedCallback = { cls, connection, requestContext, _ in
     guard let cls, let requestContext, let stored = requestContext.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(stored).release()
     requestContext.pointee = nil
-    Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue().completed()
+    let server = Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    server.connections.requestEnded(connection)
+    server.completed()
 }
