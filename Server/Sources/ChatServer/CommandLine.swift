@@ -41,7 +41,7 @@ public enum ChatdArguments {
           --header-timeout SECONDS   time to send a request head (default 10)
           --changelog-retention N    changes kept for replay, 0 = all (default 0)
           --heartbeat SECONDS        realtime ping interval (default 20)
-          --realtime-buffer BYTES    unsent bytes before a slow socket is dropped (default 4194304)
+          --realtime-buffer BYTES    unsent bytes before a slow socket is dropped (default 1048576)
           --max-sockets-per-user N   realtime sockets one user may hold at once (default 8)
           --test-clock               allow POST /v1/admin/clock (tests only)
           --stop-on-stdin-eof        shut down when standard input closes (a test harness that dies

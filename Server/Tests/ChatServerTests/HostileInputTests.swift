@@ -70,10 +70,10 @@ import WebSocket
 }
 
 extension HostileInputTests {
-    /// chatd's resident memory, in KiB.
-    static func residentKilobytes(_ server: LiveServer) -> Int {
+    /// chatd's resident memory (`VmRSS`), or its high-water mark (`VmHWM`), in KiB.
+    static func residentKilobytes(_ server: LiveServer, _ field: String = "VmRSS") -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 
@@ -212,5 +212,34 @@ extension HostileInputTests {
             Socket.setTimeout(fd, seconds: 30)
             #expect(try Socket.readSome(fd).isEmpty, "cut")
         }
+    }
+}
+
+extension HostileInputTests {
+    /// A hundred sockets that never read, in a group that gets a message storm (16 MB to each,
+    /// more than the kernel's buffers take): their backlogs are capped and the frames they share
+    /// are shared, so chatd's peak stays small (with per-socket copies and a 4 MiB cap it rose by
+    /// 431 MB here; now about 36 MB), and alice's own socket, which reads, is served all along.
+    @Test func socketsThatNeverReadCannotGrowTheServer() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        try await server.group("g", by: alice)
+        var silent: [WebSocketClient] = []
+        for index in 0..<100 {
+            let token = try await server.user("u\(index)")
+            #expect(try await server.addMember("u\(index)", to: "g", by: alice) == 201)
+            silent.append(try server.realtime(token).socket)  // and never read again
+        }
+        let reader = try server.realtime(alice).socket
+        let start = Self.residentKilobytes(server)
+        let text = String(repeating: "x", count: 20_000)
+        for index in 0..<800 {  // 16 MB to each socket: more than the kernel buffers
+            let reply = try await server.sendToGroup("\(index) \(text)", from: alice, to: "g")
+            #expect(reply.status == 201)
+            if index % 100 == 0 { _ = try reader.nextEnvelope() }  // alice's own socket keeps reading
+        }
+        let grown = Self.residentKilobytes(server, "VmHWM") - start
+        #expect(grown < 100 * 1024, "chatd grew by \(grown) KiB with 100 sockets not reading")
+        withExtendedLifetime(silent) {}
     }
 }

@@ -12,8 +12,11 @@ import WebSocket
 /// A socket whose unsent backlog exceeds `maxBufferedBytes` is disconnected (slow consumer).
 public final class RealtimeHub: Sendable {
     public struct Configuration: Sendable {
-        /// Unsent bytes a socket may accumulate before it is dropped.
-        public var maxBufferedBytes = 4 << 20
+        /// Unsent bytes a socket may accumulate before it is dropped (its client resumes from
+        /// its cursor).
+        public var maxBufferedBytes = 1 << 20
+        /// Unsent bytes all sockets together may hold; past it the longest backlog is dropped.
+        public var maxTotalBufferedBytes = 64 << 20
         /// Seconds between server pings; a socket silent for 2.5 intervals is dropped.
         public var heartbeatSeconds = 20.0
         /// Largest message a client may send.

@@ -10,7 +10,7 @@ struct RealtimeLoop {
         let session: RealtimeSession
         var uid: String { session.uid }
         var parser: WebSocketParser
-        var output: [UInt8] = []
+        var output = OutputQueue()
         var lastHeard: UInt64
         var lastPing: UInt64
         /// A close frame was queued; drop once it is flushed.
@@ -28,6 +28,8 @@ struct RealtimeLoop {
 
     let hub: RealtimeHub
     var clients: [Client] = []
+    /// Unsent bytes over all sockets (each counts what it queued, shared frames included).
+    let queued = ByteCount()
     var running = true
     /// Blocked pairs as "blocker\nblocked": loaded once, then kept current by `.block`
     /// commands, so typing frames never wait on the database.
@@ -111,23 +113,37 @@ struct RealtimeLoop {
     }
 
     /// Queues bytes; a socket over its backlog limit is dropped instead of buffered further.
+    /// Queues a frame for a socket. A socket over its own cap is dropped (its client resumes
+    /// from its cursor); so, when all sockets together are over the global budget, is the one
+    /// with the longest backlog (a reader that stopped reading, not whoever is next).
     func enqueue(_ bytes: [UInt8], to client: Client) {
         guard !client.dead, !client.closing else { return }
         if client.output.count + bytes.count > hub.configuration.maxBufferedBytes {
-            client.dead = true
+            drop(client)
             return
         }
-        client.output += bytes
+        client.output.append(bytes)
+        queued.value += bytes.count
+        while queued.value > hub.configuration.maxTotalBufferedBytes,
+              let slowest = clients.filter({ !$0.dead }).max(by: { $0.output.count < $1.output.count }), !slowest.output.isEmpty {
+            drop(slowest)
+        }
+    }
+
+    /// A socket that cannot keep up: closed without ceremony, its backlog forgotten.
+    func drop(_ client: Client) {
+        guard !client.dead else { return }
+        client.dead = true
+        queued.value -= client.output.count
+        client.output = OutputQueue()
     }
 
     func flush(_ client: Client) {
         guard !client.dead else { return }
-        let written = client.output.withUnsafeBytes { send(client.socket.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        if written > 0 {
-            client.output.removeFirst(written)
-        } else if written < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
-            client.dead = true
-        }
+        let before = client.output.count
+        let healthy = client.output.send(to: client.socket.fd)
+        queued.value -= before - client.output.count
+        if !healthy { drop(client) }
     }
 
     func receive(_ client: Client, now: UInt64) {
@@ -204,9 +220,15 @@ struct RealtimeLoop {
         guard !dead.isEmpty else { return }
         clients.removeAll(where: \.dead)
         for client in dead {
+            queued.value -= client.output.count  // what it never sent (none after `drop`)
             client.socket.close()
             hub.connectionCount.subtract(1, ordering: .relaxed)
             hub.presence.disconnected(client.uid)
         }
     }
+}
+
+/// A count the loop's non-mutating helpers update (the loop's thread only).
+final class ByteCount {
+    var value = 0
 }
