@@ -32,7 +32,7 @@ public enum ChatdArguments {
         Serves the OfflineChat API on 127.0.0.1 (HTTP/JSON under /v1, WebSocket at /v1/realtime).
           --data DIR                 data directory (default ./chatd-data)
           --port PORT                TCP port, 0 for any free one (default 8080)
-          --admin-key KEY            admin API key (or CHATD_ADMIN_KEY; else generated once)
+          --admin-key KEY            admin API key (visible in ps: prefer CHATD_ADMIN_KEY or DIR/admin.key; else generated once)
           --threads N                HTTP worker threads (default 4)
           --max-body BYTES           largest request body (default 1048576)
           --max-media BYTES          largest media upload (default 16777216)

@@ -42,6 +42,12 @@ case .serve:
     } catch {
         fail("cannot start: \(error)")
     }
+    if CommandLine.arguments.contains("--admin-key") {
+        FileHandle.standardError.write(Data("""
+            chatd: warning: --admin-key is visible to every local account (ps); prefer CHATD_ADMIN_KEY \
+            or \(configuration.dataDirectory.path)/admin.key (0600)\n
+            """.utf8))
+    }
     if server.adminKeyGenerated {
         say("admin key (shown once, kept in \(configuration.dataDirectory.path)/admin.key): \(server.adminKey)")
     }

@@ -85,6 +85,27 @@ import WebSocket
         let move = try await server.request("PATCH", "\(Endpoints.messages)/\(call.id)", token: alice, json: EditMessageRequest(callStatus: .ongoing))
         #expect(move.status == 403 && move.error?.code == .blocked)
         #expect(try await server.request("GET", Endpoints.notifications, token: alice).decode([FeedItemPayload].self).isEmpty)
+        // Nor may either edit an old message of theirs.
+        let edit = try await server.request("PATCH", "\(Endpoints.messages)/\(message.id)", token: alice, json: EditMessageRequest(text: "y"))
+        #expect(edit.status == 403 && edit.error?.code == .blocked)
+    }
+
+    /// The blocked user learns neither whether the blocker is online nor when last active.
+    @Test func aBlockedUserDoesNotSeeTheBlockersPresence() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        let (socket, _) = try server.realtime(alice)  // alice is online
+        let before = try await server.request("GET", "\(Endpoints.users)/alice", token: bob).decode(UserPayload.self)
+        #expect(before.status == "online" && before.lastActiveAt != nil)
+        _ = try await server.request("PUT", "\(Endpoints.blocks)/bob", token: alice)
+        let after = try await server.request("GET", "\(Endpoints.users)/alice", token: bob).decode(UserPayload.self)
+        #expect(after.status == nil && after.lastActiveAt == nil && after.hasBlockedMe == true)
+        let listed = try await server.request("GET", Endpoints.users, token: bob).decode(Page<UserPayload>.self)
+        #expect(listed.items.first { $0.uid == "alice" }?.status == nil)
+        let bobSeen = try await server.request("GET", "\(Endpoints.users)/bob", token: alice).decode(UserPayload.self)
+        #expect(bobSeen.status != nil, "the blocker still sees the one they blocked")
+        withExtendedLifetime(socket) {}
     }
 
     @Test func blockingYourselfOrNobodyIsRefused() async throws {

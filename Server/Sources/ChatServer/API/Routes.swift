@@ -53,9 +53,16 @@ struct Routes {
     }
 
     /// `user` with its presence.
+    /// The user with their presence, unless they blocked the caller (`hasBlockedMe`): a
+    /// blocked user learns neither whether the blocker is online nor when they were last active.
     func withStatus(_ user: UserPayload) -> UserPayload {
         var user = user
-        user.status = realtime.presence.isOnline(user.uid) ? "online" : "offline"
+        if user.hasBlockedMe == true {
+            user.status = nil
+            user.lastActiveAt = nil
+        } else {
+            user.status = realtime.presence.isOnline(user.uid) ? "online" : "offline"
+        }
         return user
     }
 

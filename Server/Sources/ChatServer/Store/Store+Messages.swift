@@ -121,6 +121,7 @@ extension Store {
             if let status = request.callStatus { return try moveCall(db, id: id, by: uid, to: status, at: now, into: &changes) }
             let message = try Self.ownMessage(db, id: id, uid: uid)
             guard message.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(id) is deleted") }
+            try Self.requireNoBlock(db, uid, message)  // a block stops edits of old messages too
             if request.text != nil && message.text == nil {
                 throw HTTPError.validation("message \(id) has no text to edit")
             }
