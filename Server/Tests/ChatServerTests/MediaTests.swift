@@ -35,6 +35,25 @@ import Testing
         #expect(stored.filter { !$0.hasSuffix(".type") }.count == 1)
     }
 
+    /// A file torn by a crash (an older chatd renamed without syncing) is never served, and
+    /// the next upload of the right bytes writes it again.
+    @Test func aTornFileIsNotServedAndARightUploadRewritesIt() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bytes = Data((0..<50_000).map { UInt8($0 % 253) })
+        let attachment = try await server.request("POST", Endpoints.media, token: alice, body: bytes).decode(Attachment.self)
+        server.stop()
+        let file = server.dataDirectory.appendingPathComponent("media/" + String(attachment.url.dropFirst(Endpoints.media.count + 1)))
+        try bytes.prefix(10_000).write(to: file)  // torn
+        let restarted = try LiveServer(dataDirectory: server.dataDirectory)
+        let alice2 = try await restarted.token("alice")
+        #expect(try await restarted.request("GET", attachment.url, token: alice2).status == 404, "the torn bytes are never served")
+        let again = try await restarted.request("POST", Endpoints.media, token: alice2, body: bytes).decode(Attachment.self)
+        #expect(again.url == attachment.url)
+        let fetched = try await restarted.request("GET", attachment.url, token: alice2)
+        #expect(fetched.status == 200 && fetched.body == bytes)
+    }
+
     @Test func badUploadsAndFetchesGetClearErrors() async throws {
         let server = try LiveServer(arguments: ["--max-media", "2048"])
         let alice = try await server.user("alice")
