@@ -26,7 +26,7 @@ extension ChatCache {
 
     static func conversation(_ db: Connection, id: String) throws -> ConversationPayload? {
         var found: ConversationPayload?
-        try db.forEachRow(ConversationRow.select + " WHERE c.id = ?", [id]) { row in
+        try db.forEachRow(ConversationRow.byID, [id]) { row in
             found = try ConversationRow.conversation(row)
             return false
         }
@@ -81,14 +81,18 @@ extension ChatCache {
 
     /// A live message moves its conversation to the top, as the server's list would.
     /// `incoming`: from someone else (one more unread).
+    /// (On every live message: three small statements on the columns, nothing decoded.)
     func bumpConversation(_ db: Connection, with message: MessagePayload, incoming: Bool) throws {
-        guard var conversation = try Self.conversation(db, id: message.conversationId) else { return }
-        guard (conversation.lastMessage?.id ?? 0) <= message.id else { return }
-        conversation.lastMessage = message
-        conversation.updatedAt = max(conversation.updatedAt, message.sentAt)
-        if incoming && message.category != .action { conversation.unreadMessageCount += 1 }
-        try upsert(db, conversation, at: nil)
+        guard let last: Int64 = try db.scalar(Self.lastMessageID, [message.conversationId]), last <= message.id else { return }
+        try db.run("UPDATE conversations SET updated_at = max(updated_at, ?), unread = unread + ? WHERE id = ?",
+                   [message.sentAt, incoming && message.category != .action ? 1 : 0, message.conversationId])
+        try ConversationRow.storeLast(db, message, of: message.conversationId)
     }
+
+    /// A cached conversation's last message id (0 without one); no row when it is not cached.
+    static let lastMessageID = """
+        SELECT coalesce(l.id, 0) FROM conversations c LEFT JOIN last_messages l ON l.conversation_id = c.id WHERE c.id = ?
+        """
 
     func upsert(_ db: Connection, _ conversation: ConversationPayload, at access: Int64?) throws {
         try ConversationRow.store(db, conversation, access: access, now: clock())

@@ -34,6 +34,9 @@ enum ConversationRow {
             reply_count INTEGER NOT NULL DEFAULT 0, call_status TEXT, extras TEXT);
         """
 
+    /// One conversation by id, as `select` reads it.
+    static let byID = select + " WHERE c.id = ?"
+
     /// A conversation with its last message: `conversation(_:)` reads the rows it selects.
     static let select = "SELECT " + columns.map { "c." + $0 }.joined(separator: ", ") + ", "
         + MessageRow.columns.split(separator: ",").map { "l." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
@@ -56,12 +59,17 @@ enum ConversationRow {
         try db.run(update, values + [access])
         if db.changes == 0 { try db.run(insert, values + [access, now]) }
         if let last = conversation.lastMessage {
-            try db.cachedStatement(storeLastMessage).run { row in
-                try MessageRow.bind(last, to: row)
-                try row.bind(3, conversation.conversationId)  // the key, whatever the message says
-            }
+            try storeLast(db, last, of: conversation.conversationId)
         } else {
             try db.run("DELETE FROM last_messages WHERE conversation_id = ?", [conversation.conversationId])
+        }
+    }
+
+    /// Makes `message` the conversation's last message.
+    static func storeLast(_ db: Connection, _ message: MessagePayload, of conversationId: String) throws {
+        try db.cachedStatement(storeLastMessage).run { row in
+            try MessageRow.bind(message, to: row)
+            try row.bind(3, conversationId)  // the key, whatever the message says
         }
     }
 

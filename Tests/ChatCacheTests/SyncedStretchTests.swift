@@ -121,8 +121,7 @@ import Testing
     }
 
     @Test func evictionTrimsTheSyncedStretchsStart() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-test-\(UUID().uuidString)/test/a")
-        let cache = try ChatCache(directory: directory, uid: "a", limits: CacheLimits(maxMessagesPerConversation: 3), clock: { 1_000 })
+        let cache = try LimitTests().makeCache(CacheLimits(maxMessagesPerConversation: 3))
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
         try sweep(cache, (15...20).map { change(.messageCreated, message($0), seq: $0) })
         #expect(try spans(cache, scope) == [[18, 20]])
@@ -146,9 +145,7 @@ import Testing
 
     /// Eviction is a removal too: what the stream stored since the page was read may be gone.
     @Test func aConversationEvictedAfterThePageWasReadDoesNotReachTheLiveHead() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-test-\(UUID().uuidString)/test/a")
-        let ticks = LimitTests.Ticker()
-        let cache = try ChatCache(directory: directory, uid: "a", limits: CacheLimits(maxConversations: 1), clock: { ticks.next() })
+        let cache = try LimitTests().makeCache(CacheLimits(maxConversations: 1))
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
         let epoch = cache.liveEpoch
         try cache.storeLive(message(110))

@@ -35,6 +35,16 @@ import Testing
         return ids
     }
 
+    /// bob offline while alice sends `count` messages, then back: the reconnect's sweep brings
+    /// exactly them. Returns their ids.
+    func missWhileAway(_ world: SyncLiveTests.World, _ count: Int, _ label: String) async throws -> [Int64] {
+        await sync.goOffline(world)
+        let missed = try await sendFromAlice(world, count, label)
+        await sync.comeBack(world)
+        #expect(await caughtUp(world).contains("messages \(count) caughtUp"))
+        return missed
+    }
+
     /// Sweeps until one finishes (the reconnect's), returning its events.
     func caughtUp(_ world: SyncLiveTests.World) async -> [String] {
         let sweep = await world.log.sweep()
@@ -45,10 +55,7 @@ import Testing
     /// The scenario: a conversation bob never opened, written to while he was away.
     @Test func aConversationNeverOpenedIsReadableOfflineAfterTheSync() async throws {
         let world = try await sync.world()
-        await sync.goOffline(world)
-        let missed = try await sendFromAlice(world, 3, "while away")
-        await sync.comeBack(world)
-        #expect(await caughtUp(world).contains("messages 3 caughtUp"))
+        let missed = try await missWhileAway(world, 3, "while away")
         // Still online: a live message continues the synced stretch (it reaches the live head).
         // A message elsewhere first, so that the ids are not adjacent (adjacent stretches join anyway).
         _ = try await world.server.send("elsewhere", from: world.aliceToken, to: "carol")
@@ -63,10 +70,7 @@ import Testing
         let world = try await sync.world { server, alice in
             for index in 0..<20 { _ = try await server.send("old \(index)", from: alice, to: "bob") }
         }
-        await sync.goOffline(world)
-        let missed = try await sendFromAlice(world, 2, "new")
-        await sync.comeBack(world)
-        #expect(await caughtUp(world).contains("messages 2 caughtUp"))
+        let missed = try await missWhileAway(world, 2, "new")
         await sync.goOffline(world)
         #expect(try await readOffline(world) == [missed], "the 20 older ones were never seen: the page before is empty")
     }
@@ -78,10 +82,7 @@ import Testing
             for index in 0..<5 { old.append(try await server.send("old \(index)", from: alice, to: "bob")) }
         }
         try await sync.read(world, "alice~bob")
-        await sync.goOffline(world)
-        let missed = try await sendFromAlice(world, 3, "new")
-        await sync.comeBack(world)
-        #expect(await caughtUp(world).contains("messages 3 caughtUp"))
+        let missed = try await missWhileAway(world, 3, "new")
         await sync.goOffline(world)
         #expect(try await readOffline(world) == [old + missed])
     }
@@ -112,10 +113,7 @@ import Testing
         var offline = offlineOn()
         offline.maxMessagesPerConversation = 4
         let world = try await sync.world(offline: offline)
-        await sync.goOffline(world)
-        let missed = try await sendFromAlice(world, 10, "while away")
-        await sync.comeBack(world)
-        #expect(await caughtUp(world).contains("messages 10 caughtUp"))
+        let missed = try await missWhileAway(world, 10, "while away")
         await sync.goOffline(world)
         #expect(try await readOffline(world, limit: 3) == [Array(missed.suffix(3)), [missed[6]]])
     }
@@ -129,10 +127,7 @@ import Testing
         await sync.comeBack(world)
         #expect(await world.log.sweep().contains("messages error cursor_expired"))
         #expect(await world.log.sweep().last == "finish reInstall=true", "the rebuild's cold start")
-        await sync.goOffline(world)
-        let missed = try await sendFromAlice(world, 2, "after the rebuild")
-        await sync.comeBack(world)
-        #expect(await caughtUp(world).contains("messages 2 caughtUp"))
+        let missed = try await missWhileAway(world, 2, "after the rebuild")
         await sync.goOffline(world)
         #expect(try await readOffline(world) == [missed], "the rebuild dropped the older ones; these came with the sync")
     }

@@ -165,11 +165,15 @@ extension HostileInputTests {
         let server = try LiveServer(arguments: ["--max-sockets-per-user", "3"])
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
+        /// Another socket for alice, before its hello (which a refused one never gets).
+        func connect() throws -> WebSocketClient {
+            try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
+                                        headers: ["Authorization": "Bearer \(alice)"])
+        }
         var held: [WebSocketClient] = []
         for _ in 0..<3 { held.append(try server.realtime(alice).socket) }
         for _ in 0..<20 {
-            let extra = try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
-                                                    headers: ["Authorization": "Bearer \(alice)"])
+            let extra = try connect()
             #expect(try Self.closing(extra) == .close(.policyViolation, "too many realtime sockets for this user"))
         }
         let (listener, hello) = try server.realtime(bob)
@@ -180,8 +184,7 @@ extension HostileInputTests {
         held.removeLast().close()
         var reopened: (socket: WebSocketClient, hello: RealtimeEnvelope)?
         for _ in 0..<1_000 where reopened == nil {
-            let attempt = try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
-                                                      headers: ["Authorization": "Bearer \(alice)"])
+            let attempt = try connect()
             if case .text = try attempt.receive() { reopened = (attempt, hello) } else { await Task.yield() }
         }
         #expect(reopened != nil)
