@@ -26,8 +26,10 @@ public final class ChatServer: Sendable {
         (adminKey, adminKeyGenerated) = try AdminKey.load(configured: configuration.adminKey, in: configuration.dataDirectory)
         hub = try RealtimeHub(store: store, configuration: configuration.realtime)
         let media = try MediaStore(directory: configuration.dataDirectory.appendingPathComponent("media"))
+        let sweep = MediaSweep(graceSeconds: configuration.mediaGrace)
+        sweep.runIfDue(store: store, media: media)
         let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, media: media,
-                            allowHTTPSMedia: configuration.allowHTTPSMedia)
+                            mediaSweep: sweep, allowHTTPSMedia: configuration.allowHTTPSMedia)
         let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
         http = MicroHTTPServer(router: routes.router(), maxConnections: configuration.maxConnections,
                                headerTimeout: configuration.headerTimeout) { path in path == Endpoints.media ? maxMedia : maxBody }
@@ -59,8 +61,7 @@ enum AdminKey {
         if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !stored.isEmpty {
             return (stored, false)
         }
-        var generator = SystemRandomNumberGenerator()
-        let key = "ak_" + (0..<24).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16).leftPadded(2) }.joined()
+        let key = "ak_" + Store.randomHex(bytes: 24)
         guard FileManager.default.createFile(atPath: file.path, contents: Data((key + "\n").utf8),
                                              attributes: [.posixPermissions: 0o600]) else {
             throw HTTPError(500, .internalError, "cannot write \(file.path)")

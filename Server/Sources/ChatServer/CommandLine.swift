@@ -37,6 +37,7 @@ public enum ChatdArguments {
           --max-body BYTES           largest request body (default 1048576)
           --max-media BYTES          largest media upload (default 16777216)
           --allow-https-media        attachments may name https:// urls (default: only chatd's own media)
+          --media-grace SECONDS      how long an upload no message names is kept (default 86400)
           --max-connections N        open connections at most; the slowest cut to make room (default 1000)
           --header-timeout SECONDS   time to send a request head (default 10)
           --changelog-retention N    changes kept for replay, 0 = all (default 0)
@@ -83,6 +84,7 @@ public enum ChatdArguments {
             case "--max-body": configuration.maxBodySize = try number(argument, 1024...(64 << 20))
             case "--max-media": configuration.maxMediaSize = try number(argument, 1024...(1 << 30))
             case "--allow-https-media": configuration.allowHTTPSMedia = true
+            case "--media-grace": configuration.mediaGrace = try number(argument, 0...(365 * 24 * 3600))
             case "--max-connections": configuration.maxConnections = try number(argument, 8...1_000_000)
             case "--header-timeout":
                 let raw = try value(argument)

@@ -14,6 +14,9 @@ public struct ServerConfiguration: Sendable {
     public var maxMediaSize = 16 << 20
     /// Attachments may also name `https://` urls elsewhere (else only chatd's own media).
     public var allowHTTPSMedia = false
+    /// Seconds an upload waits for a message naming it before it (and its file, if no other
+    /// upload shares it) is removed; a deleted message's uploads go the same way.
+    public var mediaGrace: Int64 = 24 * 3600
     /// Open connections (HTTP and realtime) at most; past it the oldest still sending its
     /// request head is cut to make room.
     public var maxConnections = 1_000

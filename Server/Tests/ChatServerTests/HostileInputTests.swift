@@ -153,7 +153,8 @@ extension HostileInputTests {
                         "/v1/media/../../etc/passwd", "/v1/media/ABC", "//evil.example/x.png", "https://"] {
             #expect(try await send(hostile) == 422, "\(hostile)")
         }
-        #expect(try await send("/v1/media/" + String(repeating: "0f", count: 32)) == 201)
+        #expect(try await send("/v1/media/" + String(repeating: "0f", count: 32)) == 422, "no such upload")
+        #expect(try await send(try await server.upload(Data("png".utf8), by: alice).url) == 201)
         #expect(try await send("https://cdn.example/a.png") == (httpsAllowed ? 201 : 422))
     }
 }

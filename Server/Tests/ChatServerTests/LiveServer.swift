@@ -130,6 +130,14 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
         return try reply.decode()
     }
 
+    /// Uploads `bytes` as `token`'s media and returns the attachment to send.
+    func upload(_ bytes: Data, by token: String, contentType: String = "image/png", name: String = "file") async throws -> ChatProtocol.Attachment {
+        let reply = try await request("POST", Endpoints.media + "?name=" + name, token: token, body: bytes,
+                                      headers: ["Content-Type": contentType])
+        guard reply.status == 201 else { throw Failure("upload: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))") }
+        return try reply.decode()
+    }
+
     func advanceClock(seconds: Int64) async throws {
         let reply = try await request("POST", "/v1/admin/clock", admin: true, json: ["advanceSeconds": seconds])
         guard reply.status == 200 else { throw Failure("clock: \(reply.status)") }

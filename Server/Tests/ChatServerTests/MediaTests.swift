@@ -1,5 +1,7 @@
 import ChatProtocol
+@testable import ChatServer
 import Foundation
+import SQLiteKit
 import Testing
 
 @Suite struct MediaTests {
@@ -23,16 +25,100 @@ import Testing
         #expect(fetched.headers["content-type"] == "image/jpeg")
     }
 
-    /// A repeated upload (a retry after a lost answer) stores nothing new and answers the same url.
-    @Test func uploadsAreContentAddressedSoARetryIsHarmless() async throws {
+    /// Each upload is its own (url, content type), while the same bytes are stored once.
+    @Test func uploadsOfTheSameBytesShareOneFileAndKeepTheirOwnContentType() async throws {
         let server = try LiveServer()
         let alice = try await server.user("alice")
-        let bytes = Data("same bytes".utf8)
-        let first = try await server.request("POST", Endpoints.media, token: alice, body: bytes).decode(Attachment.self)
-        let second = try await server.request("POST", Endpoints.media, token: alice, body: bytes).decode(Attachment.self)
-        #expect(first.url == second.url && first.name == "file")
+        let mallory = try await server.user("mallory")
+        let bytes = Data("<script>alert(1)</script>".utf8)
+        let png = try await server.upload(bytes, by: alice)
+        let html = try await server.upload(bytes, by: mallory, contentType: "text/html")
+        #expect(png.url != html.url && png.name == "file")
         let stored = try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory.appendingPathComponent("media").path)
-        #expect(stored.filter { !$0.hasSuffix(".type") }.count == 1)
+        #expect(stored.count == 1)
+        let fetched = try await server.request("GET", png.url, token: alice)
+        #expect(fetched.status == 200 && fetched.headers["content-type"] == "image/png", "the first upload's type no longer wins")
+        #expect(fetched.headers["x-content-type-options"] == "nosniff")
+        #expect(fetched.headers["content-security-policy"]?.contains("sandbox") == true)
+        #expect(try await server.request("GET", html.url, token: mallory).headers["content-type"] == "text/html")
+    }
+
+    /// Media is served to its uploader and to whoever can read a message naming it; a
+    /// kick, a block or the message's deletion ends that, and nobody learns which files exist.
+    @Test func mediaIsServedOnlyToTheUploaderAndToReadersOfAMessageNamingIt() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        let carol = try await server.user("carol")
+        func upload(_ text: String) async throws -> ChatProtocol.Attachment { try await server.upload(Data(text.utf8), by: alice) }
+        func status(_ attachment: ChatProtocol.Attachment, _ token: String) async throws -> Int {
+            try await server.request("GET", attachment.url, token: token).status
+        }
+        func send(_ attachment: ChatProtocol.Attachment, from token: String, to receiver: String, _ type: ReceiverType = .user) async throws -> Reply {
+            try await server.request("POST", Endpoints.messages, token: token, json: SendMessageRequest(
+                muid: UUID().uuidString, receiver: receiver, receiverType: type, type: "image", attachment: attachment))
+        }
+        let direct = try await upload("direct")
+        #expect(try await status(direct, alice) == 200)
+        #expect(try await status(direct, bob) == 404, "not sent to bob yet")
+        let sent = try await send(direct, from: alice, to: "bob").decode(MessagePayload.self)
+        #expect(try await status(direct, bob) == 200)
+        #expect(try await status(direct, carol) == 404, "carol reads no message naming it")
+        // Bob may forward what he can read; carol may not send a url she cannot read.
+        let forwarded = try await upload("forwarded")
+        #expect(try await send(forwarded, from: alice, to: "bob").status == 201)
+        #expect(try await send(forwarded, from: bob, to: "carol").status == 201)
+        #expect(try await status(forwarded, carol) == 200)
+        let other = try await upload("other")
+        let stolen = try await send(other, from: carol, to: "bob")
+        #expect(stolen.status == 422 && stolen.error?.code == .validationFailed)
+
+        try await server.group("g", by: alice)
+        #expect(try await server.addMember("bob", to: "g", by: alice) == 201)
+        let inGroup = try await upload("group")
+        #expect(try await send(inGroup, from: alice, to: "g", ReceiverType.group).status == 201)
+        #expect(try await status(inGroup, bob) == 200)
+        _ = try await server.request("DELETE", "\(Endpoints.groups)/g/members/bob", token: alice)
+        #expect(try await status(inGroup, bob) == 404, "kicked: the group's media goes with its messages")
+
+        _ = try await server.request("PUT", "\(Endpoints.blocks)/bob", token: alice)
+        #expect(try await status(direct, bob) == 404, "a block between them ends bob's access to alice's media")
+        #expect(try await status(direct, alice) == 200)
+        _ = try await server.request("DELETE", "\(Endpoints.blocks)/bob", token: alice)
+        #expect(try await status(direct, bob) == 200)
+        #expect(try await server.request("DELETE", "\(Endpoints.messages)/\(sent.id)", token: alice).status == 200)
+        #expect(try await status(direct, bob) == 404, "deleted: no message names it for bob any more")
+    }
+
+    /// An upload no message names is removed after the grace period, and its file once no
+    /// other upload shares it; a named one stays.
+    @Test func unreferencedUploadsAndTheirFilesAreRemovedAfterTheGrace() async throws {
+        let server = try LiveServer(arguments: ["--test-clock", "--media-grace", "3600"])
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        func upload(_ text: String) async throws -> ChatProtocol.Attachment { try await server.upload(Data(text.utf8), by: alice) }
+        let orphan = try await upload("never sent")
+        let named = try await upload("sent")
+        let deleted = try await upload("sent, then deleted")
+        _ = try await server.request("POST", Endpoints.messages, token: alice, json: SendMessageRequest(
+            muid: "m1", receiver: "bob", type: "file", attachment: named))
+        let message = try await server.request("POST", Endpoints.messages, token: alice, json: SendMessageRequest(
+            muid: "m2", receiver: "bob", type: "file", attachment: deleted)).decode(MessagePayload.self)
+        _ = try await server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: alice)
+        let mediaDirectory = server.dataDirectory.appendingPathComponent("media").path
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mediaDirectory).count == 3)
+
+        try await server.advanceClock(seconds: 1800)
+        _ = try await upload("a later one")  // sweeps: nothing is old enough yet
+        #expect(try await server.request("GET", orphan.url, token: alice).status == 200)
+        try await server.advanceClock(seconds: 3000)
+        let latest = try await upload("sweeps again")
+        #expect(try await server.request("GET", orphan.url, token: alice).status == 404)
+        #expect(try await server.request("GET", deleted.url, token: alice).status == 404)
+        #expect(try await server.request("GET", named.url, token: alice).status == 200)
+        #expect(try await server.request("GET", latest.url, token: alice).status == 200)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mediaDirectory).count == 3, "sent, a later one, sweeps again")
+        #expect(try await server.request("GET", orphan.url, token: alice).status == 404)
     }
 
     /// A file torn by a crash (an older chatd renamed without syncing) is never served, and
@@ -43,13 +129,13 @@ import Testing
         let bytes = Data((0..<50_000).map { UInt8($0 % 253) })
         let attachment = try await server.request("POST", Endpoints.media, token: alice, body: bytes).decode(Attachment.self)
         server.stop()
-        let file = server.dataDirectory.appendingPathComponent("media/" + String(attachment.url.dropFirst(Endpoints.media.count + 1)))
+        let media = server.dataDirectory.appendingPathComponent("media")
+        let file = media.appendingPathComponent(try #require(try FileManager.default.contentsOfDirectory(atPath: media.path).first))
         try bytes.prefix(10_000).write(to: file)  // torn
         let restarted = try LiveServer(dataDirectory: server.dataDirectory)
         let alice2 = try await restarted.token("alice")
         #expect(try await restarted.request("GET", attachment.url, token: alice2).status == 404, "the torn bytes are never served")
-        let again = try await restarted.request("POST", Endpoints.media, token: alice2, body: bytes).decode(Attachment.self)
-        #expect(again.url == attachment.url)
+        _ = try await restarted.request("POST", Endpoints.media, token: alice2, body: bytes).decode(Attachment.self)
         let fetched = try await restarted.request("GET", attachment.url, token: alice2)
         #expect(fetched.status == 200 && fetched.body == bytes)
     }
@@ -71,5 +157,31 @@ import Testing
         // Exactly at the limit is accepted.
         let ok = try await server.request("POST", Endpoints.media, token: alice, body: Data(count: 2048))
         #expect(ok.status == 201)
+    }
+
+    /// Media messages sent before uploads had owners keep working: their `/v1/media/<sha-256>`
+    /// url becomes an upload of the message's sender, served to the conversation's readers.
+    @Test func mediaSentBeforeUploadsHadOwnersStaysReadableByItsConversation() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        _ = try await server.user("carol")
+        let bytes = Data("an old photo".utf8)
+        let attachment = try await server.upload(bytes, by: alice)
+        _ = try await server.request("POST", Endpoints.messages, token: alice, json: SendMessageRequest(
+            muid: "old", receiver: "bob", type: "image", attachment: attachment))
+        server.stop()
+        // As schema 10 kept it: the url named the file's hash, and there were no upload rows.
+        let file = MediaStore.sha256Hex(Array(bytes))
+        var old = attachment
+        old.url = Endpoints.media + "/" + file
+        let db = try Connection(path: server.dataDirectory.appendingPathComponent("chatd.sqlite").path)
+        try db.run("UPDATE messages SET attachment = ?", [String(decoding: try JSONEncoder().encode(old), as: UTF8.self)])
+        try db.execute("DROP TABLE uploads; DROP TABLE upload_refs; PRAGMA user_version = 10")
+        try db.close()
+        let restarted = try LiveServer(dataDirectory: server.dataDirectory)
+        let fetched = try await restarted.request("GET", old.url, token: try await restarted.token("bob"))
+        #expect(fetched.status == 200 && fetched.body == bytes && fetched.headers["content-type"] == "image/png")
+        #expect(try await restarted.request("GET", old.url, token: try await restarted.token("carol")).status == 404)
     }
 }

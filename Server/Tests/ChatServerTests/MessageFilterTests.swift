@@ -33,8 +33,7 @@ import Testing
         try await text("a reply", from: bob, to: "alice", parent: seeded.ids["hello Bob"])
         let image = try await server.request("POST", Endpoints.messages, token: bob, json: SendMessageRequest(
             muid: "img", receiver: "alice", type: "image",
-            attachment: Attachment(url: "/v1/media/" + String(repeating: "ab", count: 32), name: "x.png", size: 1, mimeType: "image/png",
-                                   extension: "png")))
+            attachment: try await server.upload(Data("x".utf8), by: bob, name: "x.png")))
         seeded.ids["img"] = try image.decode(MessagePayload.self).id
         let custom = try await server.request("POST", Endpoints.messages, token: alice, json: SendMessageRequest(
             muid: "loc", receiver: "bob", category: .custom, type: "location", customData: .object(["lat": .number(1)])))

@@ -1,12 +1,14 @@
 import ChatProtocol
 import Foundation
+import Synchronization
 
 extension Routes {
     /// `POST /v1/media?name=` (raw bytes, `Content-Type` as sent) answers the `Attachment` to
-    /// put in a media message; `GET /v1/media/{id}` serves the bytes to any signed-in user.
+    /// put in a media message; `GET /v1/media/{id}` serves the bytes to the uploader and to
+    /// whoever can read a message naming them, with the content type of that upload.
     func addMedia(to router: inout Router) {
         router.add("POST", Endpoints.media) { context in
-            _ = try authenticate(context)
+            let uid = try authenticate(context)
             let request = context.request
             if request.bodyTooLarge { throw HTTPError(413, .payloadTooLarge, "the file is larger than this server accepts") }
             guard !request.body.isEmpty else { throw HTTPError.validation("the upload is empty: send the file's bytes as the body") }
@@ -16,20 +18,46 @@ extension Routes {
             }
             let contentType = request.header("content-type")?.trimmingCharacters(in: .whitespaces) ?? ""
             let mimeType = contentType.isEmpty ? "application/octet-stream" : contentType
-            guard mimeType.count <= 255, mimeType.contains("/") else {
+            guard Validate.isMediaType(mimeType) else {
                 throw HTTPError.badParameter("`Content-Type` must be a media type such as image/jpeg")
             }
-            let id = try media.store(request.body, contentType: mimeType)
+            let file = MediaStore.sha256Hex(request.body)
+            let id = try store.recordUpload(file: file, by: uid, contentType: mimeType, size: Int64(request.body.count))
+            try media.store(request.body, as: file)
+            mediaSweep.runIfDue(store: store, media: media)
             let ext = (name as NSString).pathExtension
             return .json(Attachment(url: Endpoints.media + "/" + id, name: name, size: Int64(request.body.count),
                                     mimeType: mimeType, extension: String(ext.prefix(32))), status: 201)
         }
         router.add("GET", Endpoints.media + "/{id}") { context in
-            _ = try authenticate(context)
-            guard let file = media.load(context.parameter("id")) else { throw HTTPError.notFound("no media \(context.parameter("id"))") }
-            return HTTPResponse(status: 200, headers: [("Content-Type", file.contentType),
+            let uid = try authenticate(context)
+            let id = context.parameter("id")
+            guard MediaStore.isID(id), let upload = try store.readableUpload(id, by: uid), let bytes = media.load(upload.file) else {
+                throw HTTPError.notFound("no media \(id) you can read")
+            }
+            return HTTPResponse(status: 200, headers: [("Content-Type", upload.contentType),
+                                                       ("X-Content-Type-Options", "nosniff"),
+                                                       ("Content-Security-Policy", "default-src 'none'; sandbox"),
                                                        ("Cache-Control", "private, max-age=31536000, immutable")],
-                                body: Array(file.bytes))
+                                body: Array(bytes))
         }
+    }
+}
+
+/// Forgets uploads no message names once they are older than `grace`, and the files no
+/// upload uses any more: on start, and at most once a minute of chatd's clock as uploads come in.
+final class MediaSweep: Sendable {
+    /// Milliseconds an upload may wait for the message that names it.
+    let grace: Int64
+    private let last = Atomic<Int64>(.min)
+
+    init(graceSeconds: Int64) { grace = graceSeconds * 1000 }
+
+    func runIfDue(store: Store, media: MediaStore) {
+        let now = store.clock.now()
+        let previous = last.load(ordering: .relaxed)
+        guard previous == .min || now - previous >= 60_000,
+              last.compareExchange(expected: previous, desired: now, ordering: .relaxed).exchanged else { return }
+        _ = try? store.sweepUploads(createdBefore: now - grace) { media.remove($0) }
     }
 }

@@ -8,6 +8,7 @@ struct Routes {
     let clock: AdjustableClock?
     let realtime: RealtimeHub
     let media: MediaStore
+    let mediaSweep: MediaSweep
     /// Attachments may name https urls elsewhere (`--allow-https-media`).
     var allowHTTPSMedia = false
 

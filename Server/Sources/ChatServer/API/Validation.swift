@@ -103,6 +103,21 @@ enum Validate {
         guard attachment.size >= 0 else { throw HTTPError.validation("`attachment.size` must not be negative") }
     }
 
+    /// `type/subtype` of RFC 9110 token characters, with optional `; parameters` of printable
+    /// ASCII, at most 255 bytes: what chatd will send back as the file's `Content-Type`.
+    static func isMediaType(_ value: String) -> Bool {
+        let parts = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+        let essence = parts[0].trimmingCharacters(in: .whitespaces).split(separator: "/", omittingEmptySubsequences: false)
+        let token = { (part: Substring) in
+            !part.isEmpty && part.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+        }
+        return value.utf8.count <= 255 && essence.count == 2 && token(essence[0]) && token(essence[1])
+            && (parts.count == 1 || parts[1].utf8.allSatisfy { (0x20...0x7E).contains($0) })
+    }
+
     static func group(name: String?, icon: String?, description: String?, metadata: [String: JSONValue]?,
                       tags: [String]?, password: String?) throws {
         try text(name, field: "name", max: 255, required: name != nil)

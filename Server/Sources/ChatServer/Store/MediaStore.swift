@@ -1,14 +1,14 @@
 import CCrypto
 import Foundation
 
-/// Uploaded media files, content-addressed: a file's id is the SHA-256 of its bytes, so an
-/// upload repeated after a lost answer (or by a restarted client) stores nothing new and
-/// answers the same id. Files live in `directory` beside a small `.type` sidecar holding the
-/// content type they were first uploaded with; writes go to a temporary name, are synced to
-/// disk and renamed into place (the directory synced too), so a reader never sees half a file
-/// and a crash leaves the old state or the new. A file is checked against its id before it is
-/// first served: a torn one (from a crash of an older chatd, or a damaged disk) is never
-/// served, and the next upload of the right bytes writes it again.
+/// The bytes of uploaded media, content-addressed: a file's name is the SHA-256 of its
+/// bytes, so uploads of the same bytes (a retry after a lost answer, a forwarded photo) share
+/// one file; who may fetch it and with which content type is the store's (`Store+Uploads`).
+/// Writes go to a temporary name, are synced to disk and renamed into place (the directory
+/// synced too), so a reader never sees half a file and a crash leaves the old state or the
+/// new. A file is checked against its name before it is first served: a torn one (from a
+/// crash of an older chatd, or a damaged disk) is never served, and the next upload of the
+/// right bytes writes it again.
 public struct MediaStore: Sendable {
     public let directory: URL
     /// Ids whose file was checked against its hash since start (files never change after).
@@ -25,31 +25,34 @@ public struct MediaStore: Sendable {
                                                 attributes: [.posixPermissions: 0o700])
     }
 
-    /// Stores `bytes` (once) and returns their id.
-    public func store(_ bytes: [UInt8], contentType: String) throws -> String {
-        let id = Self.sha256Hex(bytes)
-        let file = url(id)
-        if !isIntact(id) {
-            try? FileManager.default.removeItem(at: file)  // torn: the right bytes are here now
-            try write(Data(contentType.utf8), to: url(id, suffix: ".type"))
-            try write(Data(bytes), to: file)
-        }
-        return id
+    /// Stores `bytes`, whose SHA-256 is `id` (`sha256Hex`), unless that file is already whole.
+    public func store(_ bytes: [UInt8], as id: String) throws {
+        guard !isIntact(id) else { return }
+        try? FileManager.default.removeItem(at: url(id))  // torn: the right bytes are here now
+        try write(Data(bytes), to: url(id))
+    }
+
+    /// Removes file `id` (no upload uses it any more).
+    public func remove(_ id: String) {
+        guard Self.isID(id) else { return }
+        verified.lock.withLock { _ = verified.ids.remove(id) }
+        try? FileManager.default.removeItem(at: url(id))
+        try? FileManager.default.removeItem(at: url(id, suffix: ".type"))  // written by chatd before uploads had rows
     }
 
     /// Whether `id`'s file is there and holds the bytes its name is the hash of.
     private func isIntact(_ id: String) -> Bool {
-        if verified.lock.withLock({ verified.ids.contains(id) }) { return true }
+        // Still there: a fetch racing a removal may have marked it checked just after.
+        if verified.lock.withLock({ verified.ids.contains(id) }) && FileManager.default.fileExists(atPath: url(id).path) { return true }
         guard let bytes = FileManager.default.contents(atPath: url(id).path), Self.sha256Hex([UInt8](bytes)) == id else { return false }
         verified.lock.withLock { _ = verified.ids.insert(id) }
         return true
     }
 
-    /// The bytes and content type of `id`, nil when unknown.
-    public func load(_ id: String) -> (bytes: Data, contentType: String)? {
-        guard Self.isID(id), isIntact(id), let bytes = FileManager.default.contents(atPath: url(id).path) else { return nil }
-        let type = FileManager.default.contents(atPath: url(id, suffix: ".type").path).map { String(decoding: $0, as: UTF8.self) }
-        return (bytes, type ?? "application/octet-stream")
+    /// The bytes of file `id`, nil when missing or torn.
+    public func load(_ id: String) -> Data? {
+        guard Self.isID(id), isIntact(id) else { return nil }
+        return FileManager.default.contents(atPath: url(id).path)
     }
 
     /// 64 lowercase hex digits: anything else is never a file name here.

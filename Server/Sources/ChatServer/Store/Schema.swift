@@ -1,3 +1,4 @@
+import ChatProtocol
 import SQLiteKit
 
 /// chatd's schema: append-only numbered migrations. Never edit a shipped one.
@@ -144,6 +145,37 @@ enum Schema {
             // Only their SHA-256 is kept now (`Store.tokenHash`); a token is checked by hashing it.
             for row in try db.query("SELECT rowid, token FROM tokens") {
                 try db.run("UPDATE tokens SET token = ? WHERE rowid = ?", [Store.tokenHash(try row.get("token")), try row.get("rowid") as Int64])
+            }
+        }
+        migrator.register(11, "uploads") { db in
+            // Media belonged to nobody: any signed-in user fetched any file by its hash, and the
+            // first upload's content type won. Each upload is now a row of its own (its random id
+            // is the url; `file` the content-addressed bytes it shares), and each message that
+            // names it a reference: chatd serves it to the uploader and to whoever can read one.
+            try db.execute("""
+                CREATE TABLE uploads(
+                    id TEXT PRIMARY KEY,
+                    file TEXT NOT NULL,
+                    uploader TEXT NOT NULL,
+                    content_type TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL);
+                CREATE INDEX uploads_by_file ON uploads(file);
+                CREATE INDEX uploads_by_uploader ON uploads(uploader, created_at);
+                CREATE INDEX uploads_by_age ON uploads(created_at);
+                CREATE TABLE upload_refs(
+                    upload_id TEXT NOT NULL,
+                    message_id INTEGER NOT NULL,
+                    PRIMARY KEY(upload_id, message_id)) WITHOUT ROWID;
+                CREATE INDEX upload_refs_by_message ON upload_refs(message_id);
+                """)
+            // Messages sent before keep their urls: the file's hash becomes the upload's id.
+            for row in try db.query("SELECT id, sender, attachment, sent_at FROM messages WHERE attachment IS NOT NULL") {
+                guard let attachment = try Store.decodeJSON(Attachment.self, try row.get("attachment")),
+                      let id = Store.ownUploadID(attachment.url) else { continue }
+                try db.run("INSERT OR IGNORE INTO uploads(id, file, uploader, content_type, size, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                           [id, id, try row.get("sender") as String, attachment.mimeType, attachment.size, try row.get("sent_at") as Int64])
+                try db.run("INSERT OR IGNORE INTO upload_refs(upload_id, message_id) VALUES (?, ?)", [id, try row.get("id") as Int64])
             }
         }
         return migrator

@@ -71,6 +71,7 @@ extension Store {
                       try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId,
                       request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil])
             let id = db.lastInsertRowID
+            try Self.linkUpload(db, request.attachment, to: id, sender: sender)
             try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
             try Self.countNewMessage(db, conversationId, id: id, sender: sender)
             // Sending implies having read everything before one's own message.
@@ -173,6 +174,7 @@ extension Store {
                 UPDATE messages SET text = NULL, attachment = NULL, custom_data = NULL, metadata = NULL,
                     deleted_at = ?, updated_at = ? WHERE id = ?
                 """, [now, now, id])
+            try db.run("DELETE FROM upload_refs WHERE message_id = ?", [id])  // its file may go (sweepUploads)
             try Self.uncountDeletedMessage(db, message.conversationId, id: id, sender: message.sender)
             let deleted = try publishUpdate(db, id: id, into: &changes)
             if let parentId = message.parentMessageId { try recountReplies(db, parentId, into: &changes) }

@@ -9,8 +9,7 @@ extension Store {
     public func issueToken(for uid: String, ttlSeconds: Int64?) throws -> TokenResponse {
         let now = clock.now()
         let expiresAt = now / 1000 + (ttlSeconds ?? Self.defaultTokenLifetime)
-        var generator = SystemRandomNumberGenerator()
-        let token = (0..<32).map { _ in String(UInt8.random(in: 0...255, using: &generator), radix: 16).leftPadded(2) }.joined()
+        let token = Self.randomHex(bytes: 32)
         return try write { db, _ in
             guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [uid], as: Int.self) != nil else {
                 throw HTTPError.notFound("no user \(uid)")
@@ -68,8 +67,13 @@ extension Store {
     public static func tokenHash(_ token: String) -> String {
         MediaStore.sha256Hex(Array(token.utf8))
     }
-}
 
-extension String {
-    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+    /// `bytes` random bytes from the system's generator, in lowercase hex.
+    static func randomHex(bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in
+            let byte = String(UInt8.random(in: 0...255, using: &generator), radix: 16)
+            return byte.count == 1 ? "0" + byte : byte
+        }.joined()
+    }
 }
