@@ -42,6 +42,9 @@ public struct ErrorCode: RawRepresentable, Codable, Sendable, Hashable {
     public static let forbidden = ErrorCode(rawValue: "forbidden")
     /// 403: one of the two users has blocked the other; messages and typing between them are refused.
     public static let blocked = ErrorCode(rawValue: "blocked")
+    /// 403: the caller's media quota (`chatd --media-quota`) is used up; delete messages with
+    /// media, or wait for unsent uploads to expire.
+    public static let quotaExceeded = ErrorCode(rawValue: "quota_exceeded")
     /// 403: the caller is banned from the group; an admin must unban them first.
     public static let banned = ErrorCode(rawValue: "banned")
     /// 404: no such resource (or not visible to the caller).
@@ -56,6 +59,9 @@ public struct ErrorCode: RawRepresentable, Codable, Sendable, Hashable {
     public static let payloadTooLarge = ErrorCode(rawValue: "payload_too_large")
     /// 422: well-formed JSON with a missing field, a wrong type or an invalid value.
     public static let validationFailed = ErrorCode(rawValue: "validation_failed")
+    /// 429: too many requests of this kind; the `Retry-After` header says how many seconds to
+    /// wait. The request did nothing.
+    public static let rateLimited = ErrorCode(rawValue: "rate_limited")
     /// 500: a bug in chatd.
     public static let internalError = ErrorCode(rawValue: "internal_error")
     /// 503: chatd is shutting down.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every error the SDK reports: a stable `errorCode` and a sentence saying what happened.
 /// Server errors keep chatd's code (for example `forbidden`, `banned`, `not_found`).
 public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible {
@@ -5,11 +7,16 @@ public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible
     public let errorDescription: String
     /// The HTTP status for server errors, nil for errors raised on the device.
     public let httpStatus: Int?
+    /// Seconds the server asked to wait before trying again (`Retry-After` on a 429
+    /// `rate_limited` or a 503): the outbox waits that long before resending, without counting
+    /// an attempt.
+    public let retryAfter: TimeInterval?
 
-    public init(errorCode: String, errorDescription: String, httpStatus: Int? = nil) {
+    public init(errorCode: String, errorDescription: String, httpStatus: Int? = nil, retryAfter: TimeInterval? = nil) {
         self.errorCode = errorCode
         self.errorDescription = errorDescription
         self.httpStatus = httpStatus
+        self.retryAfter = retryAfter
     }
 
     public var description: String { "\(errorCode): \(errorDescription)" }

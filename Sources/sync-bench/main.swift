@@ -50,7 +50,7 @@ print(String(format: "  decoding one changelog page of 1,000 changes (%d bytes):
 if arguments.contains("--ingest-only") { exit(0) }
 
 // 2. End to end, through the SDK (in a client process) and a live chatd.
-let server = try LiveChatd()
+let server = try LiveChatd(arguments: ["--write-rate", "0", "--upload-rate", "0"])  // measures throughput, not the limits
 let client = try ClientProcess(arguments: ["--client", server.url.absoluteString, try await server.user("bob")])
 guard client.line() == "offline" else { throw LiveChatd.Failure("the client did not get to its offline state") }
 print("sync-bench end to end: \(changes) messages from \(peers) peers, chatd \(server.url), SQLCipher \(Connection.cipherVersion ?? "absent")")

@@ -24,6 +24,14 @@ import Testing
         #expect(policy.next(.sending(attempts: 3), .failedTransiently(now: 10_000, unit: 0.5)) == .failed(.transient), "after maxAttempts")
     }
 
+    @Test func aRateLimitWaitsAsAskedAndUsesNoAttempt() {
+        #expect(policy.next(.sending(attempts: 3), .throttled(now: 10_000, milliseconds: 30_000)) == .pending(attempts: 2, notBefore: 40_000))
+        #expect(policy.next(.sending(attempts: 1), .throttled(now: 0, milliseconds: 86_400_000)) == .pending(attempts: 0, notBefore: 900_000),
+                "a wait past 15 minutes is capped")
+        #expect(policy.next(.pending(attempts: 0, notBefore: 5), .throttled(now: 0, milliseconds: 1)) == .pending(attempts: 0, notBefore: 5),
+                "only a send in flight is throttled")
+    }
+
     @Test func permanentFailuresAreFinalUntilRetried() {
         #expect(policy.next(.sending(attempts: 1), .failedPermanently) == .failed(.permanent))
         #expect(policy.next(.failed(.permanent), .startSend(now: 1)) == .failed(.permanent))

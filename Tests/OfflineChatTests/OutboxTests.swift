@@ -24,8 +24,8 @@ import Testing
         let storage: URL
     }
 
-    func world(offline: OfflineConfig = offlineOn()) async throws -> World {
-        let server = try LiveChatd()
+    func world(offline: OfflineConfig = offlineOn(), serverArguments: [String] = []) async throws -> World {
+        let server = try LiveChatd(arguments: serverArguments)
         let aliceToken = try await server.user("alice")
         let bobToken = try await server.user("bob")
         let clock = ManualClock()
@@ -65,6 +65,36 @@ import Testing
         let rows = try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 30)
         #expect(rows.map(\.text) == ["hello", "fence"])
         _ = localId
+    }
+
+    /// chatd's rate limit (429 with `Retry-After`) holds the outbox back without failing a
+    /// message: it waits exactly as long as asked, the waits use none of its attempts (more
+    /// rounds than `maxAttempts` here), and everything goes out once, in order.
+    @Test func aRateLimitedOutboxWaitsAsAskedAndFailsNothing() async throws {
+        let world = try await world(serverArguments: ["--write-rate", "2"])  // one at once, then one every 30 s
+        await world.clock.waitForSleepers(1)
+        world.clock.advance(by: world.alice.config.connectionSettleDelay)
+        let send = SendLog()
+        let texts = (0..<8).map { "m\($0)" }
+        for text in texts {
+            world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
+                                        onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        }
+        var sent = 0
+        while sent < texts.count {
+            switch await send.log.next() {
+            case .cached: continue
+            case .server: sent += 1
+            case .error(let code): Issue.record("a rate-limited send reported \(code)"); return
+            }
+            guard sent < texts.count else { break }
+            await world.clock.waitForSleepers(1)
+            #expect((25_000...30_000).contains(world.clock.nextDeadline ?? 0), "the wait chatd asked for (about 30 s)")
+            try await world.server.advanceClock(seconds: 30)
+            world.clock.advance(by: 30_000)
+        }
+        #expect(try await serverTexts(world) == texts)
+        #expect(world.alice.getPendingMessages().isEmpty)
     }
 
     @Test func clearingTheCacheDiscardsTheOutbox() async throws {

@@ -8,17 +8,17 @@ import Testing
 /// An answer for `path?query` wins over one for the bare path.
 final class ScriptedTransport: HTTPTransport, @unchecked Sendable {  // `answers` under `lock`
     private let lock = NSLock()
-    private var answers: [String: (Int, Data)] = [:]
+    private var answers: [String: HTTPAnswer] = [:]
 
     func answer(_ path: String, status: Int = 200, _ body: some Encodable) {
-        lock.withLock { answers[path] = (status, try! JSONEncoder().encode(body)) }
+        lock.withLock { answers[path] = HTTPAnswer(status: status, body: try! JSONEncoder().encode(body)) }
     }
 
     func fail(_ path: String, status: Int, code: ErrorCode) {
         answer(path, status: status, APIError(code: code, message: "scripted"))
     }
 
-    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> (status: Int, body: Data) {
+    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> HTTPAnswer {
         let exact = url.path + "?" + (url.query ?? "")
         guard let answer = lock.withLock({ answers[exact] ?? answers[url.path] }) else { throw ChatException.offline("nothing scripted for \(url.path)") }
         return answer

@@ -22,7 +22,7 @@ import Testing
     /// bob signed in through the proxy and cold-synced (nothing read yet).
     func world(chatd arguments: [String] = [], offline: OfflineConfig = offlineOn(),
                _ prepare: (LiveChatd, String) async throws -> Void = { _, _ in }) async throws -> World {
-        let server = try LiveChatd(arguments: arguments)
+        let server = try LiveChatd(arguments: ["--write-rate", "0"] + arguments)  // backlogs are seeded by thousands of sends
         let aliceToken = try await server.user("alice")
         let bobToken = try await server.user("bob")
         _ = try await server.user("carol")
@@ -205,7 +205,7 @@ import Testing
             #expect(error.errorCode == ChatException.userNotLoggedIn)
         }
         let online = try makeClient(world.server)
-        _ = try await online.login(uid: "bob", authToken: world.bobToken)
+        _ = try await online.login(uid: "bob", authToken: try await world.server.token("bob"))  // logout revoked the first
         do {
             try await online.forceSyncNow()
             Issue.record("accepted without offline support")

@@ -29,7 +29,12 @@ public final class ChatServer: Sendable {
         let sweep = MediaSweep(graceSeconds: configuration.mediaGrace)
         sweep.runIfDue(store: store, media: media)
         let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, media: media,
-                            mediaSweep: sweep, allowHTTPSMedia: configuration.allowHTTPSMedia)
+                            mediaSweep: sweep,
+                            limits: RateLimiter(rules: [.write: .init(perMinute: configuration.writesPerMinute),
+                                                        .join: .init(perMinute: configuration.joinsPerMinute),
+                                                        .upload: .init(perMinute: configuration.uploadsPerMinute)], clock: clock),
+                            joinBackoff: JoinBackoff(clock: clock), mediaQuota: configuration.mediaQuota,
+                            allowHTTPSMedia: configuration.allowHTTPSMedia)
         let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
         http = MicroHTTPServer(router: routes.router(), maxConnections: configuration.maxConnections,
                                headerTimeout: configuration.headerTimeout) { path in path == Endpoints.media ? maxMedia : maxBody }

@@ -38,6 +38,10 @@ public enum ChatdArguments {
           --max-media BYTES          largest media upload (default 16777216)
           --allow-https-media        attachments may name https:// urls (default: only chatd's own media)
           --media-grace SECONDS      how long an upload no message names is kept (default 86400)
+          --media-quota BYTES        bytes of uploads one user may hold, 0 = no quota (default 1073741824)
+          --write-rate N             writes per minute per user, bursts of N/2; 0 = no limit (default 1200)
+          --join-rate N              group joins per minute per user (default 30)
+          --upload-rate N            media uploads per minute per user (default 60)
           --max-connections N        open connections at most; the slowest cut to make room (default 1000)
           --header-timeout SECONDS   time to send a request head (default 10)
           --changelog-retention N    changes kept for replay, 0 = all (default 0)
@@ -85,6 +89,10 @@ public enum ChatdArguments {
             case "--max-media": configuration.maxMediaSize = try number(argument, 1024...(1 << 30))
             case "--allow-https-media": configuration.allowHTTPSMedia = true
             case "--media-grace": configuration.mediaGrace = try number(argument, 0...(365 * 24 * 3600))
+            case "--media-quota": configuration.mediaQuota = try number(argument, 0...Int64.max)
+            case "--write-rate": configuration.writesPerMinute = try number(argument, 0...1_000_000_000)
+            case "--join-rate": configuration.joinsPerMinute = try number(argument, 0...1_000_000_000)
+            case "--upload-rate": configuration.uploadsPerMinute = try number(argument, 0...1_000_000_000)
             case "--max-connections": configuration.maxConnections = try number(argument, 8...1_000_000)
             case "--header-timeout":
                 let raw = try value(argument)

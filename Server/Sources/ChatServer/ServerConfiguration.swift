@@ -17,6 +17,13 @@ public struct ServerConfiguration: Sendable {
     /// Seconds an upload waits for a message naming it before it (and its file, if no other
     /// upload shares it) is removed; a deleted message's uploads go the same way.
     public var mediaGrace: Int64 = 24 * 3600
+    /// Bytes of uploads one user may hold (each upload counts until swept); 0: no quota.
+    public var mediaQuota: Int64 = 1 << 30
+    /// Per-user rate limits, requests a minute (bursts of half a minute's worth); 0: none.
+    /// Writes are authenticated POST/PUT/PATCH/DELETE other than joins and uploads.
+    public var writesPerMinute = 1_200
+    public var joinsPerMinute = 30
+    public var uploadsPerMinute = 60
     /// Open connections (HTTP and realtime) at most; past it the oldest still sending its
     /// request head is cut to make room.
     public var maxConnections = 1_000

@@ -50,7 +50,7 @@ let backlogSeconds = Double(now() - backlogStart) / 1e9
 let process = Process()
 let output = Pipe()
 process.executableURL = URL(fileURLWithPath: arguments[1])
-process.arguments = ["--data", data.path, "--port", "0", "--admin-key", "bench", "--threads", "4"]
+process.arguments = ["--data", data.path, "--port", "0", "--admin-key", "bench", "--threads", "4", "--write-rate", "0"]
 process.standardOutput = output
 try process.run()
 var banner = ""

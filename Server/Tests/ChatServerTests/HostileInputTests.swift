@@ -225,7 +225,7 @@ extension HostileInputTests {
     /// are shared, so chatd's peak stays small (with per-socket copies and a 4 MiB cap it rose by
     /// 431 MB here; now about 36 MB), and alice's own socket, which reads, is served all along.
     @Test func socketsThatNeverReadCannotGrowTheServer() async throws {
-        let server = try LiveServer()
+        let server = try LiveServer(arguments: ["--write-rate", "0"])  // the flood is the point here
         let alice = try await server.user("alice")
         try await server.group("g", by: alice)
         var silent: [WebSocketClient] = []

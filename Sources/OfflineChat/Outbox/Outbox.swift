@@ -131,6 +131,8 @@ final class Outbox: Sendable {
             case .retryAt(let time):
                 blocked.insert(item.conversationId)
                 wake = min(wake ?? time, time)
+            case .throttled(let time):
+                return min(wake ?? time, time)  // the limit is the user's: nothing else goes before then
             case .offline:
                 return nil
             }
@@ -140,6 +142,8 @@ final class Outbox: Sendable {
 
     private enum SendOutcome {
         case sent, failedForGood, retryAt(Int64), offline
+        /// The server asked this user to wait until then.
+        case throttled(Int64)
     }
 
     private func send(_ item: OutboxItem) async -> SendOutcome {
@@ -171,8 +175,16 @@ final class Outbox: Sendable {
                 try? cache.updateOutbox(item.localId, state: .pending, attempts: item.attempts, nextAttemptAt: item.nextAttemptAt)
                 return .offline
             }
+            let now = config.clock.now()
+            if let seconds = error.retryAfter {
+                state = policy.next(.sending(attempts: attempts), .throttled(now: now, milliseconds: Int64(seconds * 1000)))
+                if case .pending(let attempts, let notBefore) = state {
+                    try? cache.updateOutbox(item.localId, state: .pending, attempts: attempts, nextAttemptAt: notBefore)
+                    return .throttled(notBefore)
+                }
+            }
             state = policy.next(.sending(attempts: attempts),
-                                error.isTransient ? .failedTransiently(now: config.clock.now(), unit: Double.random(in: 0..<1)) : .failedPermanently)
+                                error.isTransient ? .failedTransiently(now: now, unit: Double.random(in: 0..<1)) : .failedPermanently)
             switch state {
             case .pending(let attempts, let notBefore):
                 try? cache.updateOutbox(item.localId, state: .pending, attempts: attempts, nextAttemptAt: notBefore)

@@ -17,6 +17,9 @@ struct OutboxPolicy: Sendable {
         case failedTransiently(now: Int64, unit: Double)
         /// 4xx: retrying will not help.
         case failedPermanently
+        /// 429 (or 503) with `Retry-After`: the server asks to wait `milliseconds`; the attempt
+        /// does not count, since the message did nothing wrong.
+        case throttled(now: Int64, milliseconds: Int64)
         case discarded
         /// `retryMessage` / `retryAllFailedMessages`.
         case retryRequested(now: Int64)
@@ -28,6 +31,8 @@ struct OutboxPolicy: Sendable {
     var maxAttempts = 6
     var baseDelay: Int64 = 1_000
     var maxDelay: Int64 = 60_000
+    /// The longest `Retry-After` honoured: a server asking for more is retried after this.
+    var maxThrottle: Int64 = 15 * 60_000
 
     /// The state after `event`, or the same state when the event does not apply.
     func next(_ state: State, _ event: Event) -> State {
@@ -39,6 +44,8 @@ struct OutboxPolicy: Sendable {
         case (.sending(let attempts), .failedTransiently(let now, let unit)):
             guard attempts < maxAttempts else { return .failed(.transient) }
             return .pending(attempts: attempts, notBefore: now + Backoff.delay(attempt: attempts - 1, base: baseDelay, cap: maxDelay, unit: unit))
+        case (.sending(let attempts), .throttled(let now, let milliseconds)):
+            return .pending(attempts: attempts - 1, notBefore: now + min(max(milliseconds, 0), maxThrottle))
         case (.sending, .failedPermanently):
             return .failed(.permanent)
         case (.pending, .discarded), (.sending, .discarded), (.failed, .discarded):

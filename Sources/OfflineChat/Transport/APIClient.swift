@@ -76,10 +76,12 @@ struct APIClient: Sendable {
     /// One request; a non-2xx answer becomes the `ChatException` it stands for.
     private func exchange(_ method: String, _ url: URL, headers: [String: String], body: Data?,
                           maxBytes: Int = HTTPTransports.maxAnswer) async throws -> (Int, Data) {
-        let (status, answer) = try await transport.send(method: method, url: url, headers: headers, body: body, maxBytes: maxBytes)
+        let reply = try await transport.send(method: method, url: url, headers: headers, body: body, maxBytes: maxBytes)
+        let (status, answer) = (reply.status, reply.body)
         guard (200..<300).contains(status) else {
             if let apiError = try? Self.decoder.decode(APIError.self, from: answer) {
-                throw ChatException(errorCode: apiError.code.rawValue, errorDescription: apiError.message, httpStatus: status)
+                throw ChatException(errorCode: apiError.code.rawValue, errorDescription: apiError.message, httpStatus: status,
+                                    retryAfter: status == 429 || status == 503 ? reply.headers["retry-after"].flatMap(TimeInterval.init) : nil)
             }
             if status >= 500 {
                 throw ChatException(errorCode: "server_error", errorDescription: "HTTP \(status)", httpStatus: status)

@@ -9,7 +9,15 @@ import WebSocket
 protocol HTTPTransport: Sendable {
     /// One exchange; an answer body over `maxBytes` is `ERROR_MEDIA_TOO_LARGE` (it is not read
     /// past that where the transport can stop).
-    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> (status: Int, body: Data)
+    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> HTTPAnswer
+}
+
+/// A complete HTTP answer.
+struct HTTPAnswer: Sendable {
+    var status: Int
+    /// Header fields by lowercased name.
+    var headers: [String: String] = [:]
+    var body: Data
 }
 
 enum HTTPTransports {
@@ -41,7 +49,7 @@ struct URLSessionHTTPTransport: HTTPTransport {
         session = URLSession(configuration: configuration)
     }
 
-    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> (status: Int, body: Data) {
+    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> HTTPAnswer {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body
@@ -50,7 +58,9 @@ struct URLSessionHTTPTransport: HTTPTransport {
             let (data, response) = try await session.data(for: request)
             guard let http = response as? HTTPURLResponse else { throw ChatException.offline("no HTTP response") }
             guard data.count <= maxBytes else { throw HTTPTransports.tooLarge(maxBytes) }
-            return (http.statusCode, data)
+            var fields: [String: String] = [:]
+            for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = String(describing: value) }
+            return HTTPAnswer(status: http.statusCode, headers: fields, body: data)
         } catch let error as ChatException {
             throw error
         } catch {
@@ -65,7 +75,7 @@ struct URLSessionHTTPTransport: HTTPTransport {
 struct POSIXHTTPTransport: HTTPTransport {
     let timeout: TimeInterval
 
-    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> (status: Int, body: Data) {
+    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> HTTPAnswer {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 do {
@@ -77,7 +87,7 @@ struct POSIXHTTPTransport: HTTPTransport {
         }
     }
 
-    private func exchange(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) throws -> (status: Int, body: Data) {
+    private func exchange(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) throws -> HTTPAnswer {
         guard url.scheme == "http", let host = url.host else {
             throw ChatException.invalid("this transport speaks plain http://, not \(url.scheme ?? "?")")
         }
@@ -111,8 +121,8 @@ struct POSIXHTTPTransport: HTTPTransport {
         return answer
     }
 
-    /// Status and body of a complete HTTP/1.1 response (Content-Length, chunked, or to EOF).
-    static func parse(_ bytes: [UInt8]) throws -> (status: Int, body: Data) {
+    /// A complete HTTP/1.1 response (Content-Length, chunked, or to EOF).
+    static func parse(_ bytes: [UInt8]) throws -> HTTPAnswer {
         guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { throw ChatException.offline("the answer ended inside its head") }
         let lines = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = (lines.first ?? "").split(separator: " ")
@@ -126,13 +136,13 @@ struct POSIXHTTPTransport: HTTPTransport {
         }
         let rest = Array(bytes[end.upperBound...])
         if fields["transfer-encoding"]?.lowercased().contains("chunked") == true {
-            return (status, try dechunk(rest))
+            return HTTPAnswer(status: status, headers: fields, body: try dechunk(rest))
         }
         if let length = fields["content-length"].flatMap(Int.init) {
             guard rest.count >= length else { throw ChatException.offline("the answer was cut short (\(rest.count) of \(length) bytes)") }
-            return (status, Data(rest.prefix(length)))
+            return HTTPAnswer(status: status, headers: fields, body: Data(rest.prefix(length)))
         }
-        return (status, Data(rest))
+        return HTTPAnswer(status: status, headers: fields, body: Data(rest))
     }
 
     static func dechunk(_ bytes: [UInt8]) throws -> Data {

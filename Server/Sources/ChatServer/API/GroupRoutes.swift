@@ -52,9 +52,12 @@ extension Routes {
             let (current, stored) = try store.joinCheck(guid, uid: uid)
             if current.hasJoined { return .json(current) }
             if let stored {
+                try joinBackoff.check(uid, guid)
                 guard let password = request.password, PasswordHash.verify(password, against: stored) else {
+                    joinBackoff.failed(uid, guid)
                     throw HTTPError.forbidden("wrong password for group \(guid)")
                 }
+                joinBackoff.succeeded(uid, guid)
             }
             let verified = stored
             let (group, joined) = try store.join(guid, uid: uid, verifiedHash: verified)

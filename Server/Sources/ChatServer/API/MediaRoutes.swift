@@ -22,7 +22,7 @@ extension Routes {
                 throw HTTPError.badParameter("`Content-Type` must be a media type such as image/jpeg")
             }
             let file = MediaStore.sha256Hex(request.body)
-            let id = try store.recordUpload(file: file, by: uid, contentType: mimeType, size: Int64(request.body.count))
+            let id = try store.recordUpload(file: file, by: uid, contentType: mimeType, size: Int64(request.body.count), quota: mediaQuota)
             try media.store(request.body, as: file)
             mediaSweep.runIfDue(store: store, media: media)
             let ext = (name as NSString).pathExtension

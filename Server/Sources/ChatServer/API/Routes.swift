@@ -9,6 +9,10 @@ struct Routes {
     let realtime: RealtimeHub
     let media: MediaStore
     let mediaSweep: MediaSweep
+    let limits: RateLimiter
+    let joinBackoff: JoinBackoff
+    /// Bytes of uploads one user may hold; 0: no quota.
+    let mediaQuota: Int64
     /// Attachments may name https urls elsewhere (`--allow-https-media`).
     var allowHTTPSMedia = false
 
@@ -42,9 +46,23 @@ struct Routes {
         return router
     }
 
-    /// The caller's uid from a bearer token.
+    /// The caller's uid from a bearer token, once the caller's rate limit for this kind of
+    /// request admits it.
     func authenticate(_ context: RouteContext) throws -> String {
-        try store.authenticate(token: context.request.bearerToken)
+        let uid = try store.authenticate(token: context.request.bearerToken)
+        if let kind = Self.limitedKind(context.request) { try limits.admit(uid, kind) }
+        return uid
+    }
+
+    /// Which bucket a request takes from: reads none, and neither does signing out.
+    static func limitedKind(_ request: HTTPRequest) -> RateLimiter.Kind? {
+        switch request.method {
+        case "GET", "HEAD": return nil
+        case _ where request.path == Endpoints.meToken: return nil
+        case _ where request.path == Endpoints.media: return .upload
+        case _ where request.path.hasPrefix(Endpoints.groups + "/") && request.path.hasSuffix("/join"): return .join
+        default: return .write
+        }
     }
 
     func requireAdmin(_ context: RouteContext) throws {

@@ -35,7 +35,9 @@ public struct HTTPResponse: Sendable {
 
     /// A JSON error body `{"code", "message"}`.
     public static func error(_ error: HTTPError) -> HTTPResponse {
-        .json(error.body, status: error.status)
+        var response = HTTPResponse.json(error.body, status: error.status)
+        response.headers += error.headers
+        return response
     }
 
     /// 204 without a body.
@@ -46,10 +48,20 @@ public struct HTTPResponse: Sendable {
 public struct HTTPError: Error, Sendable, CustomStringConvertible {
     public var status: Int
     public var body: APIError
+    /// Extra answer headers (`Retry-After`).
+    public var headers: [(String, String)] = []
 
     public init(_ status: Int, _ code: ErrorCode, _ message: String) {
         self.status = status
         self.body = APIError(code: code, message: message)
+    }
+
+    /// 429 with `Retry-After` in whole seconds (at least 1).
+    static func rateLimited(retryAfterMilliseconds: Int64, _ message: String) -> HTTPError {
+        let seconds = max(1, (retryAfterMilliseconds + 999) / 1000)
+        var error = HTTPError(429, .rateLimited, "\(message): retry in \(seconds) s")
+        error.headers = [("Retry-After", String(seconds))]
+        return error
     }
 
     public var description: String { "\(status) \(body)" }

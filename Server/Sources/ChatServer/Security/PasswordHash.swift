@@ -1,30 +1,53 @@
 import CCrypto
 import Foundation
 
-/// Group passwords at rest: PBKDF2-HMAC-SHA256 with a random 16-byte salt, stored as
-/// `pbkdf2-sha256$<iterations>$<salt base64>$<hash base64>`. Hash and verify outside the
-/// store's write lock: each costs tens of milliseconds on purpose.
+/// Group passwords at rest: scrypt (memory-hard: N = 2^14, r = 8, p = 5, 16 MiB a guess, the
+/// OWASP parameters for this memory) with a random 16-byte salt, stored as
+/// `scrypt$<N>$<r>$<p>$<salt base64>$<hash base64>`. Hashes made before (PBKDF2-HMAC-SHA256,
+/// `pbkdf2-sha256$<iterations>$<salt>$<hash>`) still verify. Hash and verify outside the
+/// store's write lock: each costs tens of milliseconds on purpose, and guesses are further
+/// slowed by `JoinBackoff`.
 enum PasswordHash {
-    static let iterations = 100_000
+    static let cost: (n: UInt64, r: UInt64, p: UInt64) = (1 << 14, 8, 5)
 
     static func make(_ password: String) throws -> String {
         var salt = [UInt8](repeating: 0, count: 16)
         guard RAND_bytes(&salt, Int32(salt.count)) == 1 else {
             throw HTTPError(500, .internalError, "no randomness for a password salt")
         }
-        let hash = try derive(password, salt: salt, iterations: iterations)
-        return "pbkdf2-sha256$\(iterations)$\(Data(salt).base64EncodedString())$\(Data(hash).base64EncodedString())"
+        let hash = try scrypt(password, salt: salt, n: cost.n, r: cost.r, p: cost.p)
+        return "scrypt$\(cost.n)$\(cost.r)$\(cost.p)$\(Data(salt).base64EncodedString())$\(Data(hash).base64EncodedString())"
     }
 
     /// Whether `password` matches `stored` (false for anything that is not a stored hash).
     static func verify(_ password: String, against stored: String) -> Bool {
         let parts = stored.split(separator: "$").map(String.init)
-        guard parts.count == 4, parts[0] == "pbkdf2-sha256", let iterations = Int(parts[1]), (1...10_000_000).contains(iterations),
-              let salt = Data(base64Encoded: parts[2]), let expected = Data(base64Encoded: parts[3]),
-              let actual = try? derive(password, salt: Array(salt), iterations: iterations, length: expected.count) else {
-            return false
+        guard let encoded = parts.last, let expected = Data(base64Encoded: encoded), parts.count >= 4,
+              let salt = Data(base64Encoded: parts[parts.count - 2]) else { return false }
+        let numbers = parts.dropFirst().dropLast(2).compactMap { UInt64($0) }
+        let actual: [UInt8]?
+        switch (parts[0], numbers.count, parts.count) {
+        case ("scrypt", 3, 6) where (2...(1 << 20)).contains(numbers[0]) && (1...32).contains(numbers[1]) && (1...16).contains(numbers[2]):
+            actual = try? scrypt(password, salt: Array(salt), n: numbers[0], r: numbers[1], p: numbers[2], length: expected.count)
+        case ("pbkdf2-sha256", 1, 4) where (1...10_000_000).contains(numbers[0]):
+            actual = try? derive(password, salt: Array(salt), iterations: Int(numbers[0]), length: expected.count)
+        default:
+            actual = nil
         }
-        return actual.count == expected.count && CRYPTO_memcmp(actual, Array(expected), actual.count) == 0
+        guard let actual, actual.count == expected.count else { return false }
+        return CRYPTO_memcmp(actual, Array(expected), actual.count) == 0
+    }
+
+    private static func scrypt(_ password: String, salt: [UInt8], n: UInt64, r: UInt64, p: UInt64, length: Int = 32) throws -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: length)
+        let bytes = Array(password.utf8)
+        let status = bytes.withUnsafeBufferPointer { passwordBytes in
+            passwordBytes.withMemoryRebound(to: CChar.self) { chars in
+                EVP_PBE_scrypt(chars.baseAddress, bytes.count, salt, salt.count, n, r, p, 256 << 20, &output, length)
+            }
+        }
+        guard status == 1 else { throw HTTPError(500, .internalError, "password hashing failed") }
+        return output
     }
 
     private static func derive(_ password: String, salt: [UInt8], iterations: Int, length: Int = 32) throws -> [UInt8] {

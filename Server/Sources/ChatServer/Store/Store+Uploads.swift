@@ -20,11 +20,17 @@ extension Store {
         return MediaStore.isID(id) ? id : nil
     }
 
-    /// Records an upload of `file` by `uid` and returns its new, random id. Recorded before
-    /// the bytes are written, so a sweep running meanwhile keeps the file.
-    public func recordUpload(file: String, by uid: String, contentType: String, size: Int64) throws -> String {
+    /// Records an upload of `file` by `uid` and returns its new, random id; 403
+    /// `quota_exceeded` when it would take `uid`'s uploads past `quota` bytes (0: no quota).
+    /// Recorded before the bytes are written, so a sweep running meanwhile keeps the file.
+    public func recordUpload(file: String, by uid: String, contentType: String, size: Int64, quota: Int64 = 0) throws -> String {
         let id = Self.randomHex(bytes: 32)
         try write { db, _ in
+            let held = try db.scalar("SELECT coalesce(sum(size), 0) FROM uploads WHERE uploader = ?", [uid], as: Int64.self) ?? 0
+            if quota > 0 && held + size > quota {
+                throw HTTPError(403, .quotaExceeded, "your uploads hold \(held) of \(quota) bytes; this one needs \(size) more"
+                                + " (delete messages with media, or wait for unsent uploads to expire)")
+            }
             try db.run("INSERT INTO uploads(id, file, uploader, content_type, size, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                        [id, file, uid, contentType, size, stamp()])
         }

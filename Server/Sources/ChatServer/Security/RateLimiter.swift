@@ -1,0 +1,120 @@
+import ChatProtocol
+import Synchronization
+
+/// Per-user token buckets, one per kind of request: each request takes a token; tokens come
+/// back at the configured rate up to a burst. An empty bucket answers 429 with `Retry-After`
+/// (whole seconds until a token is back), and the request does nothing. Time is chatd's
+/// clock, so tests move it instead of waiting.
+final class RateLimiter: Sendable {
+    enum Kind: Int, Sendable, CaseIterable {
+        /// Every authenticated POST, PUT, PATCH and DELETE that is not one of the others.
+        case write
+        /// `POST /v1/groups/{guid}/join`.
+        case join
+        /// `POST /v1/media`.
+        case upload
+    }
+
+    /// `perMinute` tokens a minute, at most `burst` at once; 0 per minute: no limit.
+    struct Rule: Sendable, Equatable {
+        var perMinute: Int
+        var burst: Int
+
+        /// The rule for `perMinute` with a burst of half a minute's worth.
+        init(perMinute: Int) {
+            self.perMinute = perMinute
+            burst = max(1, perMinute / 2)
+        }
+    }
+
+    private struct Key: Hashable {
+        let uid: String
+        let kind: Kind
+    }
+
+    private struct Bucket {
+        var tokens: Double
+        var updated: Int64
+    }
+
+    /// Past this many buckets, full ones are forgotten (a full bucket is the same as none).
+    private static let pruneAbove = 50_000
+    private let rules: [Kind: Rule]
+    private let clock: any ServerClock
+    private let buckets = Mutex<[Key: Bucket]>([:])
+
+    init(rules: [Kind: Rule], clock: any ServerClock) {
+        self.rules = rules
+        self.clock = clock
+    }
+
+    /// Takes a token from `uid`'s `kind` bucket, or throws 429 `rate_limited`.
+    func admit(_ uid: String, _ kind: Kind) throws {
+        guard let rule = rules[kind], rule.perMinute > 0 else { return }
+        let now = clock.now()
+        let perMillisecond = Double(rule.perMinute) / 60_000
+        let wait: Int64? = buckets.withLock { buckets in
+            if buckets.count > Self.pruneAbove { Self.prune(&buckets, rules: rules, now: now) }
+            let key = Key(uid: uid, kind: kind)
+            var bucket = buckets[key] ?? Bucket(tokens: Double(rule.burst), updated: now)
+            bucket.tokens = min(Double(rule.burst), bucket.tokens + Double(max(0, now - bucket.updated)) * perMillisecond)
+            bucket.updated = now
+            defer { buckets[key] = bucket }
+            guard bucket.tokens >= 1 else { return Int64(((1 - bucket.tokens) / perMillisecond).rounded(.up)) }
+            bucket.tokens -= 1
+            return nil
+        }
+        if let wait { throw HTTPError.rateLimited(retryAfterMilliseconds: wait, "too many \(kind) requests") }
+    }
+
+    private static func prune(_ buckets: inout [Key: Bucket], rules: [Kind: Rule], now: Int64) {
+        buckets = buckets.filter { key, bucket in
+            guard let rule = rules[key.kind] else { return false }
+            return bucket.tokens + Double(now - bucket.updated) * Double(rule.perMinute) / 60_000 < Double(rule.burst)
+        }
+    }
+}
+
+/// Failed password joins, per user and group: after three in a row each further attempt
+/// waits twice as long as the last (1 s, 2 s, 4 s, … up to 15 minutes), and a success clears
+/// it. An attempt too early is 429 with `Retry-After` and checks no password.
+final class JoinBackoff: Sendable {
+    private struct Key: Hashable {
+        let uid: String
+        let guid: String
+    }
+
+    private struct Failures {
+        var count: Int
+        var notBefore: Int64
+    }
+
+    static let freeAttempts = 3
+    static let maxDelay: Int64 = 15 * 60_000
+    private let clock: any ServerClock
+    private let failures = Mutex<[Key: Failures]>([:])
+
+    init(clock: any ServerClock) { self.clock = clock }
+
+    /// Throws 429 while `uid` must wait before trying `guid`'s password again.
+    func check(_ uid: String, _ guid: String) throws {
+        let now = clock.now()
+        guard let notBefore = failures.withLock({ $0[Key(uid: uid, guid: guid)]?.notBefore }), notBefore > now else { return }
+        throw HTTPError.rateLimited(retryAfterMilliseconds: notBefore - now, "too many wrong passwords for group \(guid)")
+    }
+
+    func failed(_ uid: String, _ guid: String) {
+        let now = clock.now()
+        failures.withLock { failures in
+            var entry = failures[Key(uid: uid, guid: guid)] ?? Failures(count: 0, notBefore: 0)
+            entry.count += 1
+            let doublings = entry.count - Self.freeAttempts
+            if doublings >= 0 { entry.notBefore = now + min(Self.maxDelay, 1000 << Int64(min(doublings, 20))) }
+            failures[Key(uid: uid, guid: guid)] = entry
+        }
+    }
+
+    func succeeded(_ uid: String, _ guid: String) {
+        _ = failures.withLock { $0.removeValue(forKey: Key(uid: uid, guid: guid)) }
+    }
+}

@@ -1,0 +1,81 @@
+import ChatProtocol
+@testable import ChatServer
+import Foundation
+import Testing
+
+/// Per-user limits (issue #14, item 8): what one account can make chatd do per minute, and
+/// how long password guesses take. Time is chatd's test clock: nothing here waits.
+@Suite struct RateLimitTests {
+    /// A user past their write burst gets 429 with `Retry-After`, the refused write does
+    /// nothing, reads and other users go on, and the bucket refills with time.
+    @Test func writesPastTheBurstAre429WithRetryAfterAndRefillWithTime() async throws {
+        // One every 30 s, bursts of 1 (the test clock runs on from the wall clock: a slow
+        // machine must not refill the bucket meanwhile).
+        let server = try LiveServer(arguments: ["--write-rate", "2"])
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        try await server.send("the burst", from: alice, to: "bob")
+        let refused = try await server.request("POST", Endpoints.messages, token: alice,
+                                               json: SendMessageRequest(muid: "one-too-many", receiver: "bob", text: "refused"))
+        #expect(refused.status == 429 && refused.error?.code == .rateLimited)
+        #expect((25...30).contains(Int(refused.headers["retry-after"] ?? "") ?? 0))
+        #expect(try await server.request("GET", "\(Endpoints.conversations)/\(ConversationPayload.directID("alice", "bob"))/messages",
+                                         token: alice).decode([MessagePayload].self).count == 1, "the refused send did nothing")
+        #expect(try await server.request("GET", Endpoints.me, token: alice).status == 200, "reads are not limited")
+        #expect(try await server.send("bob is not limited", from: bob, to: "alice").id > 0)
+        #expect(try await server.request("DELETE", Endpoints.meToken, token: try await server.token("alice")).status == 204,
+                "signing out is never refused")
+        try await server.advanceClock(seconds: 30)
+        #expect(try await server.send("after the wait", from: alice, to: "bob").id > 0)
+    }
+
+    /// Uploads have their own bucket, and a quota on the bytes a user holds.
+    @Test func uploadsAreRateLimitedAndQuotaBound() async throws {
+        let server = try LiveServer(arguments: ["--upload-rate", "2", "--media-quota", "2048"])
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        _ = try await server.upload(Data(count: 1500), by: alice)
+        let tooSoon = try await server.request("POST", Endpoints.media, token: alice, body: Data(count: 10))
+        #expect(tooSoon.status == 429 && (25...30).contains(Int(tooSoon.headers["retry-after"] ?? "") ?? 0))
+        try await server.advanceClock(seconds: 30)
+        let overQuota = try await server.request("POST", Endpoints.media, token: alice, body: Data(count: 1000))
+        #expect(overQuota.status == 403 && overQuota.error?.code == .quotaExceeded)
+        try await server.advanceClock(seconds: 30)
+        _ = try await server.upload(Data(count: 500), by: alice)  // within the quota
+        _ = try await server.upload(Data(count: 2000), by: bob)  // bob's own quota
+    }
+
+    /// After three wrong passwords each further guess waits twice as long, the right password
+    /// included, and a guess too early checks nothing; success clears the count.
+    @Test func wrongGroupPasswordsBackOffExponentially() async throws {
+        let server = try LiveServer()
+        let owner = try await server.user("owner")
+        let bob = try await server.user("bob")
+        let carol = try await server.user("carol")
+        try await server.group("locked", .password, password: "s3cret", by: owner)
+        func join(_ token: String, _ password: String) async throws -> Reply {
+            try await server.request("POST", "\(Endpoints.groups)/locked/join", token: token, json: JoinGroupRequest(password: password))
+        }
+        for _ in 0..<3 { #expect(try await join(bob, "guess").status == 403) }
+        for wait: Int64 in [1, 2, 4, 8] {  // each wrong guess after the third waits twice as long
+            try await server.advanceClock(seconds: wait)
+            #expect(try await join(bob, "guess").status == 403)
+        }
+        let early = try await join(bob, "s3cret")
+        #expect(early.status == 429 && (12...16).contains(Int(early.headers["retry-after"] ?? "") ?? 0), "even the right password waits")
+        #expect(try await join(carol, "s3cret").status == 201, "other users are not held back")
+        try await server.advanceClock(seconds: 16)
+        #expect(try await join(bob, "s3cret").status == 201)
+    }
+
+    /// New group passwords are stored with scrypt; hashes from before (PBKDF2) still verify.
+    @Test func passwordsAreHashedWithScryptAndOldHashesStillVerify() throws {
+        let stored = try PasswordHash.make("s3cret")
+        #expect(stored.hasPrefix("scrypt$16384$8$5$"))
+        #expect(PasswordHash.verify("s3cret", against: stored) && !PasswordHash.verify("s3creT", against: stored))
+        // PBKDF2-HMAC-SHA256, 1,000 iterations, salt "salt", as chatd stored group passwords before.
+        let old = "pbkdf2-sha256$1000$c2FsdA==$YywoEuRtRgQQK6dhjp1tfS+BKPYma0oDJk0qBGC33LM="
+        #expect(PasswordHash.verify("password", against: old) && !PasswordHash.verify("passwore", against: old))
+        #expect(!PasswordHash.verify("password", against: "scrypt$99999999999$8$5$c2FsdA==$AAAA"))
+    }
+}
