@@ -36,7 +36,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .target(name: "ChatProtocol", swiftSettings: swiftSettings),
-        .target(name: "WebSocket", swiftSettings: swiftSettings),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // TLS for the Linux transports (Apple platforms use URLSession's).
+        .target(name: "WebSocket", dependencies: [.target(name: "COpenSSL", condition: .when(platforms: [.linux]))],
+                swiftSettings: swiftSettings),
         .target(name: "ChatCache", dependencies: ["ChatProtocol", "SQLiteKit"], swiftSettings: swiftSettings),
         .target(name: "OfflineChat", dependencies: ["ChatProtocol", "SQLiteKit", "WebSocket", "ChatCache"], swiftSettings: swiftSettings),
         .executableTarget(name: "cache-bench", dependencies: ["ChatCache", "ChatProtocol", "SQLiteKit", "ChatTesting"], swiftSettings: swiftSettings),

@@ -44,7 +44,24 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         try? FileManager.default.removeItem(at: dataDirectory)
     }
 
-    public var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// `https` when started with `--tls-cert` (its own request helpers then do not work:
+    /// URLSession on Linux does not take a private CA; use `admin(_:)`).
+    public var url: URL { URL(string: "\(extraArguments.contains("--tls-cert") ? "https" : "http")://127.0.0.1:\(port)")! }
+
+    /// Runs a `chatd` admin subcommand (`user add UID`, `token UID`, …) on this server's data
+    /// directory, beside the running server, and returns what it printed.
+    public func admin(_ arguments: [String]) throws -> String {
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = Self.binary
+        process.arguments = arguments + ["--data", dataDirectory.path]
+        process.standardOutput = output
+        try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Failure("chatd \(arguments.joined(separator: " ")) failed") }
+        return String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
 
     private func start(port requested: Int) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {

@@ -18,7 +18,8 @@ extension ChatClient {
             value += 1
             return value
         }
-        let api = APIClient(baseURL: config.server, token: authToken, transport: HTTPTransports.platformDefault(timeout: config.requestTimeout))
+        let api = APIClient(baseURL: config.server, token: authToken, transport: HTTPTransports.platformDefault(timeout: config.requestTimeout,
+                                                                                                       trustedCertificates: config.trustedCertificates))
         let opening = openCache(for: uid)
         let cache = opening.cache
         let user: User

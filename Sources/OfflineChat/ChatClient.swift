@@ -69,7 +69,7 @@ public final class ChatClient: Sendable {
     let tokenRevocation = Locked<Task<ChatException?, Never>?>(nil)
 
     public convenience init(config: ChatConfig) throws {
-        try self.init(config: config, transport: RealtimeTransports.platformDefault)
+        try self.init(config: config, transport: RealtimeTransports.platformDefault(trustedCertificates: config.trustedCertificates))
     }
 
     init(config: ChatConfig, transport: any RealtimeTransport) throws {

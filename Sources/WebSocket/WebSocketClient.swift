@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// An RFC 6455 client over a blocking POSIX socket, for Linux (where Foundation's
+/// An RFC 6455 client over a blocking POSIX socket (`ws://`, or `wss://` with OpenSSL), for Linux (where Foundation's
 /// `URLSessionWebSocketTask` does not work). One thread reads with `receive()`; any thread may send.
 ///
 /// ```swift
@@ -11,50 +11,43 @@ import Synchronization
 /// while case .text(let json) = try socket.receive() { print(json) }
 /// ```
 public final class WebSocketClient: Sendable {
-    private let fd: Int32
+    private let stream: any ByteStream
     private let reader: Mutex<WebSocketParser>
     private let writer = Mutex(false)  // true once a close frame was sent
     private let closed = Atomic(false)
 
-    private init(fd: Int32, parser: WebSocketParser) {
-        self.fd = fd
+    private init(stream: any ByteStream, parser: WebSocketParser) {
+        self.stream = stream
         self.reader = Mutex(parser)
     }
 
-    deinit { Socket.close(fd) }
-
-    /// Opens a TCP connection and performs the opening handshake. `ws://` only (no TLS).
-    public static func connect(to url: URL, headers: [String: String] = [:],
-                               maxMessageSize: Int = 16 << 20) throws(ConnectionError) -> WebSocketClient {
-        guard url.scheme == "ws" || url.scheme == "http", let host = url.host else {
-            throw ConnectionError("unsupported URL \(url): use ws://host:port/path")
+    /// Opens a connection (`ws://`, or `wss://` verified against the system's trust store
+    /// plus the PEM file `trustedCertificates`) and performs the opening handshake.
+    public static func connect(to url: URL, headers: [String: String] = [:], maxMessageSize: Int = 16 << 20,
+                               trustedCertificates: String? = nil) throws(ConnectionError) -> WebSocketClient {
+        guard let endpoint = Endpoint(url), url.scheme?.lowercased().hasPrefix("ws") == true || url.scheme?.lowercased().hasPrefix("http") == true else {
+            throw ConnectionError("unsupported URL \(url): use ws://host:port/path or wss://")
         }
-        let port = url.port ?? 80
-        let fd = try Socket.connect(host: host, port: port)
-        do {
-            let key = Handshake.makeKey()
-            var path = url.path.isEmpty ? "/" : url.path
-            if let query = url.query { path += "?\(query)" }
-            var request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\n"
-            request += "Connection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
-            for (name, value) in headers { request += "\(name): \(value)\r\n" }
-            try Socket.writeAll(fd, Array((request + "\r\n").utf8))
-            var parser = WebSocketParser(role: .client, maxMessageSize: maxMessageSize)
-            let leftover = try readHandshakeResponse(fd: fd, key: key)
-            parser.append(leftover)
-            return WebSocketClient(fd: fd, parser: parser)
-        } catch {
-            Socket.close(fd)
-            throw error
-        }
+        let stream = try endpoint.connect(trustedCertificates: trustedCertificates)
+        let key = Handshake.makeKey()
+        var path = url.path.isEmpty ? "/" : url.path
+        if let query = url.query { path += "?\(query)" }
+        var request = "GET \(path) HTTP/1.1\r\nHost: \(endpoint.hostHeader)\r\nUpgrade: websocket\r\n"
+        request += "Connection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        try stream.write(Array((request + "\r\n").utf8))
+        var parser = WebSocketParser(role: .client, maxMessageSize: maxMessageSize)
+        let leftover = try readHandshakeResponse(stream, key: key)
+        parser.append(leftover)
+        return WebSocketClient(stream: stream, parser: parser)
     }
 
     /// Reads the HTTP response head, checks 101 and the accept value; returns bytes past the head.
-    private static func readHandshakeResponse(fd: Int32, key: String) throws(ConnectionError) -> [UInt8] {
+    private static func readHandshakeResponse(_ stream: any ByteStream, key: String) throws(ConnectionError) -> [UInt8] {
         var received: [UInt8] = []
         let terminator: [UInt8] = Array("\r\n\r\n".utf8)
         while true {
-            let chunk = try Socket.readSome(fd, max: 4096)
+            let chunk = try stream.read(max: 4096)
             guard !chunk.isEmpty else { throw ConnectionError("connection closed during the handshake") }
             received += chunk
             if let end = received.firstRange(of: terminator) {
@@ -101,7 +94,7 @@ public final class WebSocketClient: Sendable {
         let result: Result<Void, ConnectionError> = writer.withLock { closeSent in
             if closeSent { return .failure(ConnectionError("the connection is closing")) }
             if frame.opcode == .close { closeSent = true }
-            do throws(ConnectionError) { try Socket.writeAll(fd, bytes) } catch { return .failure(error) }
+            do throws(ConnectionError) { try stream.write(bytes) } catch { return .failure(error) }
             return .success(())
         }
         try result.get()
@@ -131,7 +124,7 @@ public final class WebSocketClient: Sendable {
                 return message
             case .success(nil):
                 if closed.load(ordering: .acquiring) { throw ConnectionError("the connection is closed") }
-                let bytes = try Socket.readSome(fd)
+                let bytes = try stream.read(max: 64 << 10)
                 guard !bytes.isEmpty else {
                     shutdown()
                     return .close(.abnormal, "connection dropped")
@@ -149,6 +142,6 @@ public final class WebSocketClient: Sendable {
     /// Drops the connection at once; a blocked `receive()` returns `.close(.abnormal, …)`.
     public func shutdown() {
         closed.store(true, ordering: .releasing)
-        Socket.shutdown(fd)
+        stream.shutdown()
     }
 }

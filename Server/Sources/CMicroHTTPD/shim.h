@@ -7,21 +7,43 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 
-/// Starts a daemon bound to 127.0.0.1:port (0 picks a free port) with an internal thread pool
-/// on epoll, WebSocket upgrades allowed, at most `connection_limit` connections, and a callback
-/// on every connection's start and end.
-static inline struct MHD_Daemon *chatd_mhd_start(uint16_t port, unsigned int threads,
+/// Starts a daemon bound to `host` (an IPv4 or IPv6 address) and `port` (0 picks a free port)
+/// with an internal thread pool on epoll, WebSocket upgrades allowed, at most
+/// `connection_limit` connections, and a callback on every connection's start and end. With
+/// `tls_key` and `tls_cert` (PEM text) it speaks HTTPS (GnuTLS). NULL when the address does
+/// not parse or the daemon cannot start.
+static inline struct MHD_Daemon *chatd_mhd_start(const char *host, uint16_t port, unsigned int threads,
                                                  unsigned int connection_timeout, unsigned int connection_limit,
+                                                 const char *tls_key, const char *tls_cert,
                                                  MHD_AccessHandlerCallback handler, void *handler_cls,
                                                  MHD_RequestCompletedCallback completed, void *completed_cls,
                                                  MHD_NotifyConnectionCallback notify, void *notify_cls) {
-    struct sockaddr_in address;
+    struct sockaddr_storage address;
     memset(&address, 0, sizeof address);
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_UPGRADE
                        | MHD_USE_SUSPEND_RESUME;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&address;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&address;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        flags |= MHD_USE_IPv6;
+    } else {
+        return NULL;
+    }
+    struct MHD_OptionItem tls[] = {
+        { MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)tls_key },
+        { MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)tls_cert },
+        { MHD_OPTION_END, 0, NULL },
+    };
+    if (tls_key != NULL && tls_cert != NULL) {
+        flags |= MHD_USE_TLS;
+    } else {
+        tls[0].option = MHD_OPTION_END;
+    }
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
@@ -30,6 +52,7 @@ static inline struct MHD_Daemon *chatd_mhd_start(uint16_t port, unsigned int thr
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
+                            MHD_OPTION_ARRAY, tls,
                             MHD_OPTION_END);
 }
 

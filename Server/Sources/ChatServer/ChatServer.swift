@@ -34,17 +34,31 @@ public final class ChatServer: Sendable {
                                                         .join: .init(perMinute: configuration.joinsPerMinute),
                                                         .upload: .init(perMinute: configuration.uploadsPerMinute)], clock: clock),
                             joinBackoff: JoinBackoff(clock: clock), mediaQuota: configuration.mediaQuota,
-                            allowHTTPSMedia: configuration.allowHTTPSMedia)
+                            allowHTTPSMedia: configuration.allowHTTPSMedia, allowQueryToken: configuration.allowQueryToken)
         let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
         http = MicroHTTPServer(router: routes.router(), maxConnections: configuration.maxConnections,
                                headerTimeout: configuration.headerTimeout) { path in path == Endpoints.media ? maxMedia : maxBody }
     }
 
-    /// Starts serving on 127.0.0.1 and returns the bound port.
+    /// Starts serving on the configured address (TLS when configured) and returns the bound port.
     public func start() throws -> UInt16 {
+        var tls: (key: String, certificate: String)?
+        if let keyFile = configuration.tlsKey, let certificateFile = configuration.tlsCertificate {
+            do {
+                tls = (try String(contentsOf: keyFile, encoding: .utf8), try String(contentsOf: certificateFile, encoding: .utf8))
+            } catch {
+                throw HTTPError(500, .internalError, "cannot read the TLS key or certificate: \(error.localizedDescription)")
+            }
+        }
         _ = MicroHTTPServer.raiseFileLimit(for: configuration.maxConnections)
         hub.start()
-        return try http.start(port: configuration.port, threads: configuration.threads)
+        return try http.start(host: configuration.host, port: configuration.port, threads: configuration.threads, tls: tls)
+    }
+
+    /// The base URL clients use, e.g. `https://[::1]:8443`.
+    public func baseURL(port: UInt16) -> String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "\(configuration.tlsKey == nil ? "http" : "https")://\(host):\(port)"
     }
 
     /// Stops accepting, closes realtime sockets (1001), lets in-flight requests finish,

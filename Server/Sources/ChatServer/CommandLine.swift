@@ -29,9 +29,13 @@ public enum ChatdArguments {
                chatd group add GUID --owner UID [--name NAME] [--type public|private] [--data DIR]
                chatd group member add GUID UID [--scope participant|moderator|admin] [--data DIR]
 
-        Serves the OfflineChat API on 127.0.0.1 (HTTP/JSON under /v1, WebSocket at /v1/realtime).
+        Serves the OfflineChat API (HTTP/JSON under /v1, WebSocket at /v1/realtime), on 127.0.0.1 unless told.
           --data DIR                 data directory (default ./chatd-data)
           --port PORT                TCP port, 0 for any free one (default 8080)
+          --listen HOST:PORT         address and port to bind (default 127.0.0.1:8080; [::1]:8080 for IPv6)
+          --tls-cert FILE            PEM certificate (chain): serve HTTPS and WSS (with --tls-key)
+          --tls-key FILE             PEM private key of --tls-cert
+          --allow-query-token        accept the realtime token as ?token= (logged by proxies; default: header only)
           --admin-key KEY            admin API key (visible in ps: prefer CHATD_ADMIN_KEY or DIR/admin.key; else generated once)
           --threads N                HTTP worker threads (default 4)
           --max-body BYTES           largest request body (default 1048576)
@@ -83,6 +87,18 @@ public enum ChatdArguments {
             case "--version": return (.version, configuration)
             case "--data": configuration.dataDirectory = URL(fileURLWithPath: try value(argument))
             case "--port": configuration.port = try number(argument, 0...65535)
+            case "--listen":
+                let raw = try value(argument)
+                guard let colon = raw.lastIndex(of: ":"), let port = UInt16(raw[raw.index(after: colon)...]) else {
+                    throw UsageError(description: "--listen wants HOST:PORT (127.0.0.1:8080, [::1]:8080), not \(raw)")
+                }
+                var host = String(raw[..<colon])
+                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+                configuration.host = host == "localhost" ? "127.0.0.1" : host
+                configuration.port = port
+            case "--tls-cert": configuration.tlsCertificate = URL(fileURLWithPath: try value(argument))
+            case "--tls-key": configuration.tlsKey = URL(fileURLWithPath: try value(argument))
+            case "--allow-query-token": configuration.allowQueryToken = true
             case "--admin-key": configuration.adminKey = try value(argument)
             case "--threads": configuration.threads = try number(argument, 1...256)
             case "--max-body": configuration.maxBodySize = try number(argument, 1024...(64 << 20))
@@ -135,6 +151,9 @@ public enum ChatdArguments {
         switch positional.first {
         case nil, "serve"?:
             guard positional.count <= 1 else { throw UsageError(description: "unexpected \(positional[1])") }
+            guard (configuration.tlsCertificate == nil) == (configuration.tlsKey == nil) else {
+                throw UsageError(description: "--tls-cert and --tls-key go together")
+            }
             return (.serve, configuration)
         case "user"?:
             guard positional.count == 3, positional[1] == "add" else { throw UsageError(description: "usage: chatd user add UID [--name NAME]") }

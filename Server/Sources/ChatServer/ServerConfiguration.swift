@@ -4,8 +4,17 @@ import Foundation
 public struct ServerConfiguration: Sendable {
     /// Where the database and the admin key live.
     public var dataDirectory = URL(fileURLWithPath: "chatd-data")
+    /// The address to bind: an IPv4 or IPv6 address (default loopback only; `0.0.0.0` or `::`
+    /// for every interface, behind TLS or a reverse proxy, see docs/DEPLOY.md).
+    public var host = "127.0.0.1"
     /// 0 picks a free port (printed on start).
     public var port: UInt16 = 8080
+    /// PEM files of the certificate (chain) and its private key: chatd speaks HTTPS and WSS.
+    public var tlsCertificate: URL?
+    public var tlsKey: URL?
+    /// Accept the realtime token as `?token=` in the URL (where proxies log it). Off: only the
+    /// `Authorization` header, which every SDK sends.
+    public var allowQueryToken = false
     /// The admin API key; nil: read `admin.key` in the data dir, or generate and print it once.
     public var adminKey: String?
     /// Request bodies above this many bytes get 413.

@@ -51,7 +51,7 @@ case .serve:
     if server.adminKeyGenerated {
         say("admin key (shown once, kept in \(configuration.dataDirectory.path)/admin.key): \(server.adminKey)")
     }
-    say("chatd \(Endpoints.version) listening on http://127.0.0.1:\(port)")
+    say("chatd \(Endpoints.version) listening on \(server.baseURL(port: port))")
     let signal = signals.wait()
     say("chatd: signal \(signal), shutting down")
     do { try server.stop() } catch { fail("stopped, but the database did not close cleanly: \(error)") }

@@ -23,6 +23,10 @@ public struct ChatConfig: Sendable {
     /// `downloadMedia` stops a download past this many bytes (or past the size its attachment
     /// states, if smaller): `ERROR_MEDIA_TOO_LARGE`, nothing stored.
     public var maxMediaDownloadSize: Int64 = 64 << 20
+    /// A PEM file of certificates the Linux transports trust for `https`/`wss` besides the
+    /// system's (a private CA, a test's self-signed certificate). Apple platforms use the
+    /// system's trust settings.
+    public var trustedCertificates: URL?
     public var logger: any ChatLogger
     /// Where cache keys are kept (`OfflineConfig.encryption`). Nil: the Keychain on Apple
     /// platforms, else a `FileKeyStore` in `storageDirectory/.keys` (outside every cache).

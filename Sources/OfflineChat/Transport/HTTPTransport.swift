@@ -28,13 +28,13 @@ enum HTTPTransports {
         ChatException(errorCode: ChatException.mediaTooLarge, errorDescription: "the answer is larger than \(limit) bytes")
     }
 
-    static func platformDefault(timeout: TimeInterval) -> any HTTPTransport {
+    static func platformDefault(timeout: TimeInterval, trustedCertificates: URL? = nil) -> any HTTPTransport {
         #if canImport(Darwin)
         URLSessionHTTPTransport(timeout: timeout)
         #else
         // FoundationNetworking on Linux traps ("Transfer completed, but there's no response")
         // when a connection closes before a response: a network fault must not crash an app.
-        POSIXHTTPTransport(timeout: timeout)
+        POSIXHTTPTransport(timeout: timeout, trustedCertificates: trustedCertificates?.path)
         #endif
     }
 }
@@ -69,11 +69,13 @@ struct URLSessionHTTPTransport: HTTPTransport {
     }
 }
 
-/// A small HTTP/1.1 client over the `WebSocket` module's POSIX sockets: one connection per
+/// A small HTTP/1.1 client over the `WebSocket` module's POSIX sockets (TLS for `https`): one connection per
 /// exchange (`Connection: close`), a timeout on every read and write, and an answer accepted
 /// only when complete (a body cut short is a network failure, never a half message).
 struct POSIXHTTPTransport: HTTPTransport {
     let timeout: TimeInterval
+    /// A PEM file of certificates trusted besides the system's (`ChatConfig.trustedCertificates`).
+    var trustedCertificates: String?
 
     func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> HTTPAnswer {
         try await withCheckedThrowingContinuation { continuation in
@@ -88,24 +90,25 @@ struct POSIXHTTPTransport: HTTPTransport {
     }
 
     private func exchange(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) throws -> HTTPAnswer {
-        guard url.scheme == "http", let host = url.host else {
-            throw ChatException.invalid("this transport speaks plain http://, not \(url.scheme ?? "?")")
+        guard let endpoint = Endpoint(url), url.scheme?.lowercased().hasPrefix("http") == true else {
+            throw ChatException.invalid("this transport speaks http:// and https://, not \(url.scheme ?? "?")")
         }
-        let port = url.port ?? 80
-        let fd: Int32
-        do { fd = try Socket.connect(host: host, port: port) } catch { throw ChatException.offline("\(error)") }
-        defer { Socket.close(fd) }
-        Socket.setTimeout(fd, seconds: timeout)
+        let stream: any ByteStream
+        do {
+            stream = try endpoint.connect(timeout: timeout, trustedCertificates: trustedCertificates)
+        } catch {
+            throw ChatException.offline("\(error)")
+        }
         var target = url.path.isEmpty ? "/" : (url.path(percentEncoded: true))
         if let query = url.query(percentEncoded: true) { target += "?\(query)" }
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nAccept: application/json\r\n"
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(endpoint.hostHeader)\r\nConnection: close\r\nAccept: application/json\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body?.count ?? 0)\r\n\r\n"
         var received: [UInt8] = []
         do {
-            try Socket.writeAll(fd, Array(head.utf8) + Array(body ?? Data()))
+            try stream.write(Array(head.utf8) + Array(body ?? Data()))
             while true {
-                let chunk = try Socket.readSome(fd)
+                let chunk = try stream.read(max: 64 << 10)
                 if chunk.isEmpty { break }
                 received += chunk
                 // The head is small: past the limit and a head's room, stop reading.

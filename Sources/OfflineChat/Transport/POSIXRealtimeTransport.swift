@@ -4,11 +4,15 @@ import WebSocket
 /// Realtime over the `WebSocket` module's blocking client: a dedicated thread per socket
 /// reads frames and feeds them to an async stream.
 struct POSIXRealtimeTransport: RealtimeTransport {
+    /// A PEM file trusted for `wss` besides the system's store.
+    var trustedCertificates: String?
+
     func connect(to url: URL, token: String) async throws -> any RealtimeSocket {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 do {
-                    let client = try WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(token)"])
+                    let client = try WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(token)"],
+                                                            trustedCertificates: trustedCertificates)
                     continuation.resume(returning: POSIXRealtimeSocket(client))
                 } catch {
                     continuation.resume(throwing: ChatException.offline("realtime: \(error)"))

@@ -15,11 +15,11 @@ protocol RealtimeTransport: Sendable {
 }
 
 enum RealtimeTransports {
-    static var platformDefault: any RealtimeTransport {
+    static func platformDefault(trustedCertificates: URL? = nil) -> any RealtimeTransport {
         #if canImport(Darwin)
         URLSessionRealtimeTransport()
         #else
-        POSIXRealtimeTransport()
+        POSIXRealtimeTransport(trustedCertificates: trustedCertificates?.path)
         #endif
     }
 }

@@ -15,6 +15,8 @@ struct Routes {
     let mediaQuota: Int64
     /// Attachments may name https urls elsewhere (`--allow-https-media`).
     var allowHTTPSMedia = false
+    /// The realtime token may come as `?token=` (`--allow-query-token`).
+    var allowQueryToken = false
 
     func router() -> Router {
         var router = Router()
@@ -38,7 +40,11 @@ struct Routes {
             return .json(try store.notifications(for: uid, before: before, limit: try limit(context)))
         }
         router.add("GET", Endpoints.realtime) { context in
-            let token = context.request.bearerToken ?? context.request.query["token"]
+            let token = context.request.bearerToken ?? (allowQueryToken ? context.request.query["token"] : nil)
+            if token == nil, context.request.query["token"] != nil {
+                throw HTTPError(401, .unauthorized, "send the token in the Authorization header (?token= in the url is off:"
+                                + " chatd --allow-query-token turns it on)")
+            }
             let session = try store.session(token: token)
             return try realtime.upgrade(context.request, session: RealtimeSession(uid: session.uid, tokenHash: Store.tokenHash(token ?? ""),
                                                                                   expiresAt: session.expiresAt))

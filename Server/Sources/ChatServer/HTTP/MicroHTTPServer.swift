@@ -27,17 +27,22 @@ public final class MicroHTTPServer: Sendable {
         connections = ConnectionGuard(maxConnections: maxConnections, headerTimeout: headerTimeout)
     }
 
-    /// Starts listening on 127.0.0.1:`port` (0: any free port) and returns the bound port.
-    /// The daemon holds a reference to this object until `stop()`.
-    public func start(port: UInt16, threads: UInt32) throws -> UInt16 {
+    /// Starts listening on `host`:`port` (0: any free port), with TLS when given a PEM key
+    /// and certificate, and returns the bound port. The daemon holds a reference to this
+    /// object until `stop()`.
+    public func start(host: String = "127.0.0.1", port: UInt16, threads: UInt32, tls: (key: String, certificate: String)? = nil) throws -> UInt16 {
         let context = Unmanaged.passRetained(self)
         // The library's own limit leaves room above ours: a connection past ours is accepted so
-        // that the guard can cut an older, slower one for it.
-        guard let started = chatd_mhd_start(port, threads, 120, UInt32(connections.maxConnections + Self.headroom),
-                                            accessHandler, context.toOpaque(), completedHandler, context.toOpaque(),
-                                            connectionNotifier, context.toOpaque()) else {
+        // that the guard can cut an older, slower one for it. The key and certificate are
+        // read while the daemon starts.
+        let started = chatd_mhd_start(host, port, threads, 120, UInt32(connections.maxConnections + Self.headroom),
+                                      tls?.key, tls?.certificate,
+                                      accessHandler, context.toOpaque(), completedHandler, context.toOpaque(),
+                                      connectionNotifier, context.toOpaque())
+        guard let started else {
             context.release()
-            throw HTTPError(500, .internalError, "cannot listen on 127.0.0.1:\(port) (in use?)")
+            throw HTTPError(500, .internalError, "cannot listen on \(host):\(port) (in use, not an address of this machine,"
+                            + " or a key and certificate that do not load?)")
         }
         daemon.store(Int(bitPattern: started), ordering: .releasing)
         connections.watch()
