@@ -57,6 +57,8 @@ public struct ErrorCode: RawRepresentable, Codable, Sendable, Hashable {
     public static let cursorExpired = ErrorCode(rawValue: "cursor_expired")
     /// 413: the request body is larger than chatd accepts.
     public static let payloadTooLarge = ErrorCode(rawValue: "payload_too_large")
+    /// 415: a JSON body sent without `Content-Type: application/json`.
+    public static let unsupportedMediaType = ErrorCode(rawValue: "unsupported_media_type")
     /// 422: well-formed JSON with a missing field, a wrong type or an invalid value.
     public static let validationFailed = ErrorCode(rawValue: "validation_failed")
     /// 429: too many requests of this kind; the `Retry-After` header says how many seconds to

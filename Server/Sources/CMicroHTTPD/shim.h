@@ -7,6 +7,35 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 
+static inline int chatd_hex(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/// Percent-decoding of paths and query arguments, in place, that leaves `%00`, `%2F` and
+/// `%25` as they are: a decoded NUL would cut the C string short (`/v1/users/alice%00x` was
+/// alice) and a decoded `/` would become a path separator. chatd refuses the first two in a
+/// path, decodes them in a query value, and decodes `%25` last (`HTTPRequest.KeptEscapes`).
+static size_t chatd_unescape(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls; (void)connection;
+    char *out = text;
+    for (const char *in = text; *in != 0;) {
+        int high = in[0] == '%' ? chatd_hex(in[1]) : -1;
+        int low = high >= 0 ? chatd_hex(in[2]) : -1;
+        int value = high * 16 + low;
+        if (high < 0 || low < 0 || value == 0 || value == '/' || value == '%') {
+            int length = (high >= 0 && low >= 0) ? 3 : 1;
+            memmove(out, in, (size_t)length);
+            out += length;
+            in += length;
+        } else {
+            *out++ = (char)value;
+            in += 3;
+        }
+    }
+    *out = 0;
+    return (size_t)(out - text);
+}
+
 /// Starts a daemon bound to `host` (an IPv4 or IPv6 address) and `port` (0 picks a free port)
 /// with an internal thread pool on epoll, WebSocket upgrades allowed, at most
 /// `connection_limit` connections, and a callback on every connection's start and end. With
@@ -52,6 +81,7 @@ static inline struct MHD_Daemon *chatd_mhd_start(const char *host, uint16_t port
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_NOTIFY_CONNECTION, notify, notify_cls,
+                            MHD_OPTION_UNESCAPE_CALLBACK, chatd_unescape, NULL,
                             MHD_OPTION_ARRAY, tls,
                             MHD_OPTION_END);
 }

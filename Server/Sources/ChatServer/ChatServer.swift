@@ -61,12 +61,13 @@ public final class ChatServer: Sendable {
         return "\(configuration.tlsKey == nil ? "http" : "https")://\(host):\(port)"
     }
 
-    /// Stops accepting, closes realtime sockets (1001), lets in-flight requests finish,
-    /// then closes the database.
+    /// Stops accepting, closes realtime sockets (1001), lets in-flight requests finish (for
+    /// `shutdownGrace` seconds at most: a client that stalls mid-request is cut), then closes
+    /// the database.
     public func stop() throws {
         http.quiesce()
         hub.stop()
-        http.stop()
+        http.stop(grace: configuration.shutdownGrace)
         try store.close()
     }
 }

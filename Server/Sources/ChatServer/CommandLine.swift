@@ -48,6 +48,7 @@ public enum ChatdArguments {
           --upload-rate N            media uploads per minute per user (default 60)
           --max-connections N        open connections at most; the slowest cut to make room (default 1000)
           --header-timeout SECONDS   time to send a request head (default 10)
+          --shutdown-grace SECONDS   on SIGTERM, how long requests in flight may take (default 10)
           --changelog-retention N    changes kept for replay, 0 = all (default 0)
           --heartbeat SECONDS        realtime ping interval (default 20)
           --realtime-buffer BYTES    unsent bytes before a slow socket is dropped (default 1048576)
@@ -116,6 +117,12 @@ public enum ChatdArguments {
                     throw UsageError(description: "--header-timeout must be seconds between 0.2 and 600, not \(raw)")
                 }
                 configuration.headerTimeout = seconds
+            case "--shutdown-grace":
+                let raw = try value(argument)
+                guard let seconds = Double(raw), seconds >= 0, seconds <= 600 else {
+                    throw UsageError(description: "--shutdown-grace must be seconds between 0 and 600, not \(raw)")
+                }
+                configuration.shutdownGrace = seconds
             case "--changelog-retention": configuration.changelogRetention = try number(argument, 0...Int64.max)
             case "--realtime-buffer": configuration.realtime.maxBufferedBytes = try number(argument, 1024...(1 << 30))
             case "--max-sockets-per-user": configuration.realtime.maxSocketsPerUser = try number(argument, 1...10_000)

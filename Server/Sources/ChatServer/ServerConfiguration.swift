@@ -38,6 +38,8 @@ public struct ServerConfiguration: Sendable {
     public var maxConnections = 1_000
     /// Seconds a client may take to send a request head (slow ones are cut).
     public var headerTimeout: TimeInterval = 10
+    /// Seconds a shutdown (SIGTERM) gives requests in flight before it closes them.
+    public var shutdownGrace: TimeInterval = 10
     /// HTTP worker threads.
     public var threads: UInt32 = 4
     /// Changes kept for replay (0: all).

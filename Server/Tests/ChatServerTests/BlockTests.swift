@@ -103,6 +103,11 @@ import WebSocket
         #expect(after.status == nil && after.lastActiveAt == nil && after.hasBlockedMe == true)
         let listed = try await server.request("GET", Endpoints.users, token: bob).decode(Page<UserPayload>.self)
         #expect(listed.items.first { $0.uid == "alice" }?.status == nil)
+        func uids(_ status: String) async throws -> [String] {
+            try await server.request("GET", Endpoints.users + "?status=" + status, token: bob).decode(Page<UserPayload>.self).items.map(\.uid)
+        }
+        #expect(try await !uids("online").contains("alice"), "the status filter does not tell either")
+        #expect(try await uids("offline").contains("alice"))
         let bobSeen = try await server.request("GET", "\(Endpoints.users)/bob", token: alice).decode(UserPayload.self)
         #expect(bobSeen.status != nil, "the blocker still sees the one they blocked")
         withExtendedLifetime(socket) {}

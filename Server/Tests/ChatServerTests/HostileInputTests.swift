@@ -246,4 +246,43 @@ extension HostileInputTests {
         #expect(grown < 100 * 1024, "chatd grew by \(grown) KiB with 100 sockets not reading")
         withExtendedLifetime(silent) {}
     }
+
+    /// A NUL in a path cut the C string short (`/v1/users/alice%00x` answered alice) and an
+    /// encoded `/` became a separator: both are 400 now; in a query value `%2F` is a `/` and
+    /// `%252F` the text `%2F`, decoded once.
+    @Test func encodedNulsAndSlashesInPathsAre400() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        for path in ["/v1/users/alice%00x", "/v1/users/al%2Fice", "/v1/users/al%2fice", "/v1/users?tags=a%00b"] {
+            let reply = try await server.request("GET", path, token: alice)
+            #expect(reply.status == 400 && reply.error?.code == .invalidParameter, "\(path)")
+        }
+        #expect(try await server.request("GET", "/v1/users/ali%63e", token: alice).status == 200)
+        _ = try await server.user("bob")
+        try await server.send("a/b and %2F", from: alice, to: "bob")
+        func found(_ query: String) async throws -> Int {
+            try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages?searchKeyword=\(query)", token: alice)
+                .decode([MessagePayload].self).count
+        }
+        #expect(try await found("a%2Fb") == 1, "%2F in a query value is a /")
+        #expect(try await found("%252F") == 1, "%252F is the text %2F")
+        #expect(try await found("a%252Fb") == 0, "and is not decoded twice")
+    }
+
+    /// A JSON route takes JSON only: a body sent as another type is 415 and does nothing.
+    @Test func jsonBodiesNeedAJSONContentType() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        let body = try JSONEncoder().encode(SendMessageRequest(muid: "m", receiver: "bob", text: "hi"))
+        for type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+            let reply = try await server.request("POST", Endpoints.messages, token: alice, body: body, headers: ["Content-Type": type])
+            #expect(reply.status == 415 && reply.error?.code == .unsupportedMediaType, "\(type)")
+        }
+        #expect(try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: alice).status == 404,
+                "nothing was sent")
+        let sent = try await server.request("POST", Endpoints.messages, token: alice, body: body,
+                                            headers: ["Content-Type": "application/json; charset=utf-8"])
+        #expect(sent.status == 201)
+    }
 }

@@ -54,4 +54,21 @@ import WebSocket
         let ids = Set(try stored.decode([MessagePayload].self).map(\.id))
         #expect(Set(acknowledged.map(\.id)).isSubset(of: ids))
     }
+
+    /// A client that stops in the middle of its request does not hold a shutdown past the
+    /// grace: chatd closes it and exits.
+    @Test func sigtermDoesNotWaitForAStalledRequestPastTheGrace() async throws {
+        let server = try LiveServer(arguments: ["--shutdown-grace", "0.5"])
+        let token = try await server.user("alice")
+        let fd = try Socket.connect(host: "127.0.0.1", port: Int(server.port))
+        defer { Socket.close(fd) }
+        try Socket.writeAll(fd, Array("""
+            POST \(Endpoints.messages) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\
+            Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"muid":
+            """.utf8))
+        _ = try await server.request("GET", Endpoints.health)  // the stalled request has been read by now
+        let started = Date()
+        #expect(server.stop() == 0)
+        #expect(Date().timeIntervalSince(started) < 5, "the stalled request held the shutdown")
+    }
 }

@@ -89,7 +89,7 @@ extension Routes {
                 return scope
             }
             filter.online = try onlineFilter(context)
-            if filter.online != nil { filter.onlineUids = realtime.presence.online }
+            if filter.online != nil { filter.onlineUids = try onlineUids(as: uid) }
             let found = try store.members(of: context.parameter("guid"), for: uid, filter: filter,
                                           after: context.request.query["cursor"], limit: limit + 1)
             return .json(Self.page(found.map { member in

@@ -104,6 +104,12 @@ struct Routes {
         Page(items: Array(items.prefix(limit)), next: items.count > limit ? key(items[limit - 1]) : nil)
     }
 
+    /// Who is online as `uid` may know it: a user who blocked them counts as offline, so a
+    /// `status=` filter does not reveal what `withStatus` hides.
+    func onlineUids(as uid: String) throws -> Set<String> {
+        realtime.presence.online.subtracting(try store.blockers(of: uid))
+    }
+
     /// `status=online|offline` as true / false, absent as nil.
     func onlineFilter(_ context: RouteContext) throws -> Bool? {
         switch context.request.query["status"] {
@@ -178,7 +184,7 @@ struct Routes {
             filter.tags = try Self.list(context.request.query["tags"], name: "tags")
             filter.roles = try Self.list(context.request.query["roles"], name: "roles")
             filter.online = try onlineFilter(context)
-            if filter.online != nil { filter.onlineUids = realtime.presence.online }
+            if filter.online != nil { filter.onlineUids = try onlineUids(as: uid) }
             let users = try store.users(after: context.request.query["cursor"], limit: limit + 1, for: uid, filter: filter)
             return .json(Self.page(users.map(withStatus), limit: limit, key: \.uid))
         }

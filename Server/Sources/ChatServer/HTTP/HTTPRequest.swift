@@ -32,3 +32,23 @@ public struct HTTPRequest: Sendable {
     }
 }
 
+extension HTTPRequest {
+    /// The escapes libmicrohttpd leaves for chatd (`chatd_unescape` in shim.h): `%00`, `%2F`
+    /// and `%25`, decoded here once and last, so nothing is decoded twice.
+    enum KeptEscapes {
+        /// The path, or nil when it encodes a NUL or a `/` (400).
+        static func path(_ raw: String) -> String? {
+            let lowered = raw.lowercased()
+            guard !lowered.contains("%00"), !lowered.contains("%2f") else { return nil }
+            return raw.replacingOccurrences(of: "%25", with: "%")
+        }
+
+        /// A query name or value, or nil when it encodes a NUL (400).
+        static func argument(_ raw: String) -> String? {
+            guard raw.contains("%") else { return raw }
+            guard !raw.contains("%00") else { return nil }
+            return raw.replacingOccurrences(of: "%2F", with: "/").replacingOccurrences(of: "%2f", with: "/")
+                .replacingOccurrences(of: "%25", with: "%")
+        }
+    }
+}

@@ -159,11 +159,20 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         uploadSize.pointee = 0
         return .YES
     }
-    var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
-                              path: url.map { String(cString: $0) } ?? "/",
-                              query: collect(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false),
-                              headers: collect(connection, .HEADER_KIND, lowercaseKeys: true),
-                              body: state.body)
+    var query: [String: String] = [:]
+    var badQuery = false
+    for (name, value) in collect(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false) {
+        guard let name = HTTPRequest.KeptEscapes.argument(name), let value = HTTPRequest.KeptEscapes.argument(value) else {
+            badQuery = true
+            break
+        }
+        query[name] = value
+    }
+    guard let path = HTTPRequest.KeptEscapes.path(url.map { String(cString: $0) } ?? "/"), !badQuery else {
+        return queue(.error(.badParameter("the path or query encodes a NUL (%00), or the path an encoded /")), on: connection, of: server)
+    }
+    var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path, query: query,
+                              headers: collect(connection, .HEADER_KIND, lowercaseKeys: true), body: state.body)
     request.bodyTooLarge = state.tooLarge
     let response = server.isDraining
         ? .error(HTTPError(503, .unavailable, "chatd is shutting down"))

@@ -13,11 +13,14 @@ public struct RouteContext: Sendable {
     /// A body's nesting: the request object around a field of `Validate.maxJSONDepth` levels.
     static let maxBodyDepth = Validate.maxJSONDepth + 1
 
-    /// Decodes the JSON body: 413 when too large, 400 when not UTF-8 JSON, 422 when the
-    /// fields do not fit `T` (missing, wrong type).
+    /// Decodes the JSON body: 413 when too large, 415 when not sent as JSON, 400 when not
+    /// UTF-8 JSON, 422 when the fields do not fit `T` (missing, wrong type).
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if request.bodyTooLarge { throw HTTPError(413, .payloadTooLarge, "the request body is too large") }
         let body = request.body
+        if !body.isEmpty && !Self.isJSON(request.header("content-type")) {
+            throw HTTPError(415, .unsupportedMediaType, "send the body as JSON with Content-Type: application/json")
+        }
         guard String(validating: body, as: UTF8.self) != nil else {
             throw HTTPError(400, .malformedJSON, "the body is not valid UTF-8")
         }
@@ -37,6 +40,12 @@ public struct RouteContext: Sendable {
         } catch let error as DecodingError {
             throw HTTPError.validation(Self.describe(error))
         }
+    }
+
+    /// `application/json` or a `+json` type, with any parameters (`; charset=utf-8`).
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let essence = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json"))
     }
 
     static func describe(_ error: DecodingError) -> String {

@@ -15,6 +15,11 @@ extension Store {
                       [a, b, b, a], as: Int.self) != nil
     }
 
+    /// The users who have blocked `uid` (to whom they count as offline).
+    public func blockers(of uid: String) throws -> Set<String> {
+        try read { db in Set(try db.query("SELECT blocker FROM blocks WHERE blocked = ?", [uid]).map { try $0.get("blocker") as String }) }
+    }
+
     /// `user` with the caller-relative block flags filled in.
     static func flagged(_ user: UserPayload, for caller: String, _ db: Connection) throws -> UserPayload {
         var user = user
