@@ -3,7 +3,7 @@ SWIFT ?= swift
 STRICT = -Xswiftc -warnings-as-errors
 SYSTEM_SQLITE = --disable-default-traits --traits SystemSQLite --scratch-path .build/system-sqlite
 
-.PHONY: deps build server test test-sdk test-sdk-system test-server demo bench clean
+.PHONY: deps build server test test-sdk test-sdk-system test-server test-fuzz fuzz demo bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -16,8 +16,9 @@ build: deps
 server:
 	cd Server && $(SWIFT) build $(STRICT)
 
-## Every test: the SDK packages on both SQLite flavours, then chatd (unit, live-server, interop, schemathesis).
-test: deps server test-sdk test-sdk-system test-server
+## Every test: the SDK packages on both SQLite flavours, then chatd (unit, live-server, interop, schemathesis),
+## then a short run of each fuzz target (a crash fails the run).
+test: deps server test-sdk test-sdk-system test-server test-fuzz
 
 # A hung test fails the run (after 15 minutes, $$TEST_TIME_LIMIT seconds) and names the tests
 # that never finished, instead of stalling CI.
@@ -32,6 +33,13 @@ test-sdk-system: server
 test-server: server
 	cd Server && $(SWIFT_TEST) $(STRICT)
 	scripts/schemathesis.sh
+
+## libFuzzer targets (Fuzz/): 15 seconds each in `make test`, three minutes each here.
+test-fuzz:
+	scripts/fuzz.sh 15
+
+fuzz: deps
+	scripts/fuzz.sh $${FUZZ_SECONDS:-180}
 
 demo: deps
 	@scripts/demo.sh

@@ -2,12 +2,12 @@ import ChatProtocol
 import Foundation
 import SQLiteKit
 
-/// The changelog cursor: "c1." + the last delivered change sequence. Opaque to clients.
+/// The changelog cursor (`ChangelogCursor`): the last delivered change sequence.
 enum Cursor {
-    static func encode(_ seq: Int64) -> String { "c1.\(seq)" }
+    static func encode(_ seq: Int64) -> String { ChangelogCursor.encode(seq) }
 
     static func decode(_ cursor: String) throws -> Int64 {
-        guard cursor.hasPrefix("c1."), let seq = Int64(cursor.dropFirst(3)), seq >= 0 else {
+        guard let seq = ChangelogCursor.parse(cursor) else {
             throw HTTPError(400, .invalidCursor, "`cursor` is not one chatd issued; start again with an empty cursor")
         }
         return seq

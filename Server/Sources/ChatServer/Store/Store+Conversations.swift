@@ -62,17 +62,17 @@ extension Store {
                 ORDER BY c.updated_at DESC, c.id DESC LIMIT ?
                 """, [uid, beforeTime, beforeTime, beforeId, limit + 1])
             let items = try rows.prefix(limit).map { try conversation(from: $0, for: uid, db) }
-            let next = rows.count > limit ? items.last.map { "\($0.updatedAt):\($0.conversationId)" } : nil
+            let next = rows.count > limit ? items.last.map { ConversationListCursor.encode(updatedAt: $0.updatedAt, conversationId: $0.conversationId) } : nil
             return Page(items: items, next: next)
         }
     }
 
     static func decodeListCursor(_ cursor: String?) throws -> (Int64, String) {
         guard let cursor, !cursor.isEmpty else { return (Int64.max, "") }
-        guard let colon = cursor.firstIndex(of: ":"), let time = Int64(cursor[..<colon]) else {
+        guard let position = ConversationListCursor.parse(cursor) else {
             throw HTTPError.badParameter("`cursor` is not a page cursor chatd issued")
         }
-        return (time, String(cursor[cursor.index(after: colon)...]))
+        return position
     }
 
     /// One conversation of the caller.
