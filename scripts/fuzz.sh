@@ -38,5 +38,13 @@ run() {  # target
 rm -f .build/fuzz/*/fuzz
 build websocket WebSocket Sources/WebSocket/*.swift Fuzz/WebSocketFrames.swift
 build protocol ChatProtocol Sources/ChatProtocol/*.swift Fuzz/ProtocolJSON.swift
+# chatd's HTTP layer imports ChatProtocol: an instrumented static library of it first.
+mkdir -p .build/fuzz/lib
+swiftc "${flags[@]}" -emit-library -static -emit-module -module-name ChatProtocol Sources/ChatProtocol/*.swift \
+    -emit-module-path .build/fuzz/lib/ChatProtocol.swiftmodule -o .build/fuzz/lib/libChatProtocol.a
+build http ChatServer -I .build/fuzz/lib -L .build/fuzz/lib -lChatProtocol \
+    Server/Sources/ChatServer/HTTP/{HTTPRequest,HTTPResponse,Router}.swift Server/Sources/ChatServer/API/Validation.swift \
+    Fuzz/HTTPRequests.swift
 run websocket
 run protocol
+run http

@@ -22,4 +22,16 @@ public enum Endpoints {
     public static let adminTokens = "/v1/admin/tokens"
     /// The admin API key travels in this header.
     public static let adminKeyHeader = "X-Admin-Key"
+
+    /// 64 lowercase hex digits: the form of a media id (and of a media file's name).
+    public static func isMediaID(_ id: some StringProtocol) -> Bool {
+        id.utf8.count == 64 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// The id in chatd's own media url (`/v1/media/<id>`), nil for any other url.
+    public static func mediaID(in url: String) -> String? {
+        guard url.hasPrefix(media + "/") else { return nil }
+        let id = url.dropFirst(media.count + 1)
+        return isMediaID(id) ? String(id) : nil
+    }
 }

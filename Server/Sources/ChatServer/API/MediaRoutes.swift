@@ -32,7 +32,7 @@ extension Routes {
         router.add("GET", Endpoints.media + "/{id}") { context in
             let uid = try authenticate(context)
             let id = context.parameter("id")
-            guard MediaStore.isID(id), let upload = try store.readableUpload(id, by: uid), let bytes = media.load(upload.file) else {
+            guard Endpoints.isMediaID(id), let upload = try store.readableUpload(id, by: uid), let bytes = media.load(upload.file) else {
                 throw HTTPError.notFound("no media \(id) you can read")
             }
             return HTTPResponse(status: 200, headers: [("Content-Type", upload.contentType),

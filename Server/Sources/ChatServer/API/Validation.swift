@@ -91,7 +91,7 @@ enum Validate {
     static func attachment(_ attachment: Attachment, httpsMedia: Bool = false) throws {
         try text(attachment.url, field: "attachment.url", max: 2048, required: true)
         let url = attachment.url
-        let own = url.hasPrefix(Endpoints.media + "/") && MediaStore.isID(String(url.dropFirst(Endpoints.media.count + 1)))
+        let own = Endpoints.mediaID(in: url) != nil
         let https = httpsMedia && url.lowercased().hasPrefix("https://") && URL(string: url)?.host?.isEmpty == false
         guard own || https else {
             throw HTTPError.validation("`attachment.url` must be a media url chatd issued (POST \(Endpoints.media))"

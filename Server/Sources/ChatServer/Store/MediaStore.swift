@@ -1,3 +1,4 @@
+import ChatProtocol
 import CCrypto
 import Foundation
 
@@ -34,7 +35,7 @@ public struct MediaStore: Sendable {
 
     /// Removes file `id` (no upload uses it any more).
     public func remove(_ id: String) {
-        guard Self.isID(id) else { return }
+        guard Endpoints.isMediaID(id) else { return }
         verified.lock.withLock { _ = verified.ids.remove(id) }
         try? FileManager.default.removeItem(at: url(id))
         try? FileManager.default.removeItem(at: url(id, suffix: ".type"))  // written by chatd before uploads had rows
@@ -51,13 +52,8 @@ public struct MediaStore: Sendable {
 
     /// The bytes of file `id`, nil when missing or torn.
     public func load(_ id: String) -> Data? {
-        guard Self.isID(id), isIntact(id) else { return nil }
+        guard Endpoints.isMediaID(id), isIntact(id) else { return nil }
         return FileManager.default.contents(atPath: url(id).path)
-    }
-
-    /// 64 lowercase hex digits: anything else is never a file name here.
-    static func isID(_ id: String) -> Bool {
-        id.utf8.count == 64 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     private func url(_ id: String, suffix: String = "") -> URL { directory.appendingPathComponent(id + suffix) }

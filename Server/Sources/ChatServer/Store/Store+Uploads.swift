@@ -14,11 +14,7 @@ public struct Upload: Sendable, Equatable {
 
 extension Store {
     /// The upload id in `url` when it is chatd's own media url (`/v1/media/<id>`).
-    static func ownUploadID(_ url: String) -> String? {
-        guard url.hasPrefix(Endpoints.media + "/") else { return nil }
-        let id = String(url.dropFirst(Endpoints.media.count + 1))
-        return MediaStore.isID(id) ? id : nil
-    }
+    static func ownUploadID(_ url: String) -> String? { Endpoints.mediaID(in: url) }
 
     /// Records an upload of `file` by `uid` and returns its new, random id; 403
     /// `quota_exceeded` when it would take `uid`'s uploads past `quota` bytes (0: no quota).
