@@ -25,7 +25,7 @@ public final class WebSocketClient: Sendable {
     /// plus the PEM file `trustedCertificates`) and performs the opening handshake.
     public static func connect(to url: URL, headers: [String: String] = [:], maxMessageSize: Int = 16 << 20,
                                trustedCertificates: String? = nil) throws(ConnectionError) -> WebSocketClient {
-        guard let endpoint = Endpoint(url), url.scheme?.lowercased().hasPrefix("ws") == true || url.scheme?.lowercased().hasPrefix("http") == true else {
+        guard let endpoint = Endpoint(url) else {
             throw ConnectionError("unsupported URL \(url): use ws://host:port/path or wss://")
         }
         let stream = try endpoint.connect(trustedCertificates: trustedCertificates)

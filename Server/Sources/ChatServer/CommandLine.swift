@@ -81,6 +81,13 @@ public enum ChatdArguments {
             }
             return parsed
         }
+        func seconds(_ flag: String, _ range: ClosedRange<Double>) throws -> Double {
+            let raw = try value(flag)
+            guard let parsed = Double(raw), range.contains(parsed) else {
+                throw UsageError(description: "\(flag) must be seconds between \(range.lowerBound) and \(range.upperBound), not \(raw)")
+            }
+            return parsed
+        }
         while index < arguments.count {
             let argument = arguments[index]
             switch argument {
@@ -111,27 +118,12 @@ public enum ChatdArguments {
             case "--join-rate": configuration.joinsPerMinute = try number(argument, 0...1_000_000_000)
             case "--upload-rate": configuration.uploadsPerMinute = try number(argument, 0...1_000_000_000)
             case "--max-connections": configuration.maxConnections = try number(argument, 8...1_000_000)
-            case "--header-timeout":
-                let raw = try value(argument)
-                guard let seconds = Double(raw), seconds >= 0.2, seconds <= 600 else {
-                    throw UsageError(description: "--header-timeout must be seconds between 0.2 and 600, not \(raw)")
-                }
-                configuration.headerTimeout = seconds
-            case "--shutdown-grace":
-                let raw = try value(argument)
-                guard let seconds = Double(raw), seconds >= 0, seconds <= 600 else {
-                    throw UsageError(description: "--shutdown-grace must be seconds between 0 and 600, not \(raw)")
-                }
-                configuration.shutdownGrace = seconds
+            case "--header-timeout": configuration.headerTimeout = try seconds(argument, 0.2...600)
+            case "--shutdown-grace": configuration.shutdownGrace = try seconds(argument, 0...600)
             case "--changelog-retention": configuration.changelogRetention = try number(argument, 0...Int64.max)
             case "--realtime-buffer": configuration.realtime.maxBufferedBytes = try number(argument, 1024...(1 << 30))
             case "--max-sockets-per-user": configuration.realtime.maxSocketsPerUser = try number(argument, 1...10_000)
-            case "--heartbeat":
-                let raw = try value(argument)
-                guard let seconds = Double(raw), seconds >= 0.05, seconds <= 3600 else {
-                    throw UsageError(description: "--heartbeat must be seconds between 0.05 and 3600, not \(raw)")
-                }
-                configuration.realtime.heartbeatSeconds = seconds
+            case "--heartbeat": configuration.realtime.heartbeatSeconds = try seconds(argument, 0.05...3600)
             case "--test-clock": configuration.testClock = true
             case "--stop-on-stdin-eof": configuration.stopOnStdinEOF = true
             case "--name": name = try value(argument)

@@ -176,19 +176,13 @@ final class Outbox: Sendable {
                 return .offline
             }
             let now = config.clock.now()
-            if let seconds = error.retryAfter {
-                state = policy.next(.sending(attempts: attempts), .throttled(now: now, milliseconds: Int64(seconds * 1000)))
-                if case .pending(let attempts, let notBefore) = state {
-                    try? cache.updateOutbox(item.localId, state: .pending, attempts: attempts, nextAttemptAt: notBefore)
-                    return .throttled(notBefore)
-                }
-            }
-            state = policy.next(.sending(attempts: attempts),
-                                error.isTransient ? .failedTransiently(now: now, unit: Double.random(in: 0..<1)) : .failedPermanently)
+            let event: OutboxPolicy.Event = error.retryAfter.map { .throttled(now: now, milliseconds: Int64($0 * 1000)) }
+                ?? (error.isTransient ? .failedTransiently(now: now, unit: Double.random(in: 0..<1)) : .failedPermanently)
+            state = policy.next(.sending(attempts: attempts), event)
             switch state {
             case .pending(let attempts, let notBefore):
                 try? cache.updateOutbox(item.localId, state: .pending, attempts: attempts, nextAttemptAt: notBefore)
-                return .retryAt(notBefore)
+                return error.retryAfter == nil ? .retryAt(notBefore) : .throttled(notBefore)
             case .failed(let reason):
                 try? cache.updateOutbox(item.localId, state: .failed, attempts: attempts, nextAttemptAt: 0, failureReason: reason.rawValue,
                                         errorCode: error.errorCode, errorMessage: error.errorDescription)

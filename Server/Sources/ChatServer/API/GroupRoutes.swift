@@ -46,7 +46,7 @@ extension Routes {
             return .noContent
         }
         router.add("POST", Endpoints.groups + "/{guid}/join") { context in
-            let uid = try authenticate(context)
+            let uid = try authenticate(context, bucket: .join)
             let request = context.request.body.isEmpty ? JoinGroupRequest() : try context.decode(JoinGroupRequest.self)
             let guid = context.parameter("guid")
             let (current, stored) = try store.joinCheck(guid, uid: uid)

@@ -8,7 +8,7 @@ extension Routes {
     /// whoever can read a message naming them, with the content type of that upload.
     func addMedia(to router: inout Router) {
         router.add("POST", Endpoints.media) { context in
-            let uid = try authenticate(context)
+            let uid = try authenticate(context, bucket: .upload)
             let request = context.request
             if request.bodyTooLarge { throw HTTPError(413, .payloadTooLarge, "the file is larger than this server accepts") }
             guard !request.body.isEmpty else { throw HTTPError.validation("the upload is empty: send the file's bytes as the body") }

@@ -43,6 +43,16 @@ extension HTTPRequest {
             return raw.replacingOccurrences(of: "%25", with: "%")
         }
 
+        /// The query arguments with every name and value decoded, or nil when one encodes a NUL (400).
+        static func query(_ raw: [String: String]) -> [String: String]? {
+            var query: [String: String] = [:]
+            for (name, value) in raw {
+                guard let name = argument(name), let value = argument(value) else { return nil }
+                query[name] = value
+            }
+            return query
+        }
+
         /// A query name or value, or nil when it encodes a NUL (400).
         static func argument(_ raw: String) -> String? {
             guard raw.contains("%") else { return raw }

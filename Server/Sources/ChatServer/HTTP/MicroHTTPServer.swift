@@ -159,16 +159,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         uploadSize.pointee = 0
         return .YES
     }
-    var query: [String: String] = [:]
-    var badQuery = false
-    for (name, value) in collect(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false) {
-        guard let name = HTTPRequest.KeptEscapes.argument(name), let value = HTTPRequest.KeptEscapes.argument(value) else {
-            badQuery = true
-            break
-        }
-        query[name] = value
-    }
-    guard let path = HTTPRequest.KeptEscapes.path(url.map { String(cString: $0) } ?? "/"), !badQuery else {
+    guard let path = HTTPRequest.KeptEscapes.path(url.map { String(cString: $0) } ?? "/"),
+          let query = HTTPRequest.KeptEscapes.query(collect(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false)) else {
         return queue(.error(.badParameter("the path or query encodes a NUL (%00), or the path an encoded /")), on: connection, of: server)
     }
     var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path, query: query,
