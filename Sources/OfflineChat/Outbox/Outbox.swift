@@ -197,8 +197,8 @@ final class Outbox: Sendable {
     }
 
     /// The item's request, its queued file uploaded first if that has not happened yet (the
-    /// answer is kept, so a restart does not upload again; chatd's media store is
-    /// content-addressed, so an upload repeated after a crash is harmless anyway).
+    /// answer is kept, so a restart does not upload again; an upload repeated after a crash
+    /// stores no second file on chatd, and its unsent upload expires).
     private func uploadingMedia(of item: OutboxItem) async throws -> SendMessageRequest {
         guard let path = item.mediaPath, let attachment = item.request.attachment, attachment.url.hasPrefix("file:") else {
             return item.request

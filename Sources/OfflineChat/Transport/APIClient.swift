@@ -47,7 +47,8 @@ struct APIClient: Sendable {
     }
 
     /// Uploads a file's bytes to chatd's media store; answers the attachment to send.
-    /// Content-addressed on the server, so a repeated upload is harmless.
+    /// A repeated upload stores no second file on chatd (the bytes are content-addressed);
+    /// an upload no message names expires there.
     func upload(_ data: Data, name: String, mimeType: String) async throws -> Attachment {
         var components = URLComponents(url: baseURL.appendingPathComponent(Endpoints.media), resolvingAgainstBaseURL: false)!
         components.queryItems = [URLQueryItem(name: "name", value: name)]
