@@ -64,6 +64,30 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         return error
     }
 
+    /// A store refusal with the status its code has everywhere in chatd's API.
+    public init(_ error: StoreError) {
+        self.init(Self.status(of: error.code), error.code, error.message)
+    }
+
+    /// The one table from error code to HTTP status.
+    static func status(of code: ErrorCode) -> Int {
+        switch code {
+        case .malformedJSON, .invalidParameter, .invalidCursor: 400
+        case .unauthorized, .tokenExpired, .tokenRevoked: 401
+        case .forbidden, .blocked, .quotaExceeded, .banned: 403
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .conflict: 409
+        case .cursorExpired: 410
+        case .payloadTooLarge: 413
+        case .unsupportedMediaType: 415
+        case .validationFailed: 422
+        case .rateLimited: 429
+        case .unavailable: 503
+        default: 500
+        }
+    }
+
     public var description: String { "\(status) \(body)" }
 
     static func badParameter(_ message: String) -> HTTPError { HTTPError(400, .invalidParameter, message) }

@@ -96,7 +96,8 @@ public struct RouteContext: Sendable {
 public typealias RouteHandler = @Sendable (RouteContext) throws -> HTTPResponse
 
 /// Matches method and path pattern (`/v1/messages/{id}`) to a handler.
-/// Unknown paths answer 404, known paths with another method 405, thrown `HTTPError`s their status.
+/// Unknown paths answer 404, known paths with another method 405, thrown `HTTPError`s and
+/// `StoreError`s their status.
 public struct Router: Sendable {
     struct Route: Sendable {
         let method: String
@@ -125,6 +126,8 @@ public struct Router: Sendable {
                 return try route.handler(RouteContext(request: request, parameters: parameters))
             } catch let error as HTTPError {
                 return .error(error)
+            } catch let error as StoreError {
+                return .error(HTTPError(error))
             } catch {
                 return .error(HTTPError(500, .internalError, "internal error: \(error)"))
             }

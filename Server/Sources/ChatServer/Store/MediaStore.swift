@@ -70,16 +70,16 @@ public struct MediaStore: Sendable {
             try? FileManager.default.removeItem(at: temporary)
             // A concurrent upload of the same bytes won the rename: that file is just as good.
             if FileManager.default.fileExists(atPath: file.path) { return }
-            throw HTTPError(500, .internalError, "cannot store the upload: \(error.localizedDescription)")
+            throw StoreError.broken("cannot store the upload: \(error.localizedDescription)")
         }
     }
 
     /// fsync of a file or a directory.
     static func sync(_ url: URL) throws {
         let fd = open(url.path, O_RDONLY)
-        guard fd >= 0 else { throw HTTPError(500, .internalError, "cannot open \(url.lastPathComponent) to sync it") }
+        guard fd >= 0 else { throw StoreError.broken("cannot open \(url.lastPathComponent) to sync it") }
         defer { close(fd) }
-        guard fsync(fd) == 0 else { throw HTTPError(500, .internalError, "cannot sync \(url.lastPathComponent)") }
+        guard fsync(fd) == 0 else { throw StoreError.broken("cannot sync \(url.lastPathComponent)") }
     }
 
     static func sha256Hex(_ bytes: [UInt8]) -> String {

@@ -43,9 +43,9 @@ extension Store {
         try write { db, changes in
             let now = stamp()
             guard let row = try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [uid]) else {
-                throw HTTPError.notFound("no user \(uid)")
+                throw StoreError.notFound("no user \(uid)")
             }
-            guard uid != blocker else { throw HTTPError.validation("you cannot block yourself") }
+            guard uid != blocker else { throw StoreError.validation("you cannot block yourself") }
             if blocking {
                 try db.run("INSERT OR IGNORE INTO blocks(blocker, blocked, at) VALUES (?, ?, ?)", [blocker, uid, now])
             } else {

@@ -8,7 +8,7 @@ enum Cursor {
 
     static func decode(_ cursor: String) throws -> Int64 {
         guard let seq = ChangelogCursor.parse(cursor) else {
-            throw HTTPError(400, .invalidCursor, "`cursor` is not one chatd issued; start again with an empty cursor")
+            throw StoreError(.invalidCursor, "`cursor` is not one chatd issued; start again with an empty cursor")
         }
         return seq
     }
@@ -61,12 +61,12 @@ extension Store {
             let after = try Cursor.decode(cursor)
             let prunedThrough: Int64 = try db.scalar("SELECT value FROM meta WHERE key = 'pruned_through'") ?? 0
             if after < prunedThrough {
-                throw HTTPError(410, .cursorExpired,
+                throw StoreError(.cursorExpired,
                                 "the cursor is older than the changelog's retention; rebuild from the conversation list and start from an empty cursor")
             }
             let headSeq = try head(db)
             guard after <= headSeq else {
-                throw HTTPError(400, .invalidCursor, "the cursor is ahead of the changelog")
+                throw StoreError(.invalidCursor, "the cursor is ahead of the changelog")
             }
             let rows = try db.query("""
                 SELECT c.seq, c.payload FROM inbox i JOIN changes c ON c.seq = i.seq

@@ -7,7 +7,7 @@ extension Store {
     /// `banned` for a banned user.
     static func requireMember(_ db: Connection, _ uid: String, _ conversationId: String) throws {
         guard let type: String = try db.scalar("SELECT type FROM conversations WHERE id = ?", [conversationId]) else {
-            throw HTTPError.notFound("no conversation \(conversationId)")
+            throw StoreError.notFound("no conversation \(conversationId)")
         }
         if type == "group" {
             _ = try memberScope(db, String(conversationId.dropFirst(ConversationPayload.groupID("").count)), uid)
@@ -15,7 +15,7 @@ extension Store {
         }
         guard try db.scalar("SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?",
                             [conversationId, uid], as: Int.self) != nil else {
-            throw HTTPError.forbidden("you are not part of conversation \(conversationId)")
+            throw StoreError.forbidden("you are not part of conversation \(conversationId)")
         }
     }
 
@@ -70,7 +70,7 @@ extension Store {
     static func decodeListCursor(_ cursor: String?) throws -> (Int64, String) {
         guard let cursor, !cursor.isEmpty else { return (Int64.max, "") }
         guard let position = ConversationListCursor.parse(cursor) else {
-            throw HTTPError.badParameter("`cursor` is not a page cursor chatd issued")
+            throw StoreError.badParameter("`cursor` is not a page cursor chatd issued")
         }
         return position
     }
@@ -80,7 +80,7 @@ extension Store {
         try read { db in
             try Self.requireMember(db, uid, id)
             guard let row = try db.queryFirst("\(Self.conversationQuery) WHERE m.uid = ? AND c.id = ?", [uid, id]) else {
-                throw HTTPError.notFound("no conversation \(id)")
+                throw StoreError.notFound("no conversation \(id)")
             }
             return try conversation(from: row, for: uid, db)
         }
@@ -93,7 +93,7 @@ extension Store {
             let now = stamp()
             try Self.requireMember(db, uid, conversationId)
             guard try db.scalar("SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?", [messageId, conversationId], as: Int.self) != nil else {
-                throw HTTPError.validation("message \(messageId) is not in conversation \(conversationId)")
+                throw StoreError.validation("message \(messageId) is not in conversation \(conversationId)")
             }
             let column = kind == .read ? "read_id" : "delivered_id"
             let current: Int64 = try db.scalar("SELECT \(column) FROM conversation_members WHERE conversation_id = ? AND uid = ?",

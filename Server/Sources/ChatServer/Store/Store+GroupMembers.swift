@@ -30,10 +30,10 @@ extension Store {
             if group.hasJoined { return (group, false) }
             try Self.requireNotBanned(db, guid, uid)
             switch group.type {
-            case .private: throw HTTPError.forbidden("group \(guid) is private; an admin must add you")
+            case .private: throw StoreError.forbidden("group \(guid) is private; an admin must add you")
             case .password:
                 let stored: String? = try db.scalar("SELECT password_hash FROM groups WHERE guid = ?", [guid])
-                guard let stored, stored == verifiedHash else { throw HTTPError.forbidden("wrong password for group \(guid)") }
+                guard let stored, stored == verifiedHash else { throw StoreError.forbidden("wrong password for group \(guid)") }
             case .public: break
             }
             try insertMember(db, guid, uid, scope: .participant, at: now)
@@ -49,7 +49,7 @@ extension Store {
             let now = stamp()
             let scope = try Self.memberScope(db, guid, uid)
             guard scope != .owner else {
-                throw HTTPError(409, .conflict, "the owner cannot leave group \(guid); transfer ownership first")
+                throw StoreError.conflict("the owner cannot leave group \(guid); transfer ownership first")
             }
             try removeMember(db, guid, uid)
             try memberAction(db, MemberActionPayload(guid: guid, action: .left, actor: uid, target: uid, oldScope: scope),
@@ -63,14 +63,14 @@ extension Store {
         try write { db, changes in
             let now = stamp()
             let actorScope = try Self.requireScope(db, guid, actor, for: .add)
-            guard scope != .owner else { throw HTTPError.validation("a group has one owner; transfer ownership instead") }
-            guard scope <= actorScope else { throw HTTPError.forbidden("a \(actorScope.rawValue) cannot add a \(scope.rawValue)") }
+            guard scope != .owner else { throw StoreError.validation("a group has one owner; transfer ownership instead") }
+            guard scope <= actorScope else { throw StoreError.forbidden("a \(actorScope.rawValue) cannot add a \(scope.rawValue)") }
             guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [target], as: Int.self) != nil else {
-                throw HTTPError.notFound("no user \(target)")
+                throw StoreError.notFound("no user \(target)")
             }
             if let existing = try Self.member(db, guid, target) { return (existing, false) }
             if try Self.isBanned(db, guid, target) {
-                throw HTTPError(409, .conflict, "\(target) is banned from group \(guid); unban them first")
+                throw StoreError.conflict("\(target) is banned from group \(guid); unban them first")
             }
             try insertMember(db, guid, target, scope: scope, at: now)
             try memberAction(db, MemberActionPayload(guid: guid, action: .added, actor: actor, target: target, newScope: scope),
@@ -84,7 +84,7 @@ extension Store {
         try write { db, changes in
             let now = stamp()
             let actorScope = try Self.requireScope(db, guid, actor, for: .kick)
-            guard let member = try Self.member(db, guid, target) else { throw HTTPError.notFound("\(target) is not a member of group \(guid)") }
+            guard let member = try Self.member(db, guid, target) else { throw StoreError.notFound("\(target) is not a member of group \(guid)") }
             try Self.requireOutranks(actorScope, member.scope, actor: actor, target: target)
             try removeMember(db, guid, target)
             try memberAction(db, MemberActionPayload(guid: guid, action: .kicked, actor: actor, target: target, oldScope: member.scope),
@@ -99,7 +99,7 @@ extension Store {
             let now = stamp()
             let actorScope = try Self.requireScope(db, guid, actor, for: .ban)
             guard let row = try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [target]) else {
-                throw HTTPError.notFound("no user \(target)")
+                throw StoreError.notFound("no user \(target)")
             }
             if let ban = try Self.bans(db, guid, uid: target, after: "", limit: 1).first { return ban }
             let member = try Self.member(db, guid, target)
@@ -120,7 +120,7 @@ extension Store {
             let now = stamp()
             _ = try Self.requireScope(db, guid, actor, for: .unban)
             try db.run("DELETE FROM group_bans WHERE guid = ? AND uid = ?", [guid, target])
-            guard db.changes > 0 else { throw HTTPError.notFound("\(target) is not banned from group \(guid)") }
+            guard db.changes > 0 else { throw StoreError.notFound("\(target) is not banned from group \(guid)") }
             try memberAction(db, MemberActionPayload(guid: guid, action: .unbanned, actor: actor, target: target),
                              at: now, into: &changes)
         }
@@ -132,10 +132,10 @@ extension Store {
         try write { db, changes in
             let now = stamp()
             let actorScope = try Self.requireScope(db, guid, actor, for: .changeScope)
-            guard scope != .owner else { throw HTTPError.validation("a group has one owner; use POST /v1/groups/{guid}/owner") }
-            guard let member = try Self.member(db, guid, target) else { throw HTTPError.notFound("\(target) is not a member of group \(guid)") }
+            guard scope != .owner else { throw StoreError.validation("a group has one owner; use POST /v1/groups/{guid}/owner") }
+            guard let member = try Self.member(db, guid, target) else { throw StoreError.notFound("\(target) is not a member of group \(guid)") }
             try Self.requireOutranks(actorScope, member.scope, actor: actor, target: target)
-            guard scope <= actorScope else { throw HTTPError.forbidden("a \(actorScope.rawValue) cannot make someone \(scope.rawValue)") }
+            guard scope <= actorScope else { throw StoreError.forbidden("a \(actorScope.rawValue) cannot make someone \(scope.rawValue)") }
             guard scope != member.scope else { return member }
             try db.run("UPDATE conversation_members SET scope = ? WHERE conversation_id = ? AND uid = ?",
                        [scope.rawValue, ConversationPayload.groupID(guid), target])
@@ -150,8 +150,8 @@ extension Store {
         try write { db, changes in
             let now = stamp()
             _ = try Self.requireScope(db, guid, actor, for: .transferOwnership)
-            guard target != actor else { throw HTTPError.validation("you already own group \(guid)") }
-            guard let member = try Self.member(db, guid, target) else { throw HTTPError.notFound("\(target) is not a member of group \(guid)") }
+            guard target != actor else { throw StoreError.validation("you already own group \(guid)") }
+            guard let member = try Self.member(db, guid, target) else { throw StoreError.notFound("\(target) is not a member of group \(guid)") }
             let conversationId = ConversationPayload.groupID(guid)
             try db.run("UPDATE conversation_members SET scope = 'owner' WHERE conversation_id = ? AND uid = ?", [conversationId, target])
             try db.run("UPDATE conversation_members SET scope = 'admin' WHERE conversation_id = ? AND uid = ?", [conversationId, actor])
@@ -217,13 +217,13 @@ extension Store {
     }
 
     static func requireNotBanned(_ db: Connection, _ guid: String, _ uid: String) throws {
-        if try isBanned(db, guid, uid) { throw HTTPError(403, .banned, "you are banned from group \(guid)") }
+        if try isBanned(db, guid, uid) { throw StoreError(.banned, "you are banned from group \(guid)") }
     }
 
     static func requireOutranks(_ actor: GroupScope, _ target: GroupScope, actor actorUid: String, target targetUid: String) throws {
-        guard actorUid != targetUid else { throw HTTPError.forbidden("you cannot do that to yourself; leave the group instead") }
+        guard actorUid != targetUid else { throw StoreError.forbidden("you cannot do that to yourself; leave the group instead") }
         guard actor > target else {
-            throw HTTPError.forbidden("a \(actor.rawValue) cannot act on a \(target.rawValue) (\(targetUid))")
+            throw StoreError.forbidden("a \(actor.rawValue) cannot act on a \(target.rawValue) (\(targetUid))")
         }
     }
 
@@ -258,7 +258,7 @@ extension Store {
             WHERE conversation_id = ?2 AND uid IN (?3, ?4)
             """, [id, conversationId, readers[0], readers.last!])
         try Self.recountUnread(db, conversationId, readers)
-        guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
+        guard let message = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
         try record(db, .groupMember, conversationId: conversationId, message: message,
                    audience: try Self.members(db, of: conversationId) + (action.oldScope != nil ? [action.target] : []),
                    into: &changes)

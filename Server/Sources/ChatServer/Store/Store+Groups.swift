@@ -39,10 +39,10 @@ extension Store {
     /// private and the caller is not a member (private groups are invisible to outsiders).
     static func visibleGroup(_ db: Connection, _ guid: String, for caller: String) throws -> GroupPayload {
         guard let row = try db.queryFirst("\(groupQuery) WHERE g.guid = ? AND g.deleted_at IS NULL", [caller, guid]) else {
-            throw HTTPError.notFound("no group \(guid)")
+            throw StoreError.notFound("no group \(guid)")
         }
         let group = try group(from: row)
-        guard group.type != .private || group.hasJoined else { throw HTTPError.notFound("no group \(guid)") }
+        guard group.type != .private || group.hasJoined else { throw StoreError.notFound("no group \(guid)") }
         return group
     }
 
@@ -55,18 +55,18 @@ extension Store {
             SELECT g.type, me.scope FROM groups g
             LEFT JOIN conversation_members me ON me.conversation_id = 'group_' || g.guid AND me.uid = ?
             WHERE g.guid = ? AND g.deleted_at IS NULL
-            """, [uid, guid]) else { throw HTTPError.notFound("no group \(guid)") }
+            """, [uid, guid]) else { throw StoreError.notFound("no group \(guid)") }
         if let scope = (try row.get(1, as: String?.self)).flatMap(GroupScope.init(rawValue:)) { return scope }
-        guard try row.get(0, as: String.self) != GroupType.private.rawValue else { throw HTTPError.notFound("no group \(guid)") }
+        guard try row.get(0, as: String.self) != GroupType.private.rawValue else { throw StoreError.notFound("no group \(guid)") }
         try requireNotBanned(db, guid, uid)
-        throw HTTPError.forbidden("you are not a member of group \(guid)")
+        throw StoreError.forbidden("you are not a member of group \(guid)")
     }
 
     /// The caller's scope when it allows `action`, else 403 naming the scope needed.
     static func requireScope(_ db: Connection, _ guid: String, _ uid: String, for action: GroupPermission) throws -> GroupScope {
         let scope = try memberScope(db, guid, uid)
         guard scope.may(action) else {
-            throw HTTPError.forbidden("\(action.rawValue) in group \(guid) needs scope \(GroupScope.minimum(for: action).rawValue) or higher; you are \(scope.rawValue)")
+            throw StoreError.forbidden("\(action.rawValue) in group \(guid) needs scope \(GroupScope.minimum(for: action).rawValue) or higher; you are \(scope.rawValue)")
         }
         return scope
     }
@@ -74,7 +74,7 @@ extension Store {
     /// The group as shared in changes: without any one caller's membership.
     static func sharedGroup(_ db: Connection, _ guid: String) throws -> GroupPayload {
         guard let row = try db.queryFirst("\(groupQuery) WHERE g.guid = ?", ["", guid]) else {
-            throw HTTPError(500, .internalError, "group \(guid) vanished")
+            throw StoreError.broken("group \(guid) vanished")
         }
         return try group(from: row)
     }
@@ -84,7 +84,7 @@ extension Store {
         try write { db, changes in
             let now = stamp()
             if try db.scalar("SELECT 1 FROM groups WHERE guid = ?", [request.guid], as: Int.self) != nil {
-                throw HTTPError(409, .conflict, "group \(request.guid) already exists (or existed)")
+                throw StoreError.conflict("group \(request.guid) already exists (or existed)")
             }
             let conversationId = ConversationPayload.groupID(request.guid)
             try db.run("""
@@ -119,7 +119,7 @@ extension Store {
     public func groupOwner(_ guid: String) throws -> String {
         try read { db in
             guard let owner: String = try db.scalar("SELECT owner FROM groups WHERE guid = ? AND deleted_at IS NULL", [guid]) else {
-                throw HTTPError.notFound("no group \(guid)")
+                throw StoreError.notFound("no group \(guid)")
             }
             return owner
         }
@@ -159,10 +159,10 @@ extension Store {
             let type = request.type ?? current.type
             let storedHash = try db.queryFirst("SELECT password_hash FROM groups WHERE guid = ?", [guid])?.get(0, as: String?.self)
             if type == .password && passwordHash == nil && (current.type != .password || storedHash == nil) {
-                throw HTTPError.validation("a password group needs a `password`")
+                throw StoreError.validation("a password group needs a `password`")
             }
             if type != .password && passwordHash != nil {
-                throw HTTPError.validation("`password` is only for password groups")
+                throw StoreError.validation("`password` is only for password groups")
             }
             let newHash: String? = type == .password ? passwordHash ?? storedHash : nil
             try db.run("""

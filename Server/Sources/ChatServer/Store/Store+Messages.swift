@@ -55,12 +55,12 @@ extension Store {
             if let parentId = request.parentMessageId {
                 parent = try Self.loadMessage(db, id: parentId)
                 guard let parent, parent.conversationId == conversationId else {
-                    throw HTTPError.validation("`parentMessageId` \(parentId) is not a message of this conversation")
+                    throw StoreError.validation("`parentMessageId` \(parentId) is not a message of this conversation")
                 }
                 guard parent.parentMessageId == nil else {
-                    throw HTTPError.validation("message \(parentId) is itself a reply; reply to its parent \(parent.parentMessageId!)")
+                    throw StoreError.validation("message \(parentId) is itself a reply; reply to its parent \(parent.parentMessageId!)")
                 }
-                guard parent.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(parentId) is deleted") }
+                guard parent.deletedAt == nil else { throw StoreError.conflict("message \(parentId) is deleted") }
             }
             try db.run("""
                 INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
@@ -78,7 +78,7 @@ extension Store {
             try db.run("UPDATE conversation_members SET read_id = max(read_id, ?), delivered_id = max(delivered_id, ?) WHERE conversation_id = ? AND uid = ?",
                        [id, id, conversationId, sender])
             try Self.recountUnread(db, conversationId, [sender])
-            guard let message = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
+            guard let message = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
             try record(db, .messageCreated, conversationId: conversationId, message: message,
                        audience: try Self.members(db, of: conversationId), into: &changes)
             if let parentId = request.parentMessageId { try recountReplies(db, parentId, into: &changes) }
@@ -96,10 +96,10 @@ extension Store {
             return ConversationPayload.groupID(request.receiver)
         }
         guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.receiver], as: Int.self) != nil else {
-            throw HTTPError.notFound("no user \(request.receiver)")
+            throw StoreError.notFound("no user \(request.receiver)")
         }
         if try Self.blocked(db, sender, request.receiver) {
-            throw HTTPError(403, .blocked, "\(sender) and \(request.receiver) have a block between them; unblock to send")
+            throw StoreError(.blocked, "\(sender) and \(request.receiver) have a block between them; unblock to send")
         }
         let conversationId = ConversationPayload.directID(sender, request.receiver)
         try db.run("INSERT OR IGNORE INTO conversations(id, type, updated_at) VALUES (?, 'user', ?)", [conversationId, now])
@@ -121,10 +121,10 @@ extension Store {
             let now = stamp()
             if let status = request.callStatus { return try moveCall(db, id: id, by: uid, to: status, at: now, into: &changes) }
             let message = try Self.ownMessage(db, id: id, uid: uid)
-            guard message.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(id) is deleted") }
+            guard message.deletedAt == nil else { throw StoreError.conflict("message \(id) is deleted") }
             try Self.requireNoBlock(db, uid, message)  // a block stops edits of old messages too
             if request.text != nil && message.text == nil {
-                throw HTTPError.validation("message \(id) has no text to edit")
+                throw StoreError.validation("message \(id) has no text to edit")
             }
             try db.run("""
                 UPDATE messages SET text = coalesce(?, text), custom_data = coalesce(?, custom_data),
@@ -140,17 +140,17 @@ extension Store {
                   into changes: inout [PublishedChange]) throws -> MessagePayload {
         let message = try Self.readableMessage(db, id: id, uid: uid)
         guard message.category == .call, let current = message.callStatus else {
-            throw HTTPError.validation("message \(id) is not a call")
+            throw StoreError.validation("message \(id) is not a call")
         }
-        guard message.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(id) is deleted") }
+        guard message.deletedAt == nil else { throw StoreError.conflict("message \(id) is deleted") }
         try Self.requireNoBlock(db, uid, message)
         if message.receiverType == .group && message.sender != uid {
             guard try Self.memberScope(db, message.receiver, uid).may(.deleteOthersMessages) else {
-                throw HTTPError.forbidden("in a group, only the caller or a moderator moves call \(id)")
+                throw StoreError.forbidden("in a group, only the caller or a moderator moves call \(id)")
             }
         }
         guard current.next.contains(status) else {
-            throw HTTPError(409, .conflict, "a call cannot go from \(current.rawValue) to \(status.rawValue)")
+            throw StoreError.conflict("a call cannot go from \(current.rawValue) to \(status.rawValue)")
         }
         try db.run("UPDATE messages SET call_status = ?, updated_at = ? WHERE id = ?", [status.rawValue, now, id])
         return try publishUpdate(db, id: id, into: &changes)
@@ -162,11 +162,11 @@ extension Store {
         try write { db, changes in
             let now = stamp()
             let message = try Self.readableMessage(db, id: id, uid: uid)
-            guard message.category != .action else { throw HTTPError(409, .conflict, "action messages cannot be deleted") }
+            guard message.category != .action else { throw StoreError.conflict("action messages cannot be deleted") }
             if message.sender != uid {
                 guard message.receiverType == .group,
                       try Self.memberScope(db, message.receiver, uid).may(.deleteOthersMessages) else {
-                    throw HTTPError.forbidden("only the sender (or, in a group, a moderator) may delete message \(id)")
+                    throw StoreError.forbidden("only the sender (or, in a group, a moderator) may delete message \(id)")
                 }
             }
             guard message.deletedAt == nil else { return message }
@@ -184,7 +184,7 @@ extension Store {
 
     func publishUpdate(_ db: Connection, id: Int64, kind: ChangeKind = .messageUpdated, reaction: ReactionPayload? = nil,
                        into changes: inout [PublishedChange]) throws -> MessagePayload {
-        guard let updated = try Self.loadMessage(db, id: id) else { throw HTTPError(500, .internalError, "message vanished") }
+        guard let updated = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
         try record(db, kind, conversationId: updated.conversationId, message: updated, reaction: reaction,
                    audience: try Self.members(db, of: updated.conversationId), into: &changes)
         return updated
@@ -202,8 +202,8 @@ extension Store {
 
     static func ownMessage(_ db: Connection, id: Int64, uid: String) throws -> MessagePayload {
         let message = try readableMessage(db, id: id, uid: uid)
-        guard message.sender == uid else { throw HTTPError.forbidden("only the sender may change message \(id)") }
-        guard message.category != .action else { throw HTTPError(409, .conflict, "action messages cannot be changed") }
+        guard message.sender == uid else { throw StoreError.forbidden("only the sender may change message \(id)") }
+        guard message.category != .action else { throw StoreError.conflict("action messages cannot be changed") }
         return message
     }
 

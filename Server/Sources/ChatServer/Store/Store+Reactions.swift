@@ -13,14 +13,14 @@ extension Store {
         try write { db, changes in
             let now = stamp()
             let message = try Self.readableMessage(db, id: id, uid: uid)
-            guard message.deletedAt == nil else { throw HTTPError(409, .conflict, "message \(id) is deleted") }
+            guard message.deletedAt == nil else { throw StoreError.conflict("message \(id) is deleted") }
             try Self.requireNoBlock(db, uid, message)
             let mine: Int = try db.scalar("SELECT count(*) FROM reactions WHERE message_id = ? AND uid = ?", [id, uid]) ?? 0
             try db.run("INSERT OR IGNORE INTO reactions(message_id, uid, reaction, reacted_at) VALUES (?, ?, ?, ?)",
                        [id, uid, reaction, now])
             guard db.changes > 0 else { return (message, false) }
             guard mine < Self.maxReactionsPerUser else {
-                throw HTTPError.validation("at most \(Self.maxReactionsPerUser) different reactions per message and user")
+                throw StoreError.validation("at most \(Self.maxReactionsPerUser) different reactions per message and user")
             }
             try db.run("UPDATE messages SET updated_at = ? WHERE id = ?", [now, id])
             let added = ReactionPayload(id: db.lastInsertRowID, messageId: id, uid: uid, reaction: reaction, reactedAt: now)
@@ -36,7 +36,7 @@ extension Store {
             _ = try Self.readableMessage(db, id: id, uid: uid)
             guard let row = try db.queryFirst("SELECT id, message_id, uid, reaction, reacted_at FROM reactions WHERE message_id = ? AND uid = ? AND reaction = ?",
                                               [id, uid, reaction]) else {
-                throw HTTPError.notFound("you have not reacted \(reaction) to message \(id)")
+                throw StoreError.notFound("you have not reacted \(reaction) to message \(id)")
             }
             let removed = try Self.reaction(from: row)
             try db.run("DELETE FROM reactions WHERE id = ?", [removed.id])
@@ -71,13 +71,13 @@ extension Store {
         guard message.receiverType == .user else { return }  // blocks govern one-to-one chats only
         let peer = message.sender == uid ? message.receiver : message.sender
         if try blocked(db, uid, peer) {
-            throw HTTPError(403, .blocked, "\(uid) and \(peer) have a block between them")
+            throw StoreError(.blocked, "\(uid) and \(peer) have a block between them")
         }
     }
 
     /// A message the caller may read: 404 when missing, 403 when not in its conversation.
     static func readableMessage(_ db: Connection, id: Int64, uid: String) throws -> MessagePayload {
-        guard let message = try loadMessage(db, id: id) else { throw HTTPError.notFound("no message \(id)") }
+        guard let message = try loadMessage(db, id: id) else { throw StoreError.notFound("no message \(id)") }
         try requireMember(db, uid, message.conversationId)
         return message
     }

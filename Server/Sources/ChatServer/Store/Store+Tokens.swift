@@ -12,7 +12,7 @@ extension Store {
         let token = Self.randomHex(bytes: 32)
         return try write { db, _ in
             guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [uid], as: Int.self) != nil else {
-                throw HTTPError.notFound("no user \(uid)")
+                throw StoreError.notFound("no user \(uid)")
             }
             // Only the hash is stored: the database alone opens no session.
             let hash = Self.tokenHash(token)
@@ -32,7 +32,7 @@ extension Store {
     /// The uid and expiry (epoch seconds) of a valid bearer token, or a 401 saying why not.
     /// Also records the user's activity, writing at most once a minute per user.
     func session(token: String?) throws -> (uid: String, expiresAt: Int64) {
-        guard let token else { throw HTTPError(401, .unauthorized, "send Authorization: Bearer <authToken>") }
+        guard let token else { throw StoreError(.unauthorized, "send Authorization: Bearer <authToken>") }
         let nowSeconds = clock.now() / 1000
         let row = try read { db in
             try db.queryFirst("""
@@ -40,12 +40,12 @@ extension Store {
                 FROM tokens t JOIN users u ON u.uid = t.uid WHERE t.token = ?
                 """, [Self.tokenHash(token)])
         }
-        guard let row else { throw HTTPError(401, .unauthorized, "unknown auth token") }
+        guard let row else { throw StoreError(.unauthorized, "unknown auth token") }
         if try row.get("revoked_at", as: Int64?.self) != nil {
-            throw HTTPError(401, .tokenRevoked, "the auth token was revoked; log in again")
+            throw StoreError(.tokenRevoked, "the auth token was revoked; log in again")
         }
         if try row.get("expires_at", as: Int64.self) <= nowSeconds {
-            throw HTTPError(401, .tokenExpired, "the auth token expired; log in again")
+            throw StoreError(.tokenExpired, "the auth token expired; log in again")
         }
         let uid: String = try row.get("uid")
         if (try row.get("last_active_at", as: Int64?.self) ?? 0) < nowSeconds - 60 {

@@ -24,7 +24,7 @@ extension Store {
         try write { db, _ in
             let held = try db.scalar("SELECT coalesce(sum(size), 0) FROM uploads WHERE uploader = ?", [uid], as: Int64.self) ?? 0
             if quota > 0 && held + size > quota {
-                throw HTTPError(403, .quotaExceeded, "your uploads hold \(held) of \(quota) bytes; this one needs \(size) more"
+                throw StoreError(.quotaExceeded, "your uploads hold \(held) of \(quota) bytes; this one needs \(size) more"
                                 + " (delete messages with media, or wait for unsent uploads to expire)")
             }
             try db.run("INSERT INTO uploads(id, file, uploader, content_type, size, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -59,7 +59,7 @@ extension Store {
     static func linkUpload(_ db: Connection, _ attachment: Attachment?, to messageId: Int64, sender: String) throws {
         guard let url = attachment?.url, let id = ownUploadID(url) else { return }
         guard try readableUpload(db, id, by: sender) != nil else {
-            throw HTTPError.validation("`attachment.url` names no upload you can read: upload the file first (POST \(Endpoints.media))")
+            throw StoreError.validation("`attachment.url` names no upload you can read: upload the file first (POST \(Endpoints.media))")
         }
         try db.run("INSERT OR IGNORE INTO upload_refs(upload_id, message_id) VALUES (?, ?)", [id, messageId])
     }

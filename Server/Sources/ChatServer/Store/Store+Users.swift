@@ -17,7 +17,7 @@ extension Store {
         let now = clock.now()
         return try write { db, _ in
             if try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.uid], as: Int.self) != nil {
-                throw HTTPError(409, .conflict, "user \(request.uid) already exists")
+                throw StoreError.conflict("user \(request.uid) already exists")
             }
             try db.run("INSERT INTO users(uid, name, avatar, metadata, tags, role, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                        [request.uid, request.name ?? request.uid, request.avatar, try Self.json(request.metadata),
