@@ -36,8 +36,10 @@ public struct BlockPayload: Codable, Sendable, Equatable {
     }
 }
 
-/// One change, numbered by the server's change sequence (strictly increasing, never reused).
+/// One change as one user sees it.
 public struct ChangePayload: Codable, Sendable, Equatable {
+    /// The user's position: each user's changes are numbered 1, 2, 3… with no gap, in commit
+    /// order, so one change shared by a group has a different `seq` for each member.
     public var seq: Int64
     public var kind: ChangeKind
     public var conversationId: String
@@ -75,7 +77,7 @@ public struct ChangePayload: Codable, Sendable, Equatable {
 
 /// `GET /v1/changes?cursor=…&limit=…`. An empty cursor returns no changes and the head cursor.
 public struct ChangelogPage: Codable, Sendable {
-    /// In change-sequence order, at most `limit` (≤ 1000).
+    /// In position (`seq`) order, at most `limit` (≤ 1000).
     public var changes: [ChangePayload]
     /// More changes follow: ask again with `cursor`.
     public var hasMore: Bool

@@ -1,11 +1,29 @@
-/// The changelog cursor, `c1.<sequence>`: opaque to clients, parsed only by chatd.
-public enum ChangelogCursor {
-    public static func encode(_ sequence: Int64) -> String { "c1.\(sequence)" }
+/// The changelog cursor: opaque to clients, parsed only by chatd.
+///
+/// `c2.<epoch>.<position>`: the user's position (their gapless change count) in the
+/// deployment whose epoch is `epoch` (lower-case hex). `c1.<sequence>` is what chatd issued
+/// before positions were per user: a global change sequence, still accepted.
+public enum ChangelogCursor: Equatable, Sendable {
+    case position(epoch: String, position: Int64)
+    case legacy(sequence: Int64)
 
-    /// The sequence in `cursor`, nil when it is not one chatd issues.
-    public static func parse(_ cursor: String) -> Int64? {
-        guard cursor.hasPrefix("c1."), let sequence = Int64(cursor.dropFirst(3)), sequence >= 0 else { return nil }
-        return sequence
+    public static func encode(epoch: String, position: Int64) -> String { "c2.\(epoch).\(position)" }
+
+    /// What `cursor` says, nil when it is not one chatd issues.
+    public static func parse(_ cursor: String) -> ChangelogCursor? {
+        let parts = cursor.split(separator: ".", omittingEmptySubsequences: false)
+        switch (parts.first, parts.count) {
+        case ("c1", 2):
+            guard let sequence = Int64(parts[1]), sequence >= 0, parts[1].first != "+" else { return nil }
+            return .legacy(sequence: sequence)
+        case ("c2", 3):
+            let epoch = parts[1]
+            guard (1...16).contains(epoch.count), epoch.allSatisfy({ $0.isHexDigit && !$0.isUppercase }),
+                  let position = Int64(parts[2]), position >= 0, parts[2].first != "+" else { return nil }
+            return .position(epoch: String(epoch), position: position)
+        default:
+            return nil
+        }
     }
 }
 

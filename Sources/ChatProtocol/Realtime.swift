@@ -2,7 +2,7 @@ import Foundation
 
 /// One text frame on the realtime WebSocket (`GET /v1/realtime`), in either direction.
 ///
-/// Server → client: `hello` once (with the head cursor), then `change` events in change-sequence
+/// Server → client: `hello` once (with the head cursor), then `change` events in position
 /// order, and `typing` from peers. Client → server: `typing`.
 public struct RealtimeEnvelope: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable {

@@ -106,7 +106,7 @@ import Testing
         // Put the token back as an old chatd stored it; the migration must hash it again.
         let db = try Connection(path: database.path)
         try db.run("UPDATE tokens SET token = ?", [token])
-        try db.execute("DROP TABLE uploads; DROP TABLE upload_refs; PRAGMA user_version = 9")
+        try OldSchema.rewind(db, to: 9)
         try db.close()
         let restarted = try LiveServer(dataDirectory: server.dataDirectory)
         #expect(try await restarted.request("GET", Endpoints.me, token: token).status == 200)

@@ -177,7 +177,7 @@ import Testing
         old.url = Endpoints.media + "/" + file
         let db = try Connection(path: server.dataDirectory.appendingPathComponent("chatd.sqlite").path)
         try db.run("UPDATE messages SET attachment = ?", [String(decoding: try JSONEncoder().encode(old), as: UTF8.self)])
-        try db.execute("DROP TABLE uploads; DROP TABLE upload_refs; PRAGMA user_version = 10")
+        try OldSchema.rewind(db, to: 10)
         try db.close()
         let restarted = try LiveServer(dataDirectory: server.dataDirectory)
         let fetched = try await restarted.request("GET", old.url, token: try await restarted.token("bob"))

@@ -7,8 +7,11 @@ import WebSocket
 /// The realtime WebSocket endpoint: one event-loop thread (poll) serves every socket.
 ///
 /// Changes arrive through `publish` while the store's write lock is held, and a new
-/// subscriber is registered under the same lock together with its `hello` cursor, so each
-/// socket sees every change after its cursor exactly once, in change-sequence order.
+/// subscriber is registered under the same lock together with its `hello` cursor (the user's
+/// position then), so each socket sees every change after its cursor exactly once, in
+/// position order. A socket also checks each change's position against the last it sent:
+/// a repeat is dropped, and a gap closes it (`missedChanges`) so its client resumes from its
+/// cursor: a lost change costs latency, never correctness.
 /// A socket whose unsent backlog exceeds `maxBufferedBytes` is disconnected (slow consumer).
 public final class RealtimeHub: Sendable {
     public struct Configuration: Sendable {
@@ -27,8 +30,9 @@ public final class RealtimeHub: Sendable {
     }
 
     enum Command {
-        case register(UpgradedSocket, session: RealtimeSession, hello: [UInt8])
-        case broadcast(frame: [UInt8], audience: [String])
+        case register(UpgradedSocket, session: RealtimeSession, hello: [UInt8], position: Int64)
+        /// A committed change (stored without `seq`) and each reader's position for it.
+        case deliver(body: String, positions: [Position])
         /// Close the sockets opened with this token (it was revoked).
         case revoke(tokenHash: String)
         /// A block between two users began (true) or ended (false): typing between them is dropped.
@@ -85,7 +89,7 @@ public final class RealtimeHub: Sendable {
         commands.close()
         if started.load(ordering: .acquiring) { finished.wait() }
         // Sockets handed over after the loop's last look are closed here, not leaked.
-        for case .register(let socket, _, _) in commands.takeAll() { socket.close() }
+        for case .register(let socket, _, _, _) in commands.takeAll() { socket.close() }
     }
 
     deinit {
@@ -96,7 +100,7 @@ public final class RealtimeHub: Sendable {
     func send(_ commands: [Command]) {
         guard !commands.isEmpty else { return }
         guard self.commands.append(commands) else {
-            for case .register(let socket, _, _) in commands { socket.close() }
+            for case .register(let socket, _, _, _) in commands { socket.close() }
             return
         }
         var byte: UInt8 = 1
@@ -113,14 +117,10 @@ public final class RealtimeHub: Sendable {
 
     var wakeDescriptor: Int32 { wake.read }
 
-    /// Encodes each change once and queues it for the sockets of its audience.
+    /// Queues each change for the sockets of its audience.
     func publish(_ changes: [PublishedChange]) {
         send(changes.flatMap { published in
-            // The envelope `{"change": …, "cursor": …, "type": "change"}` around the stored JSON,
-            // keys sorted. The cursor resumes the changelog right after this change.
-            let json = #"{"change":"# + published.json + #","cursor":""# + Cursor.encode(published.change.seq) + #"","type":"change"}"#
-            var commands = [Command.broadcast(frame: Frame(opcode: .text, payload: Array(json.utf8)).encoded(),
-                                              audience: published.audience)]
+            var commands = [Command.deliver(body: published.body, positions: published.positions)]
             if let block = published.change.block {
                 commands.append(.block(block, published.change.kind == .userBlocked))
             }
@@ -143,6 +143,14 @@ public final class RealtimeHub: Sendable {
             }
         default: return []
         }
+    }
+
+    /// `{"change": …, "cursor": …, "type": "change"}` around the stored change with the
+    /// reader's position (keys sorted); the cursor resumes the changelog right after it.
+    func changeFrame(body: String, position: Int64) -> [UInt8] {
+        let json = #"{"change":"# + StoredChange.json(body: body, position: position) + #","cursor":""#
+            + store.cursor(position) + #"","type":"change"}"#
+        return Frame(opcode: .text, payload: Array(json.utf8)).encoded()
     }
 
     static func frame(_ envelope: RealtimeEnvelope) -> [UInt8]? {
@@ -173,12 +181,12 @@ public final class RealtimeHub: Sendable {
                             upgrade: { [self] socket in attach(socket, session: session) })
     }
 
-    /// Registers a socket at the current head, atomically with respect to new changes.
+    /// Registers a socket at the user's position, atomically with respect to new changes.
     func attach(_ socket: UpgradedSocket, session: RealtimeSession) {
         store.withWriteLock { db in
-            let head = (try? store.head(db)) ?? 0
-            let hello = Self.frame(RealtimeEnvelope(type: .hello, uid: session.uid, cursor: Cursor.encode(head))) ?? []
-            send(.register(socket, session: session, hello: hello))
+            guard let head = try? Store.head(db, of: session.uid) else { return socket.close() }
+            let hello = Self.frame(RealtimeEnvelope(type: .hello, uid: session.uid, cursor: store.cursor(head))) ?? []
+            send(.register(socket, session: session, hello: hello, position: head))
         }
     }
 }

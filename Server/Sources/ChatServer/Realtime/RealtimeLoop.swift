@@ -13,12 +13,15 @@ struct RealtimeLoop {
         var output = OutputQueue()
         var lastHeard: UInt64
         var lastPing: UInt64
+        /// The user's position in the last change sent (or the hello).
+        var position: Int64
         /// A close frame was queued; drop once it is flushed.
         var closing = false
         var dead = false
 
-        init(socket: UpgradedSocket, session: RealtimeSession, now: UInt64, maxMessageSize: Int) {
+        init(socket: UpgradedSocket, session: RealtimeSession, position: Int64, now: UInt64, maxMessageSize: Int) {
             self.socket = socket
+            self.position = position
             self.session = session
             self.parser = WebSocketParser(role: .server, maxMessageSize: maxMessageSize)
             self.lastHeard = now
@@ -78,7 +81,7 @@ struct RealtimeLoop {
 
     mutating func handle(_ command: RealtimeHub.Command) {
         switch command {
-        case .register(let socket, let session, let hello):
+        case .register(let socket, let session, let hello, let position):
             // One user may hold only so many sockets (one token opening a thousand made chatd
             // unreachable): the next is told why and closed, before it counts anywhere.
             guard clients.count(where: { $0.uid == session.uid && !$0.closing && !$0.dead }) < hub.configuration.maxSocketsPerUser else {
@@ -88,7 +91,7 @@ struct RealtimeLoop {
                 return
             }
             _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
-            let client = Client(socket: socket, session: session, now: hub.monotonicNow(), maxMessageSize: hub.configuration.maxMessageSize)
+            let client = Client(socket: socket, session: session, position: position, now: hub.monotonicNow(), maxMessageSize: hub.configuration.maxMessageSize)
             clients.append(client)
             hub.connectionCount.add(1, ordering: .relaxed)
             hub.presence.connected(session.uid)
@@ -104,15 +107,35 @@ struct RealtimeLoop {
             groups[guid] = nil
         case .revoke(let hash):
             for client in clients where client.session.tokenHash == hash { close(client, .policyViolation, "token revoked") }
-        case .broadcast(let frame, let audience):
-            let targets = Set(audience)
-            for client in clients where targets.contains(client.uid) { enqueue(frame, to: client) }
+        case .deliver(let body, let positions):
+            deliver(body, at: positions)
         case .stop:
             running = false
         }
     }
 
-    /// Queues bytes; a socket over its backlog limit is dropped instead of buffered further.
+    /// Sends a change to the user's sockets that are right before it: one that already had it
+    /// skips it; one that missed a change is closed, and its client resumes from its cursor.
+    func deliver(_ body: String, at positions: [Position]) {
+        var wanted: [String: Int64] = [:]
+        for position in positions { wanted[position.uid] = position.pts }
+        var frames: [String: [UInt8]] = [:]  // one per reader, shared by their sockets
+        for client in clients where !client.dead && !client.closing {
+            guard let pts = wanted[client.uid], pts > client.position else { continue }
+            guard pts == client.position + 1 else {
+                close(client, Self.missedChanges, "missed changes; resume from your cursor")
+                continue
+            }
+            let frame = frames[client.uid] ?? hub.changeFrame(body: body, position: pts)
+            frames[client.uid] = frame
+            client.position = pts
+            enqueue(frame, to: client)
+        }
+    }
+
+    /// The close code of a socket that fell behind the changes it should have had.
+    static let missedChanges = CloseCode(rawValue: 4001)
+
     /// Queues a frame for a socket. A socket over its own cap is dropped (its client resumes
     /// from its cursor); so, when all sockets together are over the global budget, is the one
     /// with the longest backlog (a reader that stopped reading, not whoever is next).

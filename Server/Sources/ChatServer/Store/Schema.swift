@@ -178,6 +178,39 @@ enum Schema {
                 try db.run("INSERT OR IGNORE INTO upload_refs(upload_id, message_id) VALUES (?, ?)", [id, try row.get("id") as Int64])
             }
         }
+        migrator.register(12, "positions") { db in
+            try db.execute("""
+                -- Per-user gapless positions (issue #15). A change's global id orders nothing a
+                -- client sees once several nodes write: each user's changes are numbered 1, 2, 3…
+                -- by their `user_heads` row, bumped last in the writing transaction, so a reader
+                -- paging by position never passes a change that commits later. The old inbox is
+                -- numbered per user in change order; `c1` cursors map onto it.
+                ALTER TABLE changes RENAME COLUMN seq TO id;
+                CREATE TABLE user_heads(
+                    uid TEXT PRIMARY KEY,
+                    pts INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE numbered_inbox(
+                    uid TEXT NOT NULL,
+                    pts INTEGER NOT NULL,
+                    change INTEGER NOT NULL,
+                    PRIMARY KEY(uid, pts)) WITHOUT ROWID;
+                INSERT INTO numbered_inbox(uid, pts, change)
+                    SELECT uid, row_number() OVER (PARTITION BY uid ORDER BY seq), seq FROM inbox;
+                INSERT INTO user_heads(uid, pts) SELECT uid, max(pts) FROM numbered_inbox GROUP BY uid;
+                DROP TABLE inbox;
+                ALTER TABLE numbered_inbox RENAME TO inbox;
+                CREATE INDEX inbox_by_change ON inbox(change);
+                -- The deployment's epoch: cursors carry it; a restore or an import draws a new one
+                -- and clients holding the old one rebuild (410 cursor_expired).
+                INSERT OR IGNORE INTO meta(key, value) VALUES ('epoch', abs(random() >> 1));
+            """)
+            // A change's JSON is stored without its `seq`, which differs per reader (`StoredChange`).
+            let update = try db.prepare("UPDATE changes SET payload = ? WHERE id = ?")
+            for row in try db.query("SELECT id, payload FROM changes") {
+                guard let change = try Store.decodeJSON(ChangePayload.self, try row.get(1)) else { continue }
+                try update.run([try StoredChange.body(of: change), try row.get(0, as: Int64.self)])
+            }
+        }
         return migrator
     }()
 }

@@ -2,89 +2,167 @@ import ChatProtocol
 import Foundation
 import SQLiteKit
 
-/// The changelog cursor (`ChangelogCursor`): the last delivered change sequence.
+/// The changelog cursor (`ChangelogCursor`): the deployment's epoch and the user's position.
 enum Cursor {
-    static func encode(_ seq: Int64) -> String { ChangelogCursor.encode(seq) }
+    static func encode(epoch: String, _ position: Int64) -> String { ChangelogCursor.encode(epoch: epoch, position: position) }
 
-    static func decode(_ cursor: String) throws -> Int64 {
-        guard let seq = ChangelogCursor.parse(cursor) else {
+    static func decode(_ cursor: String) throws -> ChangelogCursor {
+        guard let parsed = ChangelogCursor.parse(cursor) else {
             throw StoreError(.invalidCursor, "`cursor` is not one chatd issued; start again with an empty cursor")
         }
-        return seq
+        return parsed
     }
+
+    static let expired = StoreError(.cursorExpired,
+                                    "the cursor is older than the changelog's retention, or from before a restore; rebuild from the conversation list and start from an empty cursor")
+}
+
+/// A change as stored: its JSON without `seq`, which differs per reader (their position).
+/// Keys are sorted, so `seq` is the last one: the stored text is the JSON up to it,
+/// `{"at":…,"receipt":…`, and a reader gets it followed by `,"seq":<position>}`.
+enum StoredChange {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+    static let placeholder = #","seq":0}"#
+
+    /// The change encoded with `seq` 0, that last key cut off.
+    static func body(of change: ChangePayload) throws -> String {
+        var zeroed = change
+        zeroed.seq = 0
+        let json = String(decoding: try encoder.encode(zeroed), as: UTF8.self)
+        guard json.hasSuffix(placeholder) else { throw StoreError.broken("a change did not encode with `seq` last") }
+        return String(json.dropLast(placeholder.count))
+    }
+
+    /// The change as `uid` sees it at `position`.
+    static func json(body: String, position: Int64) -> String { body + #","seq":"# + String(position) + "}" }
+}
+
+/// One user's place in a change: their position, the change's `seq` for them.
+public struct Position: Sendable, Equatable {
+    public let uid: String
+    public let pts: Int64
 }
 
 extension Store {
-    /// Appends a change, fans it out to `audience`, and queues it for realtime publication.
+    /// Appends a change for `audience` and queues it for realtime publication; the audience's
+    /// positions are given at the end of the transaction (`assignPositions`).
     @discardableResult
     func record(_ db: Connection, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
                 receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
                 notification: FeedItemPayload? = nil, group: GroupPayload? = nil, audience: [String],
                 into changes: inout [PublishedChange]) throws -> ChangePayload {
-        let at = stamp()
-        // Under the write lock the next sequence is known, so the stored JSON carries it and is
-        // served verbatim by replays and realtime frames (encoded once, never re-encoded).
-        let last: Int64 = try db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
-        let change = ChangePayload(seq: last + 1, kind: kind, conversationId: conversationId, message: message,
+        let change = ChangePayload(seq: 0, kind: kind, conversationId: conversationId, message: message,
                                    receipt: receipt, block: block, reaction: reaction, notification: notification,
-                                   group: group, at: at)
-        let json = try Self.json(change) ?? "{}"
-        try db.run("INSERT INTO changes(seq, conversation_id, payload, at) VALUES (?, ?, ?, ?)",
-                   [change.seq, conversationId, json, at])
-        let insert = try db.cachedStatement("INSERT INTO inbox(uid, seq) VALUES (?, ?)")
-        for uid in Set(audience) { try insert.run([uid, change.seq]) }
-        changes.append(PublishedChange(change: change, json: json, audience: audience))
-        if retention > 0 && change.seq % min(256, retention) == 0 { try prune(db, through: change.seq - retention) }
+                                   group: group, at: stamp())
+        // Encoded once: replays and realtime frames serve this text with each reader's `seq` in front.
+        let body = try StoredChange.body(of: change)
+        try db.run("INSERT INTO changes(conversation_id, payload, at) VALUES (?, ?, ?)", [conversationId, body, change.at])
+        let id = db.lastInsertRowID
+        changes.append(PublishedChange(id: id, change: change, body: body, audience: Array(Set(audience)).sorted()))
+        if retention > 0 && id % min(256, retention) == 0 { try prune(db, through: id - retention) }
         return change
     }
 
-    /// Forgets changes up to `seq`; cursors before it then get `cursor_expired`.
-    func prune(_ db: Connection, through seq: Int64) throws {
-        guard seq > 0 else { return }
-        try db.run("DELETE FROM changes WHERE seq <= ?", [seq])
-        try db.run("DELETE FROM inbox WHERE seq <= ?", [seq])
-        try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('pruned_through', max(?, coalesce((SELECT value FROM meta WHERE key = 'pruned_through'), 0)))", [seq])
+    /// Numbers the transaction's changes for each user who sees them: the `user_heads` rows are
+    /// taken last and in uid order (every writer takes them in the same order, after its scope
+    /// rows), each bumped once by the number of changes the user sees.
+    static func assignPositions(_ db: Connection, _ changes: inout [PublishedChange]) throws {
+        guard !changes.isEmpty else { return }
+        var counts: [String: Int64] = [:]
+        for change in changes { for uid in change.audience { counts[uid, default: 0] += 1 } }
+        let bump = try db.cachedStatement("""
+            INSERT INTO user_heads(uid, pts) VALUES (?, ?)
+            ON CONFLICT(uid) DO UPDATE SET pts = user_heads.pts + excluded.pts RETURNING pts
+            """)
+        var next: [String: Int64] = [:]
+        for uid in counts.keys.sorted() {
+            guard let head: Int64 = try bump.query([uid, counts[uid]!]).first?.get(0) else {
+                throw StoreError.broken("no head for \(uid)")
+            }
+            next[uid] = head - counts[uid]! + 1
+        }
+        let insert = try db.cachedStatement("INSERT INTO inbox(uid, pts, change) VALUES (?, ?, ?)")
+        for index in changes.indices {
+            changes[index].positions = try changes[index].audience.map { uid in
+                let pts = next[uid]!
+                next[uid] = pts + 1
+                try insert.run([uid, pts, changes[index].id])
+                return Position(uid: uid, pts: pts)
+            }
+        }
     }
 
-    /// The last change sequence (0 before any change).
-    func head(_ db: Connection) throws -> Int64 {
-        try db.scalar("SELECT coalesce(max(seq), 0) FROM changes") ?? 0
+    /// Forgets changes up to id `through`; cursors before them then get `cursor_expired`.
+    func prune(_ db: Connection, through id: Int64) throws {
+        guard id > 0 else { return }
+        try db.run("DELETE FROM changes WHERE id <= ?", [id])
+        try db.run("DELETE FROM inbox WHERE change <= ?", [id])
+        try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('pruned_through', max(?, coalesce((SELECT value FROM meta WHERE key = 'pruned_through'), 0)))", [id])
     }
+
+    /// `uid`'s position: how many changes they have seen (0 before any).
+    static func head(_ db: Connection, of uid: String) throws -> Int64 {
+        try db.scalar("SELECT pts FROM user_heads WHERE uid = ?", [uid]) ?? 0
+    }
+
+    /// The deployment's epoch, drawn by the migration that brought positions.
+    static func loadEpoch(_ db: Connection) throws -> String {
+        guard let epoch: Int64 = try db.scalar("SELECT value FROM meta WHERE key = 'epoch'") else {
+            throw StoreError.broken("the database has no epoch")
+        }
+        return String(UInt64(epoch), radix: 16)
+    }
+
+    /// The cursor at `uid`'s position.
+    func cursor(_ position: Int64) -> String { Cursor.encode(epoch: epoch, position) }
 
     /// Changes `uid` may see after `cursor`, at most `limit`. An empty cursor answers the head.
     public func changes(for uid: String, cursor: String?, limit: Int) throws -> RawChangelogPage {
         let serverTime = clock.now() / 1000
         return try read { db in
+            let head = try Self.head(db, of: uid)
             guard let cursor, !cursor.isEmpty else {
-                return RawChangelogPage(payloads: [], hasMore: false, cursor: Cursor.encode(try head(db)), serverTime: serverTime)
+                return RawChangelogPage(payloads: [], hasMore: false, cursor: self.cursor(head), serverTime: serverTime)
             }
-            let after = try Cursor.decode(cursor)
-            let prunedThrough: Int64 = try db.scalar("SELECT value FROM meta WHERE key = 'pruned_through'") ?? 0
-            if after < prunedThrough {
-                throw StoreError(.cursorExpired,
-                                "the cursor is older than the changelog's retention; rebuild from the conversation list and start from an empty cursor")
-            }
-            let headSeq = try head(db)
-            guard after <= headSeq else {
-                throw StoreError(.invalidCursor, "the cursor is ahead of the changelog")
-            }
+            let after = try position(db, of: uid, at: try Cursor.decode(cursor), head: head)
+            guard after <= head else { throw StoreError(.invalidCursor, "the cursor is ahead of the changelog") }
             let rows = try db.query("""
-                SELECT c.seq, c.payload FROM inbox i JOIN changes c ON c.seq = i.seq
-                WHERE i.uid = ? AND i.seq > ? ORDER BY i.seq LIMIT ?
+                SELECT i.pts, c.payload FROM inbox i JOIN changes c ON c.id = i.change
+                WHERE i.uid = ? AND i.pts > ? ORDER BY i.pts LIMIT ?
                 """, [uid, after, limit + 1])
+            // Positions have no gaps: a missing next one was pruned.
+            if after < head, try rows.first?.get(0, as: Int64.self) != after + 1 { throw Cursor.expired }
             let page = rows.prefix(limit)
-            let hasMore = rows.count > limit
-            // Without more rows, resume from the head: changes invisible to this user are skipped for good.
-            let lastSeq: Int64? = try page.last?.get("seq")
-            let next = hasMore ? lastSeq! : max(lastSeq ?? after, headSeq)
-            return RawChangelogPage(payloads: try page.map { try $0.get("payload") }, hasMore: hasMore,
-                                    cursor: Cursor.encode(next), serverTime: serverTime)
+            let last = try page.last?.get(0, as: Int64.self) ?? after
+            return RawChangelogPage(payloads: try page.map { StoredChange.json(body: try $0.get(1), position: try $0.get(0)) },
+                                    hasMore: rows.count > limit, cursor: self.cursor(last), serverTime: serverTime)
+        }
+    }
+
+    /// The position a cursor stands for. A `c1` sequence (issued before positions were per
+    /// user) becomes the number of the user's changes up to it.
+    func position(_ db: Connection, of uid: String, at cursor: ChangelogCursor, head: Int64) throws -> Int64 {
+        switch cursor {
+        case .position(let epoch, let position):
+            guard epoch == self.epoch else { throw Cursor.expired }
+            return position
+        case .legacy(let sequence):
+            let prunedThrough: Int64 = try db.scalar("SELECT value FROM meta WHERE key = 'pruned_through'") ?? 0
+            if sequence < prunedThrough { throw Cursor.expired }
+            let last: Int64 = try db.scalar("SELECT coalesce(max(id), ?) FROM changes", [prunedThrough]) ?? prunedThrough
+            guard sequence <= last else { throw StoreError(.invalidCursor, "the cursor is ahead of the changelog") }
+            return try db.scalar("SELECT coalesce(min(pts) - 1, ?) FROM inbox WHERE uid = ? AND change > ?",
+                                 [head, uid, sequence]) ?? head
         }
     }
 }
 
-/// A changelog page whose changes are the stored JSON texts, spliced into the response
-/// without decoding (the wire shape is `ChangelogPage`).
+/// A changelog page whose changes are the stored JSON texts with the reader's `seq`, spliced
+/// into the response without decoding (the wire shape is `ChangelogPage`).
 public struct RawChangelogPage: Sendable {
     public var payloads: [String]
     public var hasMore: Bool

@@ -5,18 +5,24 @@ import Synchronization
 
 /// A committed change and the users it concerns, handed to the realtime hub.
 public struct PublishedChange: Sendable {
+    /// The change's row (its global id: orders nothing clients see).
+    public let id: Int64
+    /// The change; its `seq` is 0, each reader's is their position.
     public let change: ChangePayload
-    /// `change` as stored: the exact JSON replays serve.
-    public let json: String
+    /// `change` as stored, without `seq` (`StoredChange`).
+    public let body: String
+    /// Who sees it, sorted, each once.
     public let audience: [String]
+    /// Each reader's position for it, set at the end of the writing transaction.
+    public var positions: [Position] = []
 }
 
 /// chatd's storage on embedded SQLite: one writer connection behind a lock (SQLite has a
 /// single writer anyway), and a few reader connections for concurrent reads in WAL mode.
 ///
 /// Every write runs in one immediate transaction together with the changelog rows it
-/// produces; the changes are published while the write lock is still held, so the
-/// realtime stream sees them in change-sequence order.
+/// produces and the positions it gives them; the changes are published while the write lock
+/// is still held, so the realtime stream sees each user's changes in position order.
 public final class Store: Sendable {
     let writer: LockedConnection
     let readers: [LockedConnection]
@@ -27,6 +33,8 @@ public final class Store: Sendable {
     private let publisher = PublisherSlot()
     /// The last time handed out by `stamp()`.
     private let lastStamp = Atomic<Int64>(0)
+    /// The deployment's epoch (lower-case hex), the first part of every changelog cursor.
+    let epoch: String
 
     static let encoder = JSONEncoder()
     static let decoder = JSONDecoder()
@@ -38,6 +46,7 @@ public final class Store: Sendable {
         let writer = try Connection(path: path)
         try writer.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 20000")
         try Schema.migrator.migrate(writer)
+        self.epoch = try Self.loadEpoch(writer)
         self.writer = LockedConnection(writer)
         self.readers = try (0..<max(1, readers)).map { _ in
             let reader = try Connection(path: path)
@@ -75,7 +84,11 @@ public final class Store: Sendable {
     func write<T: Sendable>(_ body: (Connection, inout [PublishedChange]) throws -> T) throws -> T {
         try writer.withConnection { db in
             var changes: [PublishedChange] = []
-            let result = try db.transaction { try body($0, &changes) }
+            let result = try db.transaction {
+                let result = try body($0, &changes)
+                try Self.assignPositions($0, &changes)
+                return result
+            }
             if !changes.isEmpty { publisher.publish(changes) }
             return result
         }

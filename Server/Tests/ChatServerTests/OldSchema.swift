@@ -1,0 +1,41 @@
+import ChatProtocol
+import Foundation
+import SQLiteKit
+
+/// Turns a current database back into what an older chatd left, so a test can prove the
+/// migrations bring an old deployment forward. Each step undoes one migration's layout; the
+/// data a test wants in its old form (a token in clear, a url naming a hash) it writes itself.
+enum OldSchema {
+    static func rewind(_ db: Connection, to version: Int) throws {
+        let current: Int = try db.scalar("PRAGMA user_version") ?? 0
+        for step in stride(from: current, to: version, by: -1) { try undo(step, db) }
+        try db.execute("PRAGMA user_version = \(version)")
+    }
+
+    private static func undo(_ migration: Int, _ db: Connection) throws {
+        switch migration {
+        case 12:
+            // Changes numbered by one global `seq`, stored with it; the inbox without positions.
+            let update = try db.prepare("UPDATE changes SET payload = ? WHERE id = ?")
+            for row in try db.query("SELECT id, payload FROM changes") {
+                let id: Int64 = try row.get(0)
+                var change = try JSONDecoder().decode(ChangePayload.self, from: Data((try row.get(1) as String + #","seq":0}"#).utf8))
+                change.seq = id
+                try update.run([String(decoding: try JSONEncoder().encode(change), as: UTF8.self), id])
+            }
+            try db.execute("""
+                ALTER TABLE changes RENAME COLUMN id TO seq;
+                CREATE TABLE old_inbox(uid TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(uid, seq)) WITHOUT ROWID;
+                INSERT INTO old_inbox(uid, seq) SELECT uid, change FROM inbox;
+                DROP TABLE inbox;
+                ALTER TABLE old_inbox RENAME TO inbox;
+                DROP TABLE user_heads;
+                DELETE FROM meta WHERE key = 'epoch';
+                """)
+        case 11:
+            try db.execute("DROP TABLE uploads; DROP TABLE upload_refs")
+        default:
+            break
+        }
+    }
+}
