@@ -10,7 +10,7 @@ public enum BlockDirection: String, Sendable, CaseIterable {
 
 extension Store {
     /// True when either user has blocked the other.
-    static func blocked(_ db: Connection, _ a: String, _ b: String) throws -> Bool {
+    static func blocked(_ db: any SQLDatabase, _ a: String, _ b: String) throws -> Bool {
         try db.scalar("SELECT 1 FROM blocks WHERE (blocker = ? AND blocked = ?) OR (blocker = ? AND blocked = ?)",
                       [a, b, b, a], as: Int.self) != nil
     }
@@ -21,7 +21,7 @@ extension Store {
     }
 
     /// `user` with the caller-relative block flags filled in.
-    static func flagged(_ user: UserPayload, for caller: String, _ db: Connection) throws -> UserPayload {
+    static func flagged(_ user: UserPayload, for caller: String, _ db: any SQLDatabase) throws -> UserPayload {
         var user = user
         if try db.scalar("SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?", [caller, user.uid], as: Int.self) != nil {
             user.blockedByMe = true
@@ -47,7 +47,7 @@ extension Store {
             }
             guard uid != blocker else { throw StoreError.validation("you cannot block yourself") }
             if blocking {
-                try db.run("INSERT OR IGNORE INTO blocks(blocker, blocked, at) VALUES (?, ?, ?)", [blocker, uid, now])
+                try db.run("INSERT INTO blocks(blocker, blocked, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [blocker, uid, now])
             } else {
                 try db.run("DELETE FROM blocks WHERE blocker = ? AND blocked = ?", [blocker, uid])
             }

@@ -51,7 +51,7 @@ extension Store {
     /// Appends a change for `audience` and queues it for realtime publication; the audience's
     /// positions are given at the end of the transaction (`assignPositions`).
     @discardableResult
-    func record(_ db: Connection, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
+    func record(_ db: any SQLDatabase, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
                 receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
                 notification: FeedItemPayload? = nil, group: GroupPayload? = nil, audience: [String],
                 into changes: inout [PublishedChange]) throws -> ChangePayload {
@@ -60,8 +60,8 @@ extension Store {
                                    group: group, at: stamp())
         // Encoded once: replays and realtime frames serve this text with each reader's `seq` in front.
         let body = try StoredChange.body(of: change)
-        try db.run("INSERT INTO changes(conversation_id, payload, at) VALUES (?, ?, ?)", [conversationId, body, change.at])
-        let id = db.lastInsertRowID
+        let id: Int64 = try db.scalar("INSERT INTO changes(conversation_id, payload, at) VALUES (?, ?, ?) RETURNING id",
+                                      [conversationId, body, change.at]) ?? 0
         changes.append(PublishedChange(id: id, change: change, body: body, audience: Array(Set(audience)).sorted()))
         if retention > 0 && id % min(256, retention) == 0 { try prune(db, through: id - retention) }
         return change
@@ -70,47 +70,50 @@ extension Store {
     /// Numbers the transaction's changes for each user who sees them: the `user_heads` rows are
     /// taken last and in uid order (every writer takes them in the same order, after its scope
     /// rows), each bumped once by the number of changes the user sees.
-    static func assignPositions(_ db: Connection, _ changes: inout [PublishedChange]) throws {
+    static func assignPositions(_ db: any SQLDatabase, _ changes: inout [PublishedChange]) throws {
         guard !changes.isEmpty else { return }
         var counts: [String: Int64] = [:]
         for change in changes { for uid in change.audience { counts[uid, default: 0] += 1 } }
-        let bump = try db.cachedStatement("""
+        let bump = """
             INSERT INTO user_heads(uid, pts) VALUES (?, ?)
             ON CONFLICT(uid) DO UPDATE SET pts = user_heads.pts + excluded.pts RETURNING pts
-            """)
+            """
         var next: [String: Int64] = [:]
         for uid in counts.keys.sorted() {
-            guard let head: Int64 = try bump.query([uid, counts[uid]!]).first?.get(0) else {
+            guard let head: Int64 = try db.scalar(bump, [uid, counts[uid]!]) else {
                 throw StoreError.broken("no head for \(uid)")
             }
             next[uid] = head - counts[uid]! + 1
         }
-        let insert = try db.cachedStatement("INSERT INTO inbox(uid, pts, change) VALUES (?, ?, ?)")
+
         for index in changes.indices {
             changes[index].positions = try changes[index].audience.map { uid in
                 let pts = next[uid]!
                 next[uid] = pts + 1
-                try insert.run([uid, pts, changes[index].id])
+                try db.run("INSERT INTO inbox(uid, pts, change) VALUES (?, ?, ?)", [uid, pts, changes[index].id])
                 return Position(uid: uid, pts: pts)
             }
         }
     }
 
     /// Forgets changes up to id `through`; cursors before them then get `cursor_expired`.
-    func prune(_ db: Connection, through id: Int64) throws {
+    func prune(_ db: any SQLDatabase, through id: Int64) throws {
         guard id > 0 else { return }
         try db.run("DELETE FROM changes WHERE id <= ?", [id])
         try db.run("DELETE FROM inbox WHERE change <= ?", [id])
-        try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('pruned_through', max(?, coalesce((SELECT value FROM meta WHERE key = 'pruned_through'), 0)))", [id])
+        try db.run("""
+            INSERT INTO meta(key, value) VALUES ('pruned_through', ?)
+            ON CONFLICT(key) DO UPDATE SET value = greatest(meta.value, excluded.value)
+            """, [id])
     }
 
     /// `uid`'s position: how many changes they have seen (0 before any).
-    static func head(_ db: Connection, of uid: String) throws -> Int64 {
+    static func head(_ db: any SQLDatabase, of uid: String) throws -> Int64 {
         try db.scalar("SELECT pts FROM user_heads WHERE uid = ?", [uid]) ?? 0
     }
 
     /// The deployment's epoch, drawn by the migration that brought positions.
-    static func loadEpoch(_ db: Connection) throws -> String {
+    static func loadEpoch(_ db: any SQLDatabase) throws -> String {
         guard let epoch: Int64 = try db.scalar("SELECT value FROM meta WHERE key = 'epoch'") else {
             throw StoreError.broken("the database has no epoch")
         }
@@ -145,7 +148,7 @@ extension Store {
 
     /// The position a cursor stands for. A `c1` sequence (issued before positions were per
     /// user) becomes the number of the user's changes up to it.
-    func position(_ db: Connection, of uid: String, at cursor: ChangelogCursor, head: Int64) throws -> Int64 {
+    func position(_ db: any SQLDatabase, of uid: String, at cursor: ChangelogCursor, head: Int64) throws -> Int64 {
         switch cursor {
         case .position(let epoch, let position):
             guard epoch == self.epoch else { throw Cursor.expired }

@@ -5,7 +5,7 @@ extension Store {
     /// 404 when the conversation does not exist, 403 when `uid` is not in it. For groups, the
     /// group's rules: 404 for a deleted group or a private one the caller is not in, 403
     /// `banned` for a banned user.
-    static func requireMember(_ db: Connection, _ uid: String, _ conversationId: String) throws {
+    static func requireMember(_ db: any SQLDatabase, _ uid: String, _ conversationId: String) throws {
         guard let type: String = try db.scalar("SELECT type FROM conversations WHERE id = ?", [conversationId]) else {
             throw StoreError.notFound("no conversation \(conversationId)")
         }
@@ -27,7 +27,7 @@ extension Store {
         LEFT JOIN conversation_members p ON p.conversation_id = m.conversation_id AND p.uid = m.peer
         """
 
-    func conversation(from row: Row, for uid: String, _ db: Connection) throws -> ConversationPayload {
+    func conversation(from row: Row, for uid: String, _ db: any SQLDatabase) throws -> ConversationPayload {
         let id: String = try row.get("id")
         let with: ConversationPeer
         if try row.get("type", as: String.self) == "group" {
@@ -101,7 +101,7 @@ extension Store {
             let receipt = ReceiptPayload(kind: kind, conversationId: conversationId, uid: uid, messageId: max(current, messageId), at: now)
             guard messageId > current else { return receipt }
             if kind == .read {
-                try db.run("UPDATE conversation_members SET read_id = ?, delivered_id = max(delivered_id, ?) WHERE conversation_id = ? AND uid = ?",
+                try db.run("UPDATE conversation_members SET read_id = ?, delivered_id = greatest(delivered_id, ?) WHERE conversation_id = ? AND uid = ?",
                            [messageId, messageId, conversationId, uid])
                 try Self.recountUnread(db, conversationId, [uid])
             } else {

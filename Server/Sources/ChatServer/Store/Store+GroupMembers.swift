@@ -196,14 +196,14 @@ extension Store {
                            scope: GroupScope(rawValue: try row.get("scope")) ?? .participant, joinedAt: try row.get("joined_at"))
     }
 
-    static func member(_ db: Connection, _ guid: String, _ uid: String) throws -> GroupMemberPayload? {
+    static func member(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws -> GroupMemberPayload? {
         try db.queryFirst("""
             SELECT \(memberUserColumns), m.scope, m.joined_at FROM conversation_members m JOIN users u ON u.uid = m.uid
             WHERE m.conversation_id = ? AND m.uid = ?
             """, [ConversationPayload.groupID(guid), uid]).map { try member(from: $0, guid: guid) }
     }
 
-    static func bans(_ db: Connection, _ guid: String, uid: String?, after: String, limit: Int) throws -> [GroupBanPayload] {
+    static func bans(_ db: any SQLDatabase, _ guid: String, uid: String?, after: String, limit: Int) throws -> [GroupBanPayload] {
         try db.query("""
             SELECT \(memberUserColumns), b.banned_by, b.banned_at FROM group_bans b JOIN users u ON u.uid = b.uid
             WHERE b.guid = ?1 AND (?2 IS NULL OR b.uid = ?2) AND b.uid > ?3 ORDER BY b.uid LIMIT ?4
@@ -212,11 +212,11 @@ extension Store {
         }
     }
 
-    static func isBanned(_ db: Connection, _ guid: String, _ uid: String) throws -> Bool {
+    static func isBanned(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws -> Bool {
         try db.scalar("SELECT 1 FROM group_bans WHERE guid = ? AND uid = ?", [guid, uid], as: Int.self) != nil
     }
 
-    static func requireNotBanned(_ db: Connection, _ guid: String, _ uid: String) throws {
+    static func requireNotBanned(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws {
         if try isBanned(db, guid, uid) { throw StoreError(.banned, "you are banned from group \(guid)") }
     }
 
@@ -227,12 +227,12 @@ extension Store {
         }
     }
 
-    func insertMember(_ db: Connection, _ guid: String, _ uid: String, scope: GroupScope, at now: Int64) throws {
+    func insertMember(_ db: any SQLDatabase, _ guid: String, _ uid: String, scope: GroupScope, at now: Int64) throws {
         try db.run("INSERT INTO conversation_members(conversation_id, uid, scope, joined_at) VALUES (?, ?, ?, ?)",
                    [ConversationPayload.groupID(guid), uid, scope.rawValue, now])
     }
 
-    func removeMember(_ db: Connection, _ guid: String, _ uid: String) throws {
+    func removeMember(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws {
         try db.run("DELETE FROM conversation_members WHERE conversation_id = ? AND uid = ?", [ConversationPayload.groupID(guid), uid])
     }
 
@@ -242,19 +242,18 @@ extension Store {
     /// actor has read up to it (as after any send), and so has a target who just came in:
     /// their unread count starts after it.
     @discardableResult
-    func memberAction(_ db: Connection, _ action: MemberActionPayload, at now: Int64,
+    func memberAction(_ db: any SQLDatabase, _ action: MemberActionPayload, at now: Int64,
                       into changes: inout [PublishedChange]) throws -> MessagePayload {
         let conversationId = ConversationPayload.groupID(action.guid)
-        try db.run("""
+        let id: Int64 = try db.scalar("""
             INSERT INTO messages(conversation_id, sender, receiver, receiver_type, category, type, text, sent_at, updated_at, action)
-            VALUES (?, ?, ?, 'group', 'action', 'groupMember', ?, ?, ?, ?)
-            """, [conversationId, action.actor, action.guid, action.sentence, now, now, try Self.json(action)])
-        let id = db.lastInsertRowID
+            VALUES (?, ?, ?, 'group', 'action', 'groupMember', ?, ?, ?, ?) RETURNING id
+            """, [conversationId, action.actor, action.guid, action.sentence, now, now, try Self.json(action)]) ?? 0
         try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
         try Self.countNewMessage(db, conversationId, id: id, sender: action.actor)
         let readers = action.action == .joined || action.action == .added ? [action.actor, action.target] : [action.actor]
         try db.run("""
-            UPDATE conversation_members SET read_id = max(read_id, ?1), delivered_id = max(delivered_id, ?1)
+            UPDATE conversation_members SET read_id = greatest(read_id, ?1), delivered_id = greatest(delivered_id, ?1)
             WHERE conversation_id = ?2 AND uid IN (?3, ?4)
             """, [id, conversationId, readers[0], readers.last!])
         try Self.recountUnread(db, conversationId, readers)

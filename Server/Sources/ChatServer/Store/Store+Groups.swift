@@ -37,7 +37,7 @@ extension Store {
 
     /// A live group as `caller` sees it; 404 when it does not exist, was deleted, or is
     /// private and the caller is not a member (private groups are invisible to outsiders).
-    static func visibleGroup(_ db: Connection, _ guid: String, for caller: String) throws -> GroupPayload {
+    static func visibleGroup(_ db: any SQLDatabase, _ guid: String, for caller: String) throws -> GroupPayload {
         guard let row = try db.queryFirst("\(groupQuery) WHERE g.guid = ? AND g.deleted_at IS NULL", [caller, guid]) else {
             throw StoreError.notFound("no group \(guid)")
         }
@@ -48,7 +48,7 @@ extension Store {
 
     /// The caller's scope in a live group; 404 for no group, 403 (`banned` when banned) for
     /// a non-member.
-    static func memberScope(_ db: Connection, _ guid: String, _ uid: String) throws -> GroupScope {
+    static func memberScope(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws -> GroupScope {
         // On every group read and send: one indexed lookup, not the whole group (whose
         // member count walks the member rows).
         guard let row = try db.queryFirst("""
@@ -63,7 +63,7 @@ extension Store {
     }
 
     /// The caller's scope when it allows `action`, else 403 naming the scope needed.
-    static func requireScope(_ db: Connection, _ guid: String, _ uid: String, for action: GroupPermission) throws -> GroupScope {
+    static func requireScope(_ db: any SQLDatabase, _ guid: String, _ uid: String, for action: GroupPermission) throws -> GroupScope {
         let scope = try memberScope(db, guid, uid)
         guard scope.may(action) else {
             throw StoreError.forbidden("\(action.rawValue) in group \(guid) needs scope \(GroupScope.minimum(for: action).rawValue) or higher; you are \(scope.rawValue)")
@@ -72,7 +72,7 @@ extension Store {
     }
 
     /// The group as shared in changes: without any one caller's membership.
-    static func sharedGroup(_ db: Connection, _ guid: String) throws -> GroupPayload {
+    static func sharedGroup(_ db: any SQLDatabase, _ guid: String) throws -> GroupPayload {
         guard let row = try db.queryFirst("\(groupQuery) WHERE g.guid = ?", ["", guid]) else {
             throw StoreError.broken("group \(guid) vanished")
         }
@@ -176,7 +176,7 @@ extension Store {
         }
     }
 
-    func recordGroupUpdate(_ db: Connection, _ guid: String, kind: ChangeKind = .groupUpdated,
+    func recordGroupUpdate(_ db: any SQLDatabase, _ guid: String, kind: ChangeKind = .groupUpdated,
                            audience: [String]? = nil, into changes: inout [PublishedChange]) throws {
         let conversationId = ConversationPayload.groupID(guid)
         try record(db, kind, conversationId: conversationId, group: try Self.sharedGroup(db, guid),

@@ -24,12 +24,12 @@ extension Store {
             action: try decodeJSON(MemberActionPayload.self, try row.get("action")))
     }
 
-    static func loadMessage(_ db: Connection, id: Int64) throws -> MessagePayload? {
+    static func loadMessage(_ db: any SQLDatabase, id: Int64) throws -> MessagePayload? {
         try db.queryFirst("SELECT \(messageColumns) FROM messages WHERE id = ?", [id]).map { try message(from: $0, db) }
     }
 
     /// A message row with its reaction counts.
-    static func message(from row: Row, _ db: Connection) throws -> MessagePayload {
+    static func message(from row: Row, _ db: any SQLDatabase) throws -> MessagePayload {
         var message = try message(from: row)
         let counts = try db.query("SELECT reaction, count(*) FROM reactions WHERE message_id = ? GROUP BY reaction ORDER BY reaction",
                                   [message.id]).map { ReactionCount(reaction: try $0.get(0), count: try $0.get(1)) }
@@ -37,7 +37,7 @@ extension Store {
         return message
     }
 
-    static func members(_ db: Connection, of conversationId: String) throws -> [String] {
+    static func members(_ db: any SQLDatabase, of conversationId: String) throws -> [String] {
         try db.query("SELECT uid FROM conversation_members WHERE conversation_id = ?", [conversationId]).map { try $0.get(0) }
     }
 
@@ -62,20 +62,19 @@ extension Store {
                 }
                 guard parent.deletedAt == nil else { throw StoreError.conflict("message \(parentId) is deleted") }
             }
-            try db.run("""
+            let id: Int64 = try db.scalar("""
                 INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
                                      attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
                 """, [request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
                       request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
                       try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId,
-                      request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil])
-            let id = db.lastInsertRowID
+                      request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil]) ?? 0
             try Self.linkUpload(db, request.attachment, to: id, sender: sender)
             try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
             try Self.countNewMessage(db, conversationId, id: id, sender: sender)
             // Sending implies having read everything before one's own message.
-            try db.run("UPDATE conversation_members SET read_id = max(read_id, ?), delivered_id = max(delivered_id, ?) WHERE conversation_id = ? AND uid = ?",
+            try db.run("UPDATE conversation_members SET read_id = greatest(read_id, ?), delivered_id = greatest(delivered_id, ?) WHERE conversation_id = ? AND uid = ?",
                        [id, id, conversationId, sender])
             try Self.recountUnread(db, conversationId, [sender])
             guard let message = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
@@ -90,7 +89,7 @@ extension Store {
     /// The conversation a new message goes to, checking the sender may post there: a group
     /// they are a member of, or a user with no block between them (the one-to-one
     /// conversation is created on first use).
-    func prepareConversation(_ db: Connection, from sender: String, _ request: SendMessageRequest, at now: Int64) throws -> String {
+    func prepareConversation(_ db: any SQLDatabase, from sender: String, _ request: SendMessageRequest, at now: Int64) throws -> String {
         if request.receiverType == .group {
             _ = try Self.memberScope(db, request.receiver, sender)
             return ConversationPayload.groupID(request.receiver)
@@ -102,10 +101,10 @@ extension Store {
             throw StoreError(.blocked, "\(sender) and \(request.receiver) have a block between them; unblock to send")
         }
         let conversationId = ConversationPayload.directID(sender, request.receiver)
-        try db.run("INSERT OR IGNORE INTO conversations(id, type, updated_at) VALUES (?, 'user', ?)", [conversationId, now])
-        try db.run("INSERT OR IGNORE INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?)",
+        try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING", [conversationId, now])
+        try db.run("INSERT INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                    [conversationId, sender, request.receiver])
-        try db.run("INSERT OR IGNORE INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?)",
+        try db.run("INSERT INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                    [conversationId, request.receiver, sender])
         return conversationId
     }
@@ -136,7 +135,7 @@ extension Store {
 
     /// Moves a call along `CallStatus.next`: either participant of a one-to-one call; in a
     /// group, the caller or a moderator and up.
-    func moveCall(_ db: Connection, id: Int64, by uid: String, to status: CallStatus, at now: Int64,
+    func moveCall(_ db: any SQLDatabase, id: Int64, by uid: String, to status: CallStatus, at now: Int64,
                   into changes: inout [PublishedChange]) throws -> MessagePayload {
         let message = try Self.readableMessage(db, id: id, uid: uid)
         guard message.category == .call, let current = message.callStatus else {
@@ -182,7 +181,7 @@ extension Store {
         }
     }
 
-    func publishUpdate(_ db: Connection, id: Int64, kind: ChangeKind = .messageUpdated, reaction: ReactionPayload? = nil,
+    func publishUpdate(_ db: any SQLDatabase, id: Int64, kind: ChangeKind = .messageUpdated, reaction: ReactionPayload? = nil,
                        into changes: inout [PublishedChange]) throws -> MessagePayload {
         guard let updated = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
         try record(db, kind, conversationId: updated.conversationId, message: updated, reaction: reaction,
@@ -192,7 +191,7 @@ extension Store {
 
     /// Recomputes a parent's live reply count (inside the write transaction, so concurrent
     /// replies and deletions cannot lose an update) and records the parent's update.
-    func recountReplies(_ db: Connection, _ parentId: Int64, into changes: inout [PublishedChange]) throws {
+    func recountReplies(_ db: any SQLDatabase, _ parentId: Int64, into changes: inout [PublishedChange]) throws {
         try db.run("""
             UPDATE messages SET reply_count = (SELECT count(*) FROM messages WHERE parent_id = ?1 AND deleted_at IS NULL),
                 updated_at = ?2 WHERE id = ?1
@@ -200,7 +199,7 @@ extension Store {
         _ = try publishUpdate(db, id: parentId, into: &changes)
     }
 
-    static func ownMessage(_ db: Connection, id: Int64, uid: String) throws -> MessagePayload {
+    static func ownMessage(_ db: any SQLDatabase, id: Int64, uid: String) throws -> MessagePayload {
         let message = try readableMessage(db, id: id, uid: uid)
         guard message.sender == uid else { throw StoreError.forbidden("only the sender may change message \(id)") }
         guard message.category != .action else { throw StoreError.conflict("action messages cannot be changed") }

@@ -5,14 +5,14 @@ extension Store {
     /// Adds a feed item for `uid` unless they caused it themselves or can no longer read the
     /// conversation (they left the group), and records it as a `notification.created`
     /// change for that user.
-    func notify(_ db: Connection, _ uid: String, _ kind: FeedItemPayload.Kind, actor: String,
+    func notify(_ db: any SQLDatabase, _ uid: String, _ kind: FeedItemPayload.Kind, actor: String,
                 message: MessagePayload, reaction: String? = nil, at: Int64, into changes: inout [PublishedChange]) throws {
         guard uid != actor, try db.scalar("SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?",
                                           [message.conversationId, uid], as: Int.self) != nil else { return }
-        try db.run("""
-            INSERT INTO notifications(uid, kind, actor, message_id, conversation_id, reaction, at) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, [uid, kind.rawValue, actor, message.id, message.conversationId, reaction, at])
-        let item = FeedItemPayload(id: db.lastInsertRowID, kind: kind, actor: actor, messageId: message.id,
+        let id: Int64 = try db.scalar("""
+            INSERT INTO notifications(uid, kind, actor, message_id, conversation_id, reaction, at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
+            """, [uid, kind.rawValue, actor, message.id, message.conversationId, reaction, at]) ?? 0
+        let item = FeedItemPayload(id: id, kind: kind, actor: actor, messageId: message.id,
                                         conversationId: message.conversationId, reaction: reaction, at: at)
         try record(db, .notificationCreated, conversationId: message.conversationId, notification: item,
                    audience: [uid], into: &changes)
@@ -20,7 +20,7 @@ extension Store {
 
     /// Feed items for a new message: mentions of members of its conversation, and a reply
     /// item for the author of the thread's parent.
-    func notifyAbout(_ message: MessagePayload, parent: MessagePayload?, _ db: Connection,
+    func notifyAbout(_ message: MessagePayload, parent: MessagePayload?, _ db: any SQLDatabase,
                      into changes: inout [PublishedChange]) throws {
         let members = Set(try Self.members(db, of: message.conversationId))
         for uid in FeedItemPayload.mentions(in: message.text ?? "") where members.contains(uid) {

@@ -16,14 +16,14 @@ extension Store {
             guard message.deletedAt == nil else { throw StoreError.conflict("message \(id) is deleted") }
             try Self.requireNoBlock(db, uid, message)
             let mine: Int = try db.scalar("SELECT count(*) FROM reactions WHERE message_id = ? AND uid = ?", [id, uid]) ?? 0
-            try db.run("INSERT OR IGNORE INTO reactions(message_id, uid, reaction, reacted_at) VALUES (?, ?, ?, ?)",
-                       [id, uid, reaction, now])
-            guard db.changes > 0 else { return (message, false) }
+            guard let reactionId: Int64 = try db.scalar("""
+                INSERT INTO reactions(message_id, uid, reaction, reacted_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id
+                """, [id, uid, reaction, now]) else { return (message, false) }
             guard mine < Self.maxReactionsPerUser else {
                 throw StoreError.validation("at most \(Self.maxReactionsPerUser) different reactions per message and user")
             }
             try db.run("UPDATE messages SET updated_at = ? WHERE id = ?", [now, id])
-            let added = ReactionPayload(id: db.lastInsertRowID, messageId: id, uid: uid, reaction: reaction, reactedAt: now)
+            let added = ReactionPayload(id: reactionId, messageId: id, uid: uid, reaction: reaction, reactedAt: now)
             let updated = try publishUpdate(db, id: id, kind: .reactionAdded, reaction: added, into: &changes)
             try notify(db, message.sender, .reaction, actor: uid, message: message, reaction: reaction, at: now, into: &changes)
             return (updated, true)
@@ -67,7 +67,7 @@ extension Store {
     static let maxReactionsPerUser = 20
 
     /// 403 `blocked` when the caller and the other side of a one-to-one message block each other.
-    static func requireNoBlock(_ db: Connection, _ uid: String, _ message: MessagePayload) throws {
+    static func requireNoBlock(_ db: any SQLDatabase, _ uid: String, _ message: MessagePayload) throws {
         guard message.receiverType == .user else { return }  // blocks govern one-to-one chats only
         let peer = message.sender == uid ? message.receiver : message.sender
         if try blocked(db, uid, peer) {
@@ -76,7 +76,7 @@ extension Store {
     }
 
     /// A message the caller may read: 404 when missing, 403 when not in its conversation.
-    static func readableMessage(_ db: Connection, id: Int64, uid: String) throws -> MessagePayload {
+    static func readableMessage(_ db: any SQLDatabase, id: Int64, uid: String) throws -> MessagePayload {
         guard let message = try loadMessage(db, id: id) else { throw StoreError.notFound("no message \(id)") }
         try requireMember(db, uid, message.conversationId)
         return message

@@ -8,19 +8,19 @@ import SQLiteKit
 /// costs only the messages still unread after the new point.
 extension Store {
     /// A message `id` by `sender` was added to the conversation.
-    static func countNewMessage(_ db: Connection, _ conversationId: String, id: Int64, sender: String) throws {
+    static func countNewMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws {
         try db.run("UPDATE conversation_members SET unread = unread + 1 WHERE conversation_id = ? AND uid != ? AND read_id < ?",
                    [conversationId, sender, id])
     }
 
     /// Message `id` by `sender` was deleted (it was not before).
-    static func uncountDeletedMessage(_ db: Connection, _ conversationId: String, id: Int64, sender: String) throws {
+    static func uncountDeletedMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws {
         try db.run("UPDATE conversation_members SET unread = unread - 1 WHERE conversation_id = ? AND uid != ? AND read_id < ?",
                    [conversationId, sender, id])
     }
 
     /// `uids`' read points moved (or they just came in): their counts from scratch.
-    static func recountUnread(_ db: Connection, _ conversationId: String, _ uids: [String]) throws {
+    static func recountUnread(_ db: any SQLDatabase, _ conversationId: String, _ uids: [String]) throws {
         for uid in Set(uids) {
             try db.run("""
                 UPDATE conversation_members SET unread = (

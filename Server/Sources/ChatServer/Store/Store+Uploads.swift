@@ -41,7 +41,7 @@ extension Store {
         try read { db in try Self.readableUpload(db, id, by: uid) }
     }
 
-    static func readableUpload(_ db: Connection, _ id: String, by uid: String) throws -> Upload? {
+    static func readableUpload(_ db: any SQLDatabase, _ id: String, by uid: String) throws -> Upload? {
         guard let row = try db.queryFirst("SELECT file, uploader, content_type, size FROM uploads WHERE id = ?", [id]) else { return nil }
         let upload = Upload(id: id, file: try row.get("file"), uploader: try row.get("uploader"),
                             contentType: try row.get("content_type"), size: try row.get("size"))
@@ -56,12 +56,12 @@ extension Store {
 
     /// Records that message `messageId` names the chatd upload in `attachment` (if it names
     /// one): 422 when the sender may not fetch that upload themselves.
-    static func linkUpload(_ db: Connection, _ attachment: Attachment?, to messageId: Int64, sender: String) throws {
+    static func linkUpload(_ db: any SQLDatabase, _ attachment: Attachment?, to messageId: Int64, sender: String) throws {
         guard let url = attachment?.url, let id = ownUploadID(url) else { return }
         guard try readableUpload(db, id, by: sender) != nil else {
             throw StoreError.validation("`attachment.url` names no upload you can read: upload the file first (POST \(Endpoints.media))")
         }
-        try db.run("INSERT OR IGNORE INTO upload_refs(upload_id, message_id) VALUES (?, ?)", [id, messageId])
+        try db.run("INSERT INTO upload_refs(upload_id, message_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [id, messageId])
     }
 
     /// Forgets uploads created before `cutoff` (epoch ms) that no message names, and calls

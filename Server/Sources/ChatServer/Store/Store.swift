@@ -45,12 +45,14 @@ public final class Store: Sendable {
         try Self.makePrivate(directory: directory, database: path)
         let writer = try Connection(path: path)
         try writer.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 20000")
+        try writer.addGreatestAndLeast()
         try Schema.migrator.migrate(writer)
         self.epoch = try Self.loadEpoch(writer)
         self.writer = LockedConnection(writer)
         self.readers = try (0..<max(1, readers)).map { _ in
             let reader = try Connection(path: path)
             try reader.execute("PRAGMA query_only = ON; PRAGMA cache_size = -16000")
+            try reader.addGreatestAndLeast()
             return LockedConnection(reader)
         }
         self.clock = clock

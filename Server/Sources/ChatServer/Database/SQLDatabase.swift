@@ -1,0 +1,38 @@
+import SQLiteKit
+
+/// One database connection as the store sees it, whichever engine is behind it: SQLite
+/// (`SQLiteKit.Connection`) or PostgreSQL (`PostgresConnection`).
+///
+/// The store's SQL is written once for both: `?` (or `?N`) parameters, `ON CONFLICT … DO
+/// NOTHING` / `DO UPDATE`, `RETURNING`, `greatest`/`least` (SQLite gets them as functions),
+/// `json_each(…)` over a JSON array (PostgreSQL's connection reads it as
+/// `json_array_elements_text`) and `LIKE` meaning ASCII case-insensitive (`ILIKE` there).
+/// Rows come back as `SQLiteKit.Row` values on both.
+public protocol SQLDatabase: AnyObject {
+    /// Runs one statement, discarding rows.
+    func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws
+    /// Runs one statement and returns every row.
+    func query(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [Row]
+    /// The first row, or nil when there is none (the rest are not read).
+    func queryFirst(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Row?
+    /// Runs SQL text that may hold several statements and no parameters (schema changes).
+    func execute(_ sql: String) throws
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { get }
+}
+
+extension SQLDatabase {
+    public func run(_ sql: String) throws { try run(sql, []) }
+
+    public func query(_ sql: String) throws -> [Row] { try query(sql, []) }
+
+    public func queryFirst(_ sql: String) throws -> Row? { try queryFirst(sql, []) }
+
+    /// The first column of the first row as `T`, or nil when there is no row.
+    public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: [any SQLValueConvertible] = [],
+                                               as type: T.Type = T.self) throws -> T? {
+        try queryFirst(sql, arguments)?.get(0, as: type)
+    }
+}
+
+extension Connection: SQLDatabase {}
