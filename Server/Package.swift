@@ -20,11 +20,13 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(
             name: "ChatServer",
             dependencies: [
                 "CMicroHTTPD",
                 "CCrypto",
+                "CLibPQ",
                 .product(name: "ChatProtocol", package: root),
                 .product(name: "SQLiteKit", package: root),
                 .product(name: "WebSocket", package: root),

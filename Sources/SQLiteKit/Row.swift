@@ -3,6 +3,12 @@ public struct Row: Sendable {
     public let columns: [String]
     public let values: [SQLValue]
 
+    /// A row made elsewhere (another engine's results read into the same shape).
+    public init(columns: [String], values: [SQLValue]) {
+        self.columns = columns
+        self.values = values
+    }
+
     /// Reads column `index` as `T`; throws `.mismatch` when the stored value does not fit.
     public func get<T: SQLValueConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T {
         guard values.indices.contains(index) else {

@@ -6,12 +6,12 @@ import WebSocket
 
 /// The realtime WebSocket endpoint: one event-loop thread (poll) serves every socket.
 ///
-/// Changes arrive through `publish` while the store's write lock is held, and a new
-/// subscriber is registered under the same lock together with its `hello` cursor (the user's
-/// position then), so each socket sees every change after its cursor exactly once, in
-/// position order. A socket also checks each change's position against the last it sent:
-/// a repeat is dropped, and a gap closes it (`missedChanges`) so its client resumes from its
-/// cursor: a lost change costs latency, never correctness.
+/// Changes arrive through `publish` once committed, each with every reader's position. A new
+/// socket is registered first and its user's position read after, which its `hello` carries:
+/// a change committed before that read is in the cursor, one committed after has a later
+/// position and reaches the socket. Each socket sends positions in order (`ChangeOrder`): a
+/// repeat is dropped, an early one waits for the gap to close, and a gap still open after
+/// `gapWaitSeconds` is filled from the inbox. A lost change costs latency, never correctness.
 /// A socket whose unsent backlog exceeds `maxBufferedBytes` is disconnected (slow consumer).
 public final class RealtimeHub: Sendable {
     public struct Configuration: Sendable {
@@ -26,11 +26,18 @@ public final class RealtimeHub: Sendable {
         public var maxMessageSize = 64 << 10
         /// Realtime sockets one user may hold at once (one per device or tab is the norm).
         public var maxSocketsPerUser = 8
+        /// How long a socket waits for a missing position before reading it from the inbox.
+        public var gapWaitSeconds = 0.25
         public init() {}
     }
 
     enum Command {
-        case register(UpgradedSocket, session: RealtimeSession, hello: [UInt8], position: Int64)
+        /// A new socket; it sends nothing until its `hello`.
+        case register(UpgradedSocket, session: RealtimeSession, id: Int)
+        /// The user's position read after the socket was registered.
+        case hello(id: Int, position: Int64)
+        /// The user's position could not be read: close the socket.
+        case abandon(id: Int)
         /// A committed change (stored without `seq`) and each reader's position for it.
         case deliver(body: String, positions: [Position])
         /// Close the sockets opened with this token (it was revoked).
@@ -52,6 +59,7 @@ public final class RealtimeHub: Sendable {
     private let stopped = Atomic(false)
     private let started = Atomic(false)
     private let finished = DispatchSemaphore(value: 0)
+    private let nextSocketID = Atomic<Int>(0)
     /// Open realtime sockets, for health and tests.
     let connectionCount = Atomic<Int>(0)
     /// Users with an open socket.
@@ -89,7 +97,7 @@ public final class RealtimeHub: Sendable {
         commands.close()
         if started.load(ordering: .acquiring) { finished.wait() }
         // Sockets handed over after the loop's last look are closed here, not leaked.
-        for case .register(let socket, _, _, _) in commands.takeAll() { socket.close() }
+        for case .register(let socket, _, _) in commands.takeAll() { socket.close() }
     }
 
     deinit {
@@ -100,7 +108,7 @@ public final class RealtimeHub: Sendable {
     func send(_ commands: [Command]) {
         guard !commands.isEmpty else { return }
         guard self.commands.append(commands) else {
-            for case .register(let socket, _, _, _) in commands { socket.close() }
+            for case .register(let socket, _, _) in commands { socket.close() }
             return
         }
         var byte: UInt8 = 1
@@ -181,13 +189,16 @@ public final class RealtimeHub: Sendable {
                             upgrade: { [self] socket in attach(socket, session: session) })
     }
 
-    /// Registers a socket at the user's position, atomically with respect to new changes.
+    /// Registers a socket, then reads its user's position for the hello.
     func attach(_ socket: UpgradedSocket, session: RealtimeSession) {
-        store.withWriteLock { db in
-            guard let head = try? Store.head(db, of: session.uid) else { return socket.close() }
-            let hello = Self.frame(RealtimeEnvelope(type: .hello, uid: session.uid, cursor: store.cursor(head))) ?? []
-            send(.register(socket, session: session, hello: hello, position: head))
-        }
+        let id = nextSocketID.add(1, ordering: .relaxed).newValue
+        send(.register(socket, session: session, id: id))
+        guard let position = try? store.position(of: session.uid) else { return send(.abandon(id: id)) }
+        send(.hello(id: id, position: position))
+    }
+
+    func helloFrame(uid: String, position: Int64) -> [UInt8] {
+        Self.frame(RealtimeEnvelope(type: .hello, uid: uid, cursor: store.cursor(position))) ?? []
     }
 }
 

@@ -13,15 +13,17 @@ struct RealtimeLoop {
         var output = OutputQueue()
         var lastHeard: UInt64
         var lastPing: UInt64
-        /// The user's position in the last change sent (or the hello).
-        var position: Int64
+        /// Which `attach` made it (its hello finds it by that).
+        let id: Int
+        /// The positions sent and those waiting for a gap to close.
+        var order = ChangeOrder()
         /// A close frame was queued; drop once it is flushed.
         var closing = false
         var dead = false
 
-        init(socket: UpgradedSocket, session: RealtimeSession, position: Int64, now: UInt64, maxMessageSize: Int) {
+        init(socket: UpgradedSocket, session: RealtimeSession, id: Int, now: UInt64, maxMessageSize: Int) {
             self.socket = socket
-            self.position = position
+            self.id = id
             self.session = session
             self.parser = WebSocketParser(role: .server, maxMessageSize: maxMessageSize)
             self.lastHeard = now
@@ -61,6 +63,7 @@ struct RealtimeLoop {
             _ = poll(&fds, nfds_t(fds.count), timeout)
             for command in hub.takeCommands() { handle(command) }
             let now = hub.monotonicNow()
+            fillGaps(now: now)
             let nowSeconds = hub.store.clock.now() / 1000
             for (index, client) in clients.enumerated() where index + 1 < fds.count {
                 let events = fds[index + 1].revents
@@ -81,7 +84,7 @@ struct RealtimeLoop {
 
     mutating func handle(_ command: RealtimeHub.Command) {
         switch command {
-        case .register(let socket, let session, let hello, let position):
+        case .register(let socket, let session, let id):
             // One user may hold only so many sockets (one token opening a thousand made chatd
             // unreachable): the next is told why and closed, before it counts anywhere.
             guard clients.count(where: { $0.uid == session.uid && !$0.closing && !$0.dead }) < hub.configuration.maxSocketsPerUser else {
@@ -91,11 +94,10 @@ struct RealtimeLoop {
                 return
             }
             _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
-            let client = Client(socket: socket, session: session, position: position, now: hub.monotonicNow(), maxMessageSize: hub.configuration.maxMessageSize)
+            let client = Client(socket: socket, session: session, id: id, now: hub.monotonicNow(), maxMessageSize: hub.configuration.maxMessageSize)
             clients.append(client)
             hub.connectionCount.add(1, ordering: .relaxed)
             hub.presence.connected(session.uid)
-            enqueue(hello, to: client)
             // Frames that came in the same packet as the handshake.
             parse(socket.initialBytes, from: client)
         case .block(let block, let active):
@@ -107,6 +109,12 @@ struct RealtimeLoop {
             groups[guid] = nil
         case .revoke(let hash):
             for client in clients where client.session.tokenHash == hash { close(client, .policyViolation, "token revoked") }
+        case .hello(let id, let position):
+            guard let client = clients.first(where: { $0.id == id && !$0.dead && !$0.closing }) else { return }
+            enqueue(hub.helloFrame(uid: client.uid, position: position), to: client)
+            send(client.order.start(at: position, now: hub.monotonicNow()), to: client)
+        case .abandon(let id):
+            for client in clients where client.id == id { close(client, .internalError, "cannot read your position; reconnect") }
         case .deliver(let body, let positions):
             deliver(body, at: positions)
         case .stop:
@@ -114,22 +122,41 @@ struct RealtimeLoop {
         }
     }
 
-    /// Sends a change to the user's sockets that are right before it: one that already had it
-    /// skips it; one that missed a change is closed, and its client resumes from its cursor.
+    /// Hands a change to its readers' sockets, each of which sends what is now in order.
     func deliver(_ body: String, at positions: [Position]) {
         var wanted: [String: Int64] = [:]
         for position in positions { wanted[position.uid] = position.pts }
-        var frames: [String: [UInt8]] = [:]  // one per reader, shared by their sockets
+        let now = hub.monotonicNow()
+        var frames: [String: [UInt8]] = [:]  // the change's frame per reader, shared by their sockets
         for client in clients where !client.dead && !client.closing {
-            guard let pts = wanted[client.uid], pts > client.position else { continue }
-            guard pts == client.position + 1 else {
+            guard let pts = wanted[client.uid] else { continue }
+            let ready = client.order.receive(pts, body, now: now)
+            if ready.count == 1 && ready[0].pts == pts {
+                let frame = frames[client.uid] ?? hub.changeFrame(body: body, position: pts)
+                frames[client.uid] = frame
+                enqueue(frame, to: client)
+            } else {
+                send(ready, to: client)
+            }
+            if client.order.overflowed { close(client, Self.missedChanges, "missed changes; resume from your cursor") }
+        }
+    }
+
+    func send(_ changes: [(pts: Int64, body: String)], to client: Client) {
+        for change in changes { enqueue(hub.changeFrame(body: change.body, position: change.pts), to: client) }
+    }
+
+    /// Reads from the inbox what a socket has waited for longer than `gapWaitSeconds` (a
+    /// change published out of order that never came, a lost bus message).
+    func fillGaps(now: UInt64) {
+        let wait = UInt64(hub.configuration.gapWaitSeconds * 1e9)
+        for client in clients where !client.dead && !client.closing {
+            guard let position = client.order.position, let since = client.order.heldSince, now - since >= wait else { continue }
+            guard let page = try? hub.store.changes(for: client.uid, after: position, limit: ChangeOrder.maxHeld), !page.hasMore else {
                 close(client, Self.missedChanges, "missed changes; resume from your cursor")
                 continue
             }
-            let frame = frames[client.uid] ?? hub.changeFrame(body: body, position: pts)
-            frames[client.uid] = frame
-            client.position = pts
-            enqueue(frame, to: client)
+            send(client.order.fill(page.changes, now: now), to: client)
         }
     }
 

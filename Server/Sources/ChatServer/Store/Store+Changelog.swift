@@ -107,6 +107,25 @@ extension Store {
             """, [id])
     }
 
+    /// `uid`'s position now.
+    public func position(of uid: String) throws -> Int64 {
+        try read { try Self.head($0, of: uid) }
+    }
+
+    /// `uid`'s changes after `position` as stored (without `seq`), at most `limit`.
+    func changes(for uid: String, after position: Int64, limit: Int) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
+        try read { db in try Self.changes(db, for: uid, after: position, limit: limit) }
+    }
+
+    static func changes(_ db: any SQLDatabase, for uid: String, after position: Int64,
+                        limit: Int) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
+        let rows = try db.query("""
+            SELECT i.pts, c.payload FROM inbox i JOIN changes c ON c.id = i.change
+            WHERE i.uid = ? AND i.pts > ? ORDER BY i.pts LIMIT ?
+            """, [uid, position, limit + 1])
+        return (try rows.prefix(limit).map { (try $0.get(0), try $0.get(1)) }, rows.count > limit)
+    }
+
     /// `uid`'s position: how many changes they have seen (0 before any).
     static func head(_ db: any SQLDatabase, of uid: String) throws -> Int64 {
         try db.scalar("SELECT pts FROM user_heads WHERE uid = ?", [uid]) ?? 0
@@ -133,16 +152,11 @@ extension Store {
             }
             let after = try position(db, of: uid, at: try Cursor.decode(cursor), head: head)
             guard after <= head else { throw StoreError(.invalidCursor, "the cursor is ahead of the changelog") }
-            let rows = try db.query("""
-                SELECT i.pts, c.payload FROM inbox i JOIN changes c ON c.id = i.change
-                WHERE i.uid = ? AND i.pts > ? ORDER BY i.pts LIMIT ?
-                """, [uid, after, limit + 1])
+            let page = try Self.changes(db, for: uid, after: after, limit: limit)
             // Positions have no gaps: a missing next one was pruned.
-            if after < head, try rows.first?.get(0, as: Int64.self) != after + 1 { throw Cursor.expired }
-            let page = rows.prefix(limit)
-            let last = try page.last?.get(0, as: Int64.self) ?? after
-            return RawChangelogPage(payloads: try page.map { StoredChange.json(body: try $0.get(1), position: try $0.get(0)) },
-                                    hasMore: rows.count > limit, cursor: self.cursor(last), serverTime: serverTime)
+            if after < head, page.changes.first?.pts != after + 1 { throw Cursor.expired }
+            return RawChangelogPage(payloads: page.changes.map { StoredChange.json(body: $0.body, position: $0.pts) },
+                                    hasMore: page.hasMore, cursor: self.cursor(page.changes.last?.pts ?? after), serverTime: serverTime)
         }
     }
 

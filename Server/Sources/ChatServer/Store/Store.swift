@@ -17,16 +17,14 @@ public struct PublishedChange: Sendable {
     public var positions: [Position] = []
 }
 
-/// chatd's storage on embedded SQLite: one writer connection behind a lock (SQLite has a
-/// single writer anyway), and a few reader connections for concurrent reads in WAL mode.
+/// chatd's storage: the domain's operations (in the `Store+…` files) as SQL that runs on
+/// either engine (`StoreEngine`): embedded SQLite, or PostgreSQL for several nodes.
 ///
-/// Every write runs in one immediate transaction together with the changelog rows it
-/// produces and the positions it gives them; the changes are published while the write lock
-/// is still held, so the realtime stream sees each user's changes in position order.
+/// Every write runs in one transaction together with the changelog rows it produces and the
+/// positions it gives them (`assignPositions`, last); the changes are published once it has
+/// committed (on SQLite while its single writer's lock is still held).
 public final class Store: Sendable {
-    let writer: LockedConnection
-    let readers: [LockedConnection]
-    private let nextReader = Atomic<Int>(0)
+    let engine: any StoreEngine
     let clock: any ServerClock
     /// Changes kept for replay (0: all). Older cursors get `cursor_expired`.
     let retention: Int64
@@ -40,60 +38,42 @@ public final class Store: Sendable {
     static let decoder = JSONDecoder()
 
     /// Opens (creating and migrating) `directory/chatd.sqlite`.
-    public init(directory: URL, clock: any ServerClock, retention: Int64 = 0, readers: Int = 4) throws {
-        let path = directory.appendingPathComponent("chatd.sqlite").path
-        try Self.makePrivate(directory: directory, database: path)
-        let writer = try Connection(path: path)
-        try writer.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 20000")
-        try writer.addGreatestAndLeast()
-        try Schema.migrator.migrate(writer)
-        self.epoch = try Self.loadEpoch(writer)
-        self.writer = LockedConnection(writer)
-        self.readers = try (0..<max(1, readers)).map { _ in
-            let reader = try Connection(path: path)
-            try reader.execute("PRAGMA query_only = ON; PRAGMA cache_size = -16000")
-            try reader.addGreatestAndLeast()
-            return LockedConnection(reader)
-        }
-        self.clock = clock
-        self.retention = retention
+    public convenience init(directory: URL, clock: any ServerClock, retention: Int64 = 0, readers: Int = 4) throws {
+        try self.init(engine: try SQLiteEngine(directory: directory, readers: readers), clock: clock, retention: retention)
     }
 
-    /// The data directory 0700 and the database with its `-wal` and `-shm` 0600, fixed on every
-    /// start (an older chatd left them 0755 and 0644, readable by every local account). The
-    /// database is created 0600 before SQLite opens it: SQLite gives `-wal` and `-shm` its mode.
-    static func makePrivate(directory: URL, database path: String) throws {
-        let files = FileManager.default
-        try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
-        if !files.fileExists(atPath: path) {
-            guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw SQLiteError(code: .cantOpen, message: "cannot create \(path)")
-            }
-        }
-        for file in [path, path + "-wal", path + "-shm"] where files.fileExists(atPath: file) {
-            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
-        }
+    /// Connects to PostgreSQL at `url` (`postgres://…`), migrating its schema.
+    public convenience init(postgres url: String, clock: any ServerClock, retention: Int64 = 0, connections: Int = 8) throws {
+        try self.init(engine: try PostgresEngine(url: url, connections: connections), clock: clock, retention: retention)
     }
+
+    init(engine: any StoreEngine, clock: any ServerClock, retention: Int64) throws {
+        self.engine = engine
+        self.clock = clock
+        self.retention = retention
+        self.epoch = try engine.read { try Self.loadEpoch($0) }
+    }
+
+    /// `sqlite` or `postgresql`.
+    public var engineName: String { engine.name }
 
     /// Sets who receives committed changes (the realtime hub).
     public func onCommit(_ publish: @escaping @Sendable ([PublishedChange]) -> Void) {
         publisher.set(publish)
     }
 
-    /// Runs `body` in an immediate transaction on the writer; publishes the changes it
-    /// recorded after commit, before releasing the lock.
-    func write<T: Sendable>(_ body: (Connection, inout [PublishedChange]) throws -> T) throws -> T {
-        try writer.withConnection { db in
-            var changes: [PublishedChange] = []
-            let result = try db.transaction {
-                let result = try body($0, &changes)
-                try Self.assignPositions($0, &changes)
-                return result
-            }
-            if !changes.isEmpty { publisher.publish(changes) }
+    /// Runs `body` in a write transaction, numbers the changes it recorded for their readers,
+    /// and publishes them once committed.
+    func write<T: Sendable>(_ body: (any SQLDatabase, inout [PublishedChange]) throws -> T) throws -> T {
+        var changes: [PublishedChange] = []
+        return try engine.write({ db in
+            changes = []  // a retried run starts over
+            let result = try body(db, &changes)
+            try Self.assignPositions(db, &changes)
             return result
-        }
+        }, committed: {
+            if !changes.isEmpty { publisher.publish(changes) }
+        })
     }
 
     /// The time for a write, epoch milliseconds: call it inside `write`, so stamps follow
@@ -105,24 +85,12 @@ public final class Store: Sendable {
         return next
     }
 
-    /// Runs `body` under the write lock without a transaction (for atomic hand-offs such as
-    /// registering a realtime subscriber at a known head).
-    func withWriteLock<T: Sendable>(_ body: (Connection) throws -> T) rethrows -> T {
-        try writer.withConnection { try body($0) }
-    }
+    /// Closes every connection; on SQLite the last close checkpoints and removes the WAL file.
+    public func close() throws { try engine.close() }
 
-    /// Closes every connection; the last close checkpoints and removes the WAL file.
-    public func close() throws {
-        for reader in readers { try reader.withConnection { try $0.close() } }
-        try writer.withConnection { try $0.close() }
-    }
-
-    /// Runs `body` on one of the reader connections.
-    func read<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
-        let index = nextReader.add(1, ordering: .relaxed).newValue % readers.count
-        return try readers[index].withConnection { db in
-            try db.transaction(.deferred) { try body($0) }
-        }
+    /// Runs `body` on a consistent snapshot.
+    func read<T: Sendable>(_ body: (any SQLDatabase) throws -> T) throws -> T {
+        try engine.read(body)
     }
 
     static func json(_ value: (some Encodable)?) throws -> String? {

@@ -1,0 +1,2 @@
+// PostgreSQL's C client (Debian libpq-dev).
+#include <libpq-fe.h>

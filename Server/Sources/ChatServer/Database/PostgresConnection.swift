@@ -1,0 +1,216 @@
+import CLibPQ
+import Foundation
+import SQLiteKit
+
+/// What PostgreSQL refused, with its SQLSTATE (`40001` serialization failure, `23505` unique
+/// violation, `08…` connection trouble, …).
+public struct PostgresError: Error, Sendable, CustomStringConvertible {
+    public let sqlState: String
+    public let message: String
+
+    /// The transaction lost a race (serialization failure, deadlock): run it again.
+    public var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }
+    /// The connection is gone or the server is going away: the pool drops it.
+    public var isConnectionLost: Bool {
+        sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState.isEmpty
+    }
+
+    public var description: String { "PostgreSQL \(sqlState.isEmpty ? "connection" : sqlState): \(message)" }
+}
+
+/// One libpq connection speaking the store's SQL (`SQLDatabase`). Statements are prepared once
+/// per connection and run with text parameters whose types PostgreSQL infers; results come
+/// back as `Row`s (integers, reals, text, bytea as blobs, booleans as 0/1). Not thread-safe:
+/// one thread at a time, as the pool hands it out.
+public final class PostgresConnection: SQLDatabase {
+    let handle: OpaquePointer
+    private var prepared: [String: String] = [:]
+    public private(set) var changes = 0
+
+    /// Connects to `url` (`postgres://user@host:port/database?…`).
+    public init(url: String) throws {
+        guard let handle = PQconnectdb(url) else { throw PostgresError(sqlState: "", message: "libpq could not allocate a connection") }
+        self.handle = handle
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = Self.errorText(handle)
+            PQfinish(handle)
+            throw PostgresError(sqlState: "08001", message: message)
+        }
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// False once the server closed the connection or it broke.
+    public var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    public func execute(_ sql: String) throws {
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        try check(result, sql: sql)
+    }
+
+    public func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws {
+        let result = try exec(sql, arguments)
+        PQclear(result)
+    }
+
+    public func query(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [Row] {
+        let result = try exec(sql, arguments)
+        defer { PQclear(result) }
+        return Self.rows(result)
+    }
+
+    public func queryFirst(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Row? {
+        try query(sql, arguments).first
+    }
+
+    /// Prepares `sql` (translated) on first use, runs it with `arguments` as text.
+    private func exec(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> OpaquePointer? {
+        let name = try statementName(sql)
+        let texts: [String?] = arguments.map { Self.text($0.sqlValue) }
+        let result = Self.withCStrings(texts) { values in
+            PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0)
+        }
+        do {
+            try check(result, sql: sql)
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        changes = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return result
+    }
+
+    private func statementName(_ sql: String) throws -> String {
+        if let name = prepared[sql] { return name }
+        let name = "s\(prepared.count + 1)"
+        let translated = PostgresDialect.translate(sql)
+        let result = PQprepare(handle, name, translated, 0, nil)
+        defer { PQclear(result) }
+        try check(result, sql: translated)
+        prepared[sql] = name
+        return name
+    }
+
+    private func check(_ result: OpaquePointer?, sql: String) throws {
+        let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) } ?? ""
+            throw PostgresError(sqlState: isOpen ? state : "", message: "\(Self.errorText(handle)) in `\(sql.prefix(200))`")
+        }
+    }
+
+    static func errorText(_ handle: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A parameter as PostgreSQL's text input reads it (nil: NULL).
+    static func text(_ value: SQLValue) -> String? {
+        switch value {
+        case .null: nil
+        case .integer(let number): String(number)
+        case .real(let number): String(number)
+        case .text(let text): text
+        case .blob(let bytes): "\\x" + bytes.map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    static func rows(_ result: OpaquePointer?) -> [Row] {
+        guard let result else { return [] }
+        let (rowCount, columnCount) = (PQntuples(result), PQnfields(result))
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
+        let types = (0..<columnCount).map { PQftype(result, $0) }
+        return (0..<rowCount).map { row in
+            Row(columns: columns, values: (0..<columnCount).map { column in
+                guard PQgetisnull(result, row, column) == 0 else { return .null }
+                let text = String(cString: PQgetvalue(result, row, column))
+                return value(text, type: types[Int(column)])
+            })
+        }
+    }
+
+    /// A column's text as the `SQLValue` its type stands for (type OIDs from `pg_type`).
+    static func value(_ text: String, type: Oid) -> SQLValue {
+        switch type {
+        case 20, 21, 23, 26: Int64(text).map(SQLValue.integer) ?? .text(text)
+        case 1700: Int64(text).map(SQLValue.integer) ?? Double(text).map(SQLValue.real) ?? .text(text)
+        case 700, 701: Double(text).map(SQLValue.real) ?? .text(text)
+        case 16: .integer(text == "t" ? 1 : 0)
+        case 17: .blob(hexBytes(text.dropFirst(2)))
+        default: .text(text)
+        }
+    }
+
+    static func hexBytes(_ hex: Substring) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hex.utf8.count / 2)
+        var index = hex.startIndex
+        while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {
+            bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return bytes
+    }
+
+    static func withCStrings<T>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+        let copies = strings.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        return body(copies.map { $0.map { UnsafePointer($0) } })
+    }
+}
+
+/// The store's SQL (written for SQLite, kept portable) as PostgreSQL reads it.
+enum PostgresDialect {
+    /// `?` and `?N` become `$N`; `json_each(` becomes `json_array_elements_text(`; `LIKE`
+    /// becomes `ILIKE` (SQLite's LIKE ignores ASCII case). Quoted text is left alone.
+    static func translate(_ sql: String) -> String {
+        var output = ""
+        var next = 1
+        var quote: Character?
+        var index = sql.startIndex
+        while index < sql.endIndex {
+            let character = sql[index]
+            if let open = quote {
+                output.append(character)
+                if character == open { quote = nil }
+                index = sql.index(after: index)
+                continue
+            }
+            if character == "'" || character == "\"" {
+                quote = character
+            } else if character == "?" {
+                var end = sql.index(after: index)
+                while end < sql.endIndex, sql[end].isASCII, sql[end].isNumber { end = sql.index(after: end) }
+                if end > sql.index(after: index) {
+                    output += "$" + sql[sql.index(after: index)..<end]
+                } else {
+                    output += "$\(next)"
+                    next += 1
+                }
+                index = end
+                continue
+            } else if let word = keyword(in: sql, at: index) {
+                output += word.replacement
+                index = sql.index(index, offsetBy: word.length)
+                continue
+            }
+            output.append(character)
+            index = sql.index(after: index)
+        }
+        return output
+    }
+
+    private static let replacements: [(String, String)] = [("json_each(", "json_array_elements_text("), ("LIKE ", "ILIKE ")]
+
+    /// A word to replace starting at `index` (not inside a longer identifier).
+    private static func keyword(in sql: String, at index: String.Index) -> (replacement: String, length: Int)? {
+        if index > sql.startIndex {
+            let before = sql[sql.index(before: index)]
+            if before.isLetter || before.isNumber || before == "_" { return nil }
+        }
+        for (word, replacement) in replacements where sql[index...].hasPrefix(word) {
+            return (replacement, word.count)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,47 @@
+@testable import ChatServer
+import Testing
+
+/// A socket sends each position once, in order, whatever order changes reach it in.
+@Suite struct ChangeOrderTests {
+    @Test func earlyChangesWaitForTheGapAndRepeatsAreDropped() {
+        var order = ChangeOrder()
+        #expect(order.start(at: 4, now: 0).isEmpty)
+        #expect(order.receive(6, "six", now: 10).isEmpty, "5 is missing")
+        #expect(order.heldSince == 10)
+        #expect(order.receive(7, "seven", now: 20).isEmpty)
+        #expect(order.receive(5, "five", now: 30).map(\.pts) == [5, 6, 7])
+        #expect(order.heldSince == nil && order.position == 7)
+        #expect(order.receive(6, "six again", now: 40).isEmpty, "a repeat")
+        #expect(order.receive(3, "from before the hello", now: 50).isEmpty)
+        #expect(order.receive(8, "eight", now: 60).map(\.body) == ["eight"])
+    }
+
+    @Test func changesBeforeTheHelloWaitForItAndThoseItCoversAreDropped() {
+        var order = ChangeOrder()
+        #expect(order.receive(3, "three", now: 1).isEmpty)
+        #expect(order.receive(4, "four", now: 2).isEmpty)
+        #expect(order.heldSince == 1)
+        #expect(order.start(at: 3, now: 5).map(\.pts) == [4], "3 is in the hello's cursor")
+        #expect(order.heldSince == nil)
+    }
+
+    @Test func aGapFilledFromTheInboxReleasesWhatWaited() {
+        var order = ChangeOrder()
+        _ = order.start(at: 0, now: 0)
+        _ = order.receive(3, "three", now: 100)
+        // The wait is timed from when the gap last narrowed.
+        _ = order.receive(1, "one", now: 200)
+        #expect(order.heldSince == 200)
+        let filled = order.fill([(1, "one"), (2, "two"), (3, "three")], now: 300)
+        #expect(filled.map(\.pts) == [2, 3] && order.position == 3 && order.heldSince == nil)
+    }
+
+    @Test func tooManyHeldChangesOverflow() {
+        var order = ChangeOrder()
+        _ = order.start(at: 0, now: 0)
+        for pts in 2...Int64(ChangeOrder.maxHeld + 1) { _ = order.receive(pts, "", now: 0) }
+        #expect(!order.overflowed)
+        _ = order.receive(Int64(ChangeOrder.maxHeld + 2), "", now: 0)
+        #expect(order.overflowed)
+    }
+}
