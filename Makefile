@@ -3,7 +3,7 @@ SWIFT ?= swift
 STRICT = -Xswiftc -warnings-as-errors
 SYSTEM_SQLITE = --disable-default-traits --traits SystemSQLite --scratch-path .build/system-sqlite
 
-.PHONY: deps build server test test-sdk test-sdk-system test-server test-fuzz fuzz demo bench clean
+.PHONY: deps build server test test-sdk test-sdk-system test-server test-server-postgres test-fuzz fuzz demo bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -16,9 +16,9 @@ build: deps
 server:
 	cd Server && $(SWIFT) build $(STRICT)
 
-## Every test: the SDK packages on both SQLite flavours, then chatd (unit, live-server, interop, schemathesis),
-## then a short run of each fuzz target (a crash fails the run).
-test: deps server test-sdk test-sdk-system test-server test-fuzz
+## Every test: the SDK packages on both SQLite flavours, then chatd (unit, live-server, interop, schemathesis)
+## on SQLite and again on PostgreSQL, then a short run of each fuzz target (a crash fails the run).
+test: deps server test-sdk test-sdk-system test-server test-server-postgres test-fuzz
 
 # A hung test fails the run (after 15 minutes, $$TEST_TIME_LIMIT seconds) and names the tests
 # that never finished, instead of stalling CI.
@@ -33,6 +33,10 @@ test-sdk-system: server
 test-server: server
 	cd Server && $(SWIFT_TEST) $(STRICT)
 	scripts/schemathesis.sh
+
+## The same live-server suite and schemathesis with every chatd on PostgreSQL (a throwaway cluster).
+test-server-postgres: server
+	scripts/with-postgres.sh sh -c 'cd Server && $(SWIFT_TEST) $(STRICT) && cd .. && scripts/schemathesis.sh'
 
 ## libFuzzer targets (Fuzz/): 15 seconds each in `make test`, three minutes each here.
 test-fuzz:

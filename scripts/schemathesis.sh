@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs schemathesis (PyPI) against a live chatd with docs/openapi.yaml: fails on any 5xx,
-# an undocumented status, a wrong content type or a response that breaks its schema.
+# an undocumented status, a wrong content type or a response that breaks its schema. On
+# SQLite, or on PostgreSQL when CHATD_TEST_POSTGRES names a server.
 # One worker: with two, Hypothesis (6.155) raced on a shared cache and failed a run by
 # itself (FlakyFailure in lambda_sources), and two took no less time. `revokeOwnToken` is left
 # out: it would revoke the run's own token (the live tests cover it).
@@ -13,6 +14,12 @@ data=$(mktemp -d)
 log="$data/chatd.log"
 pid=""
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$data"' EXIT
+# Next to scripts/with-postgres.sh, chatd runs on a database of its own there.
+if [ -n "${CHATD_TEST_POSTGRES:-}" ]; then
+    database="chatd_schemathesis_$$"
+    psql -q "$CHATD_TEST_POSTGRES/postgres" -c "CREATE DATABASE $database"
+    export CHATD_DATABASE="$CHATD_TEST_POSTGRES/$database"
+fi
 "$chatd" --data "$data" --port 0 --admin-key schemathesis-admin > "$log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done

@@ -22,7 +22,7 @@ public final class ChatServer: Sendable {
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
         let clock: any ServerClock = configuration.testClock ? AdjustableClock() : SystemClock()
-        store = try Store(directory: configuration.dataDirectory, clock: clock, retention: configuration.changelogRetention)
+        store = try Store.open(configuration, clock: clock)
         (adminKey, adminKeyGenerated) = try AdminKey.load(configured: configuration.adminKey, in: configuration.dataDirectory)
         hub = try RealtimeHub(store: store, configuration: configuration.realtime)
         let media = try MediaStore(directory: configuration.dataDirectory.appendingPathComponent("media"))

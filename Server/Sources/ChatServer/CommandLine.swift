@@ -23,14 +23,17 @@ public struct UsageError: Error, CustomStringConvertible {
 
 public enum ChatdArguments {
     public static let usage = """
-        usage: chatd [--data DIR] [--port PORT] [--admin-key KEY] [options]
-               chatd user add UID [--name NAME] [--data DIR]
-               chatd token UID [--ttl SECONDS] [--data DIR]
-               chatd group add GUID --owner UID [--name NAME] [--type public|private] [--data DIR]
-               chatd group member add GUID UID [--scope participant|moderator|admin] [--data DIR]
+        usage: chatd [--data DIR | --database URL] [--port PORT] [--admin-key KEY] [options]
+               chatd user add UID [--name NAME] [--data DIR | --database URL]
+               chatd token UID [--ttl SECONDS] [--data DIR | --database URL]
+               chatd group add GUID --owner UID [--name NAME] [--type public|private] [--data DIR | --database URL]
+               chatd group member add GUID UID [--scope participant|moderator|admin] [--data DIR | --database URL]
 
         Serves the OfflineChat API (HTTP/JSON under /v1, WebSocket at /v1/realtime), on 127.0.0.1 unless told.
           --data DIR                 data directory (default ./chatd-data)
+          --database URL             postgres://user@host:port/db: PostgreSQL instead of SQLite in DIR
+                                     (or CHATD_DATABASE; several chatd nodes may share one)
+          --db-connections N         PostgreSQL connections per node (default 8)
           --port PORT                TCP port, 0 for any free one (default 8080)
           --listen HOST:PORT         address and port to bind (default 127.0.0.1:8080; [::1]:8080 for IPv6)
           --tls-cert FILE            PEM certificate (chain): serve HTTPS and WSS (with --tls-key)
@@ -62,6 +65,7 @@ public enum ChatdArguments {
     public static func parse(_ arguments: [String], environment: [String: String] = [:]) throws -> (ChatdCommand, ServerConfiguration) {
         var configuration = ServerConfiguration()
         configuration.adminKey = environment["CHATD_ADMIN_KEY"]
+        configuration.database = try environment["CHATD_DATABASE"].flatMap { $0.isEmpty ? nil : try databaseURL($0) }
         var positional: [String] = []
         var name: String?
         var ttl: Int64?
@@ -94,6 +98,8 @@ public enum ChatdArguments {
             case "--help", "-h": return (.help, configuration)
             case "--version": return (.version, configuration)
             case "--data": configuration.dataDirectory = URL(fileURLWithPath: try value(argument))
+            case "--database": configuration.database = try databaseURL(try value(argument))
+            case "--db-connections": configuration.databaseConnections = try number(argument, 1...1000)
             case "--port": configuration.port = try number(argument, 0...65535)
             case "--listen":
                 let raw = try value(argument)
@@ -174,9 +180,18 @@ public enum ChatdArguments {
         }
     }
 
-    /// Runs an offline admin command against the data directory and returns what to print.
+    /// `--database` / `CHATD_DATABASE`: a PostgreSQL url.
+    static func databaseURL(_ raw: String) throws -> String {
+        guard raw.hasPrefix("postgres://") || raw.hasPrefix("postgresql://") else {
+            throw UsageError(description: "--database wants postgres://user@host:port/database, not \(raw)")
+        }
+        return raw
+    }
+
+    /// Runs an offline admin command against the database and returns what to print.
     public static func runAdmin(_ command: ChatdCommand, configuration: ServerConfiguration) throws -> String {
-        let store = try Store(directory: configuration.dataDirectory, clock: SystemClock(), readers: 1)
+        let store = try Store.open(configuration, clock: SystemClock(), connections: 1)
+        defer { try? store.close() }
         switch command {
         case .addUser(let uid, let name):
             let request = CreateUserRequest(uid: uid, name: name)

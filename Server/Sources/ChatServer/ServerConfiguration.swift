@@ -2,8 +2,13 @@ import Foundation
 
 /// Everything `chatd` is started with.
 public struct ServerConfiguration: Sendable {
-    /// Where the database and the admin key live.
+    /// Where the database (unless `database` names PostgreSQL), media and the admin key live.
     public var dataDirectory = URL(fileURLWithPath: "chatd-data")
+    /// `postgres://…`: keep every table in PostgreSQL (several nodes can share it); nil:
+    /// embedded SQLite in `dataDirectory`.
+    public var database: String?
+    /// PostgreSQL connections this node keeps open at most.
+    public var databaseConnections = 8
     /// The address to bind: an IPv4 or IPv6 address (default loopback only; `0.0.0.0` or `::`
     /// for every interface, behind TLS or a reverse proxy, see docs/DEPLOY.md).
     public var host = "127.0.0.1"

@@ -118,7 +118,7 @@ extension HostileInputTests {
 
     /// Any local account could read every bearer token: the data directory was 0755 and the
     /// database 0644. chatd makes them private on every start, old deployments included.
-    @Test func theDataDirectoryAndTheDatabaseArePrivate() async throws {
+    @Test(.enabled(if: LiveServer.onSQLite)) func theDataDirectoryAndTheDatabaseArePrivate() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let database = directory.appendingPathComponent("chatd.sqlite").path

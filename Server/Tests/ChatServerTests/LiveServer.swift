@@ -1,4 +1,5 @@
 import ChatProtocol
+import ChatServer
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -21,7 +22,9 @@ struct Reply {
     var error: APIError? { try? JSONDecoder().decode(APIError.self, from: body) }
 }
 
-/// The real `chatd` process on an ephemeral loopback port, with a fresh data directory.
+/// The real `chatd` process on an ephemeral loopback port, with a fresh data directory, on
+/// the engine the suite runs on: embedded SQLite, or a fresh PostgreSQL database of its own
+/// when `CHATD_TEST_POSTGRES` names a server (`make test` runs the suite both ways).
 final class LiveServer: @unchecked Sendable {  // immutable after init; Process is only touched in stop()
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -37,6 +40,25 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
     let port: Int
     let session: URLSession
 
+    /// `postgres://user@host:port` of the server the suite uses; nil: SQLite.
+    static let postgres: String? = ProcessInfo.processInfo.environment["CHATD_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    /// Tests of SQLite's own files and migrations run only on that engine.
+    static var onSQLite: Bool { postgres == nil }
+
+    /// The flags that point chatd at `directory`'s store: on PostgreSQL a database made for
+    /// it on first use (its url kept in the directory, so a restart finds the same one).
+    static func storeArguments(_ directory: URL) throws -> [String] {
+        guard let postgres else { return ["--data", directory.path] }
+        let file = directory.appendingPathComponent("test-database-url")
+        if let url = try? String(contentsOf: file, encoding: .utf8) { return ["--data", directory.path, "--database", url] }
+        let name = "chatd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try PostgresConnection(url: postgres + "/postgres").execute("CREATE DATABASE \(name)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let url = postgres + "/" + name
+        try url.write(to: file, atomically: true, encoding: .utf8)
+        return ["--data", directory.path, "--database", url]
+    }
+
     /// Where `swift build` put chatd: next to the test bundle.
     static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chatd")
@@ -49,8 +71,8 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
             throw Failure("build chatd first (swift build): \(Self.binary.path) is missing")
         }
         process.executableURL = Self.binary
-        process.arguments = ["--data", self.dataDirectory.path, "--port", "0", "--admin-key", Self.adminKey,
-                             "--test-clock", "--stop-on-stdin-eof"] + arguments
+        process.arguments = try Self.storeArguments(self.dataDirectory)
+            + ["--port", "0", "--admin-key", Self.adminKey, "--test-clock", "--stop-on-stdin-eof"] + arguments
         process.standardOutput = output
         process.standardInput = lifeline  // closed when the test process dies: chatd then stops
         try process.run()

@@ -161,56 +161,56 @@ public final class PostgresConnection: SQLDatabase {
 
 /// The store's SQL (written for SQLite, kept portable) as PostgreSQL reads it.
 enum PostgresDialect {
-    /// `?` and `?N` become `$N`; `json_each(` becomes `json_array_elements_text(`; `LIKE`
-    /// becomes `ILIKE` (SQLite's LIKE ignores ASCII case). Quoted text is left alone.
+    /// `?` and `?N` become `$N`; `json_each(x)` becomes `json_array_elements_text((x)::json)`
+    /// (the store keeps JSON arrays as text); `LIKE` becomes `ILIKE` (SQLite's LIKE ignores
+    /// ASCII case). Quoted text is left alone.
     static func translate(_ sql: String) -> String {
         var output = ""
         var next = 1
         var quote: Character?
+        var parentheses: [Bool] = []  // per open parenthesis: does it end a json_each call?
         var index = sql.startIndex
         while index < sql.endIndex {
             let character = sql[index]
+            index = sql.index(after: index)
             if let open = quote {
                 output.append(character)
                 if character == open { quote = nil }
-                index = sql.index(after: index)
                 continue
             }
-            if character == "'" || character == "\"" {
+            switch character {
+            case "'", "\"":
                 quote = character
-            } else if character == "?" {
-                var end = sql.index(after: index)
-                while end < sql.endIndex, sql[end].isASCII, sql[end].isNumber { end = sql.index(after: end) }
-                if end > sql.index(after: index) {
-                    output += "$" + sql[sql.index(after: index)..<end]
-                } else {
+                output.append(character)
+            case "?":
+                let digits = sql[index...].prefix { $0.isASCII && $0.isNumber }
+                if digits.isEmpty {
                     output += "$\(next)"
                     next += 1
+                } else {
+                    output += "$" + digits
+                    index = digits.endIndex
                 }
-                index = end
-                continue
-            } else if let word = keyword(in: sql, at: index) {
-                output += word.replacement
-                index = sql.index(index, offsetBy: word.length)
-                continue
+            case "(":
+                parentheses.append(false)
+                output.append(character)
+            case ")":
+                output += parentheses.popLast() == true ? ")::json)" : ")"
+            default:
+                let atWordStart = output.last.map { !($0.isLetter || $0.isNumber || $0 == "_") } ?? true
+                let rest = sql[sql.index(before: index)...]
+                if atWordStart, rest.hasPrefix("json_each(") {
+                    output += "json_array_elements_text(("
+                    parentheses.append(true)
+                    index = sql.index(index, offsetBy: "json_each(".count - 1)
+                } else if atWordStart, rest.hasPrefix("LIKE ") {
+                    output += "ILIKE "
+                    index = sql.index(index, offsetBy: "LIKE ".count - 1)
+                } else {
+                    output.append(character)
+                }
             }
-            output.append(character)
-            index = sql.index(after: index)
         }
         return output
-    }
-
-    private static let replacements: [(String, String)] = [("json_each(", "json_array_elements_text("), ("LIKE ", "ILIKE ")]
-
-    /// A word to replace starting at `index` (not inside a longer identifier).
-    private static func keyword(in sql: String, at index: String.Index) -> (replacement: String, length: Int)? {
-        if index > sql.startIndex {
-            let before = sql[sql.index(before: index)]
-            if before.isLetter || before.isNumber || before == "_" { return nil }
-        }
-        for (word, replacement) in replacements where sql[index...].hasPrefix(word) {
-            return (replacement, word.count)
-        }
-        return nil
     }
 }

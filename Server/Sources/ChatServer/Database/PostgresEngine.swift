@@ -31,6 +31,9 @@ final class PostgresEngine: StoreEngine {
         return db
     }
 
+    /// A write that lost a race runs again. So does one that hit a unique index a concurrent
+    /// transaction filled first: run again, it sees that row (a repeated send finds its
+    /// original by `muid` and answers it), so only a real duplicate becomes `conflict`.
     func write<T>(_ body: (any SQLDatabase) throws -> T, committed: () -> Void) throws -> T {
         var attempt = 1
         while true {
@@ -38,17 +41,26 @@ final class PostgresEngine: StoreEngine {
                 let result = try transaction("BEGIN", body)
                 committed()
                 return result
-            } catch let error as PostgresError where error.isRetryable && attempt < Self.maxAttempts {
+            } catch let error as PostgresError where attempt < Self.maxAttempts
+                        && (error.isRetryable || (error.sqlState == Self.uniqueViolation && attempt < 3)) {
                 attempt += 1
+            } catch {
+                throw Self.translate(error)
             }
         }
     }
 
     func read<T>(_ body: (any SQLDatabase) throws -> T) throws -> T {
-        try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        do {
+            return try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        } catch {
+            throw Self.translate(error)
+        }
     }
 
-    /// One transaction on a pooled connection; PostgreSQL's refusals become the store's.
+    static let uniqueViolation = "23505"
+
+    /// One transaction on a pooled connection, rolled back when `body` throws.
     private func transaction<T>(_ begin: String, _ body: (any SQLDatabase) throws -> T) throws -> T {
         let db = try pool.take()
         defer { pool.give(db) }
@@ -59,16 +71,16 @@ final class PostgresEngine: StoreEngine {
             return result
         } catch {
             if db.isOpen { try? db.execute("ROLLBACK") }
-            throw Self.translate(error)
+            throw error
         }
     }
 
-    /// A lost connection is `unavailable`; a unique violation a `conflict`; races stay
-    /// `PostgresError`s so `write` can retry them.
+    /// PostgreSQL's refusals in the store's words: a lost connection is `unavailable`, a
+    /// unique violation a `conflict`; anything else stays as it is (a 500: a bug).
     static func translate(_ error: any Error) -> any Error {
         guard let error = error as? PostgresError else { return error }
         if error.isConnectionLost { return StoreError.unavailable("the database is unreachable; try again shortly") }
-        if error.sqlState == "23505" { return StoreError.conflict("it already exists") }
+        if error.sqlState == uniqueViolation { return StoreError.conflict("it already exists") }
         return error
     }
 

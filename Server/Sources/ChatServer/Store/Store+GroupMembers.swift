@@ -206,7 +206,7 @@ extension Store {
     static func bans(_ db: any SQLDatabase, _ guid: String, uid: String?, after: String, limit: Int) throws -> [GroupBanPayload] {
         try db.query("""
             SELECT \(memberUserColumns), b.banned_by, b.banned_at FROM group_bans b JOIN users u ON u.uid = b.uid
-            WHERE b.guid = ?1 AND (?2 IS NULL OR b.uid = ?2) AND b.uid > ?3 ORDER BY b.uid LIMIT ?4
+            WHERE b.guid = ?1 AND (CAST(?2 AS TEXT) IS NULL OR b.uid = ?2) AND b.uid > ?3 ORDER BY b.uid LIMIT ?4
             """, [guid, uid, after, limit]).map {
             GroupBanPayload(guid: guid, user: try user(from: $0), bannedBy: try $0.get("banned_by"), bannedAt: try $0.get("banned_at"))
         }

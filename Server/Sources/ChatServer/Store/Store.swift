@@ -47,6 +47,16 @@ public final class Store: Sendable {
         try self.init(engine: try PostgresEngine(url: url, connections: connections), clock: clock, retention: retention)
     }
 
+    /// The store `configuration` names: PostgreSQL at `database`, else SQLite in `dataDirectory`.
+    public static func open(_ configuration: ServerConfiguration, clock: any ServerClock, connections: Int? = nil) throws -> Store {
+        let retention = configuration.changelogRetention
+        if let url = configuration.database {
+            return try Store(postgres: url, clock: clock, retention: retention,
+                             connections: connections ?? configuration.databaseConnections)
+        }
+        return try Store(directory: configuration.dataDirectory, clock: clock, retention: retention, readers: connections ?? 4)
+    }
+
     init(engine: any StoreEngine, clock: any ServerClock, retention: Int64) throws {
         self.engine = engine
         self.clock = clock
