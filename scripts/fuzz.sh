@@ -44,6 +44,7 @@ swiftc "${flags[@]}" -emit-library -static -emit-module -module-name ChatProtoco
     -emit-module-path .build/fuzz/lib/ChatProtocol.swiftmodule -o .build/fuzz/lib/libChatProtocol.a
 build http ChatServer -I .build/fuzz/lib -L .build/fuzz/lib -lChatProtocol \
     Server/Sources/ChatServer/HTTP/{HTTPRequest,HTTPResponse,Router}.swift Server/Sources/ChatServer/API/Validation.swift \
+    Server/Sources/ChatServer/Store/StoreError.swift \
     Fuzz/HTTPRequests.swift
 run websocket
 run protocol
