@@ -332,7 +332,7 @@ extension ChangelogTests {
 }
 
 /// A deterministic generator (SplitMix64), so a failing run can be replayed.
-struct SeededRandom {
+struct SeededRandom: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

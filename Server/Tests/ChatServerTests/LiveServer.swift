@@ -51,12 +51,17 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
         guard let postgres else { return ["--data", directory.path] }
         let file = directory.appendingPathComponent("test-database-url")
         if let url = try? String(contentsOf: file, encoding: .utf8) { return ["--data", directory.path, "--database", url] }
-        let name = "chatd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try PostgresConnection(url: postgres + "/postgres").execute("CREATE DATABASE \(name)")
+        let url = try freshDatabase(on: postgres)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let url = postgres + "/" + name
         try url.write(to: file, atomically: true, encoding: .utf8)
         return ["--data", directory.path, "--database", url]
+    }
+
+    /// A new, empty database on the PostgreSQL server at `postgres`; its url.
+    static func freshDatabase(on postgres: String) throws -> String {
+        let name = "chatd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try PostgresConnection(url: postgres + "/postgres").execute("CREATE DATABASE \(name)")
+        return postgres + "/" + name
     }
 
     /// Where `swift build` put chatd: next to the test bundle.

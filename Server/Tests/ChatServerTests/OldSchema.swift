@@ -14,6 +14,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 13:
+            try db.execute("ALTER TABLE conversations DROP COLUMN last_stamp")
         case 12:
             // Changes numbered by one global `seq`, stored with it; the inbox without positions.
             let update = try db.prepare("UPDATE changes SET payload = ? WHERE id = ?")

@@ -64,6 +64,10 @@ public final class PostgresConnection: SQLDatabase {
         try query(sql, arguments).first
     }
 
+    public func lockRows(_ table: String, where column: String, is value: String) throws {
+        try run("SELECT 1 FROM \(table) WHERE \(column) = ? FOR UPDATE", [value])
+    }
+
     /// Prepares `sql` (translated) on first use, runs it with `arguments` as text.
     private func exec(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> OpaquePointer? {
         let name = try statementName(sql)

@@ -19,6 +19,9 @@ public protocol SQLDatabase: AnyObject {
     func execute(_ sql: String) throws
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { get }
+    /// Locks the rows of `table` whose `column` is `value` until the transaction ends (another
+    /// writer of them waits). SQLite's single writer already excludes every other.
+    func lockRows(_ table: String, where column: String, is value: String) throws
 }
 
 extension SQLDatabase {
@@ -35,4 +38,6 @@ extension SQLDatabase {
     }
 }
 
-extension Connection: SQLDatabase {}
+extension Connection: SQLDatabase {
+    public func lockRows(_ table: String, where column: String, is value: String) throws {}
+}

@@ -211,6 +211,11 @@ enum Schema {
                 try update.run([try StoredChange.body(of: change), try row.get(0, as: Int64.self)])
             }
         }
+        migrator.register(13, "conversation stamps", sql: """
+            -- The last time a conversation gave a write (Store.lockConversation): a write's time
+            -- is later than it, whichever node's clock made it.
+            ALTER TABLE conversations ADD COLUMN last_stamp INTEGER NOT NULL DEFAULT 0;
+            """)
         return migrator
     }()
 }

@@ -25,7 +25,7 @@ extension Store {
     /// is the stored hash the password was checked against). A repeat changes nothing.
     public func join(_ guid: String, uid: String, verifiedHash: String?) throws -> (group: GroupPayload, joined: Bool) {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
             let group = try Self.visibleGroup(db, guid, for: uid)
             if group.hasJoined { return (group, false) }
             try Self.requireNotBanned(db, guid, uid)
@@ -46,7 +46,7 @@ extension Store {
     /// Leaves a group. The owner must transfer ownership first.
     public func leave(_ guid: String, uid: String) throws {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
             let scope = try Self.memberScope(db, guid, uid)
             guard scope != .owner else {
                 throw StoreError.conflict("the owner cannot leave group \(guid); transfer ownership first")
@@ -61,7 +61,7 @@ extension Store {
     /// a member again answers the member unchanged (`added == false`).
     public func addMember(_ guid: String, _ target: String, scope: GroupScope, by actor: String) throws -> (member: GroupMemberPayload, added: Bool) {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
             let actorScope = try Self.requireScope(db, guid, actor, for: .add)
             guard scope != .owner else { throw StoreError.validation("a group has one owner; transfer ownership instead") }
             guard scope <= actorScope else { throw StoreError.forbidden("a \(actorScope.rawValue) cannot add a \(scope.rawValue)") }
@@ -82,7 +82,7 @@ extension Store {
     /// Removes a member who ranks below the actor (moderators and up).
     public func kick(_ guid: String, _ target: String, by actor: String) throws {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
             let actorScope = try Self.requireScope(db, guid, actor, for: .kick)
             guard let member = try Self.member(db, guid, target) else { throw StoreError.notFound("\(target) is not a member of group \(guid)") }
             try Self.requireOutranks(actorScope, member.scope, actor: actor, target: target)
@@ -96,7 +96,7 @@ extension Store {
     /// group and cannot join or be added until unbanned. A repeat changes nothing.
     public func ban(_ guid: String, _ target: String, by actor: String) throws -> GroupBanPayload {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
             let actorScope = try Self.requireScope(db, guid, actor, for: .ban)
             guard let row = try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [target]) else {
                 throw StoreError.notFound("no user \(target)")
@@ -117,7 +117,7 @@ extension Store {
     /// Lifts a ban (moderators and up). The user may then join or be added again.
     public func unban(_ guid: String, _ target: String, by actor: String) throws {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
             _ = try Self.requireScope(db, guid, actor, for: .unban)
             try db.run("DELETE FROM group_bans WHERE guid = ? AND uid = ?", [guid, target])
             guard db.changes > 0 else { throw StoreError.notFound("\(target) is not banned from group \(guid)") }
@@ -130,7 +130,7 @@ extension Store {
     /// and the new scope may not exceed the actor's. Ownership moves only by transfer.
     public func changeScope(_ guid: String, _ target: String, to scope: GroupScope, by actor: String) throws -> GroupMemberPayload {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
             let actorScope = try Self.requireScope(db, guid, actor, for: .changeScope)
             guard scope != .owner else { throw StoreError.validation("a group has one owner; use POST /v1/groups/{guid}/owner") }
             guard let member = try Self.member(db, guid, target) else { throw StoreError.notFound("\(target) is not a member of group \(guid)") }
@@ -148,7 +148,7 @@ extension Store {
     /// Makes a member the owner (owner only); the old owner becomes an admin.
     public func transferOwnership(_ guid: String, to target: String, by actor: String) throws -> GroupPayload {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
             _ = try Self.requireScope(db, guid, actor, for: .transferOwnership)
             guard target != actor else { throw StoreError.validation("you already own group \(guid)") }
             guard let member = try Self.member(db, guid, target) else { throw StoreError.notFound("\(target) is not a member of group \(guid)") }

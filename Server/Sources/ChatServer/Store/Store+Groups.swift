@@ -153,7 +153,7 @@ extension Store {
     /// hash when one was given.
     public func editGroup(_ guid: String, by uid: String, _ request: EditGroupRequest, passwordHash: String?) throws -> GroupPayload {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
             _ = try Self.requireScope(db, guid, uid, for: .edit)
             let current = try Self.sharedGroup(db, guid)
             let type = request.type ?? current.type
@@ -187,7 +187,7 @@ extension Store {
     /// stored but unreadable; the guid is never reused.
     public func deleteGroup(_ guid: String, by uid: String) throws {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
             _ = try Self.requireScope(db, guid, uid, for: .delete)
             let conversationId = ConversationPayload.groupID(guid)
             let members = try Self.members(db, of: conversationId)

@@ -45,12 +45,11 @@ extension Store {
     /// with `created == false` and changes nothing.
     public func send(from sender: String, _ request: SendMessageRequest) throws -> (message: MessagePayload, created: Bool) {
         try write { db, changes in
-            let now = stamp()
             if let id: Int64 = try db.scalar("SELECT id FROM messages WHERE sender = ? AND muid = ?", [sender, request.muid]),
                let original = try Self.loadMessage(db, id: id) {
                 return (original, false)
             }
-            let conversationId = try prepareConversation(db, from: sender, request, at: now)
+            let (conversationId, now) = try prepareConversation(db, from: sender, request)
             var parent: MessagePayload?
             if let parentId = request.parentMessageId {
                 parent = try Self.loadMessage(db, id: parentId)
@@ -80,19 +79,22 @@ extension Store {
             guard let message = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
             try record(db, .messageCreated, conversationId: conversationId, message: message,
                        audience: try Self.members(db, of: conversationId), into: &changes)
-            if let parentId = request.parentMessageId { try recountReplies(db, parentId, into: &changes) }
+            if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
             try notifyAbout(message, parent: parent, db, into: &changes)
             return (message, true)
         }
     }
 
-    /// The conversation a new message goes to, checking the sender may post there: a group
-    /// they are a member of, or a user with no block between them (the one-to-one
-    /// conversation is created on first use).
-    func prepareConversation(_ db: any SQLDatabase, from sender: String, _ request: SendMessageRequest, at now: Int64) throws -> String {
+    /// The conversation a new message goes to, locked (`lockConversation`), and the message's
+    /// time, checking the sender may post there: a group they are a member of, or a user with
+    /// no block between them (the one-to-one conversation is created on first use).
+    func prepareConversation(_ db: any SQLDatabase, from sender: String,
+                             _ request: SendMessageRequest) throws -> (id: String, now: Int64) {
         if request.receiverType == .group {
+            let conversationId = ConversationPayload.groupID(request.receiver)
+            let now = try lockConversation(db, conversationId)
             _ = try Self.memberScope(db, request.receiver, sender)
-            return ConversationPayload.groupID(request.receiver)
+            return (conversationId, now)
         }
         guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.receiver], as: Int.self) != nil else {
             throw StoreError.notFound("no user \(request.receiver)")
@@ -101,12 +103,12 @@ extension Store {
             throw StoreError(.blocked, "\(sender) and \(request.receiver) have a block between them; unblock to send")
         }
         let conversationId = ConversationPayload.directID(sender, request.receiver)
-        try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING", [conversationId, now])
+        try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING", [conversationId, stamp()])
         try db.run("INSERT INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                    [conversationId, sender, request.receiver])
         try db.run("INSERT INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                    [conversationId, request.receiver, sender])
-        return conversationId
+        return (conversationId, try lockConversation(db, conversationId))
     }
 
     /// A message the caller may read; 404 when missing, 403 when in someone else's conversation.
@@ -117,7 +119,7 @@ extension Store {
     /// Replaces text, custom data or metadata of the caller's own message.
     public func edit(_ id: Int64, by uid: String, _ request: EditMessageRequest) throws -> MessagePayload {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ofMessage: id)
             if let status = request.callStatus { return try moveCall(db, id: id, by: uid, to: status, at: now, into: &changes) }
             let message = try Self.ownMessage(db, id: id, uid: uid)
             guard message.deletedAt == nil else { throw StoreError.conflict("message \(id) is deleted") }
@@ -159,7 +161,7 @@ extension Store {
     /// own; in a group, moderators and up may delete anyone's. Repeats are no-ops.
     public func delete(_ id: Int64, by uid: String) throws -> MessagePayload {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ofMessage: id)
             let message = try Self.readableMessage(db, id: id, uid: uid)
             guard message.category != .action else { throw StoreError.conflict("action messages cannot be deleted") }
             if message.sender != uid {
@@ -176,7 +178,7 @@ extension Store {
             try db.run("DELETE FROM upload_refs WHERE message_id = ?", [id])  // its file may go (sweepUploads)
             try Self.uncountDeletedMessage(db, message.conversationId, id: id, sender: message.sender)
             let deleted = try publishUpdate(db, id: id, into: &changes)
-            if let parentId = message.parentMessageId { try recountReplies(db, parentId, into: &changes) }
+            if let parentId = message.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
             return deleted
         }
     }
@@ -191,11 +193,11 @@ extension Store {
 
     /// Recomputes a parent's live reply count (inside the write transaction, so concurrent
     /// replies and deletions cannot lose an update) and records the parent's update.
-    func recountReplies(_ db: any SQLDatabase, _ parentId: Int64, into changes: inout [PublishedChange]) throws {
+    func recountReplies(_ db: any SQLDatabase, _ parentId: Int64, at now: Int64, into changes: inout [PublishedChange]) throws {
         try db.run("""
             UPDATE messages SET reply_count = (SELECT count(*) FROM messages WHERE parent_id = ?1 AND deleted_at IS NULL),
                 updated_at = ?2 WHERE id = ?1
-            """, [parentId, stamp()])
+            """, [parentId, now])
         _ = try publishUpdate(db, id: parentId, into: &changes)
     }
 

@@ -9,6 +9,7 @@ extension Store {
                 message: MessagePayload, reaction: String? = nil, at: Int64, into changes: inout [PublishedChange]) throws {
         guard uid != actor, try db.scalar("SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?",
                                           [message.conversationId, uid], as: Int.self) != nil else { return }
+        try Self.lockFeed(db, uid)
         let id: Int64 = try db.scalar("""
             INSERT INTO notifications(uid, kind, actor, message_id, conversation_id, reaction, at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
             """, [uid, kind.rawValue, actor, message.id, message.conversationId, reaction, at]) ?? 0

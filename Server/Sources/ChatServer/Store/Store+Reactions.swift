@@ -11,7 +11,7 @@ extension Store {
     /// Answers the message with its new counts and whether the reaction was new.
     public func react(_ reaction: String, to id: Int64, by uid: String) throws -> (message: MessagePayload, added: Bool) {
         try write { db, changes in
-            let now = stamp()
+            let now = try lockConversation(db, ofMessage: id)
             let message = try Self.readableMessage(db, id: id, uid: uid)
             guard message.deletedAt == nil else { throw StoreError.conflict("message \(id) is deleted") }
             try Self.requireNoBlock(db, uid, message)
@@ -33,6 +33,7 @@ extension Store {
     /// Removes the caller's `reaction`; 404 when they had not reacted so.
     public func unreact(_ reaction: String, from id: Int64, by uid: String) throws -> MessagePayload {
         try write { db, changes in
+            let now = try lockConversation(db, ofMessage: id)
             _ = try Self.readableMessage(db, id: id, uid: uid)
             guard let row = try db.queryFirst("SELECT id, message_id, uid, reaction, reacted_at FROM reactions WHERE message_id = ? AND uid = ? AND reaction = ?",
                                               [id, uid, reaction]) else {
@@ -40,7 +41,7 @@ extension Store {
             }
             let removed = try Self.reaction(from: row)
             try db.run("DELETE FROM reactions WHERE id = ?", [removed.id])
-            try db.run("UPDATE messages SET updated_at = ? WHERE id = ?", [stamp(), id])
+            try db.run("UPDATE messages SET updated_at = ? WHERE id = ?", [now, id])
             return try publishUpdate(db, id: id, kind: .reactionRemoved, reaction: removed, into: &changes)
         }
     }
