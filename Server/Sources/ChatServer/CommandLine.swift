@@ -12,6 +12,12 @@ public enum ChatdCommand: Equatable, Sendable {
     case addGroup(guid: String, name: String?, owner: String, type: GroupType)
     /// `chatd group member add GUID UID [--scope participant|moderator|admin]`, as the owner.
     case addGroupMember(guid: String, uid: String, scope: GroupScope)
+    /// `chatd migrate`: brings the store's schema up to date and exits.
+    case migrate
+    /// `chatd export [--output FILE]`: the whole deployment as JSON lines (stdout by default).
+    case export(output: String?)
+    /// `chatd import FILE [--keep-epoch]`: loads an export into a new, empty store.
+    case importFile(path: String, keepEpoch: Bool)
     case help
     case version
 }
@@ -28,6 +34,9 @@ public enum ChatdArguments {
                chatd token UID [--ttl SECONDS] [--data DIR | --database URL]
                chatd group add GUID --owner UID [--name NAME] [--type public|private] [--data DIR | --database URL]
                chatd group member add GUID UID [--scope participant|moderator|admin] [--data DIR | --database URL]
+               chatd migrate [--data DIR | --database URL]
+               chatd export [--output FILE] [--data DIR | --database URL]
+               chatd import FILE [--keep-epoch] [--data DIR | --database URL]
 
         Serves the OfflineChat API (HTTP/JSON under /v1, WebSocket at /v1/realtime), on 127.0.0.1 unless told.
           --data DIR                 data directory (default ./chatd-data)
@@ -72,6 +81,8 @@ public enum ChatdArguments {
         var owner: String?
         var groupType = GroupType.public
         var scope = GroupScope.participant
+        var output: String?
+        var keepEpoch = false
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -141,6 +152,8 @@ public enum ChatdArguments {
                     throw UsageError(description: "--type must be public or private, not \(raw)")
                 }
                 groupType = parsed
+            case "--output": output = try value(argument)
+            case "--keep-epoch": keepEpoch = true
             case "--scope":
                 let raw = try value(argument)
                 guard let parsed = GroupScope(rawValue: raw), parsed != .owner else {
@@ -163,6 +176,15 @@ public enum ChatdArguments {
         case "user"?:
             guard positional.count == 3, positional[1] == "add" else { throw UsageError(description: "usage: chatd user add UID [--name NAME]") }
             return (.addUser(uid: positional[2], name: name), configuration)
+        case "migrate"?:
+            guard positional.count == 1 else { throw UsageError(description: "usage: chatd migrate") }
+            return (.migrate, configuration)
+        case "export"?:
+            guard positional.count == 1 else { throw UsageError(description: "usage: chatd export [--output FILE]") }
+            return (.export(output: output), configuration)
+        case "import"?:
+            guard positional.count == 2 else { throw UsageError(description: "usage: chatd import FILE [--keep-epoch]") }
+            return (.importFile(path: positional[1], keepEpoch: keepEpoch), configuration)
         case "token"?:
             guard positional.count == 2 else { throw UsageError(description: "usage: chatd token UID [--ttl SECONDS]") }
             return (.token(uid: positional[1], ttlSeconds: ttl), configuration)
@@ -206,6 +228,26 @@ public enum ChatdArguments {
             try Validate.group(name: request.name, icon: nil, description: nil, metadata: nil, tags: nil, password: nil)
             let group = try store.createGroup(request, by: owner, passwordHash: nil)
             return "created group \(group.guid) (\(group.name)), owner \(group.owner)"
+        case .migrate:
+            return "chatd's \(store.engineName) schema is up to date"
+        case .export(let path):
+            var lines = 0
+            if let path {
+                guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
+                      let file = FileHandle(forWritingAtPath: path) else { throw UsageError(description: "cannot write \(path)") }
+                defer { try? file.close() }
+                try store.export { line in
+                    try file.write(contentsOf: Data((line + "\n").utf8))
+                    lines += 1
+                }
+                return "exported \(lines - 1) rows to \(path)"
+            }
+            try store.export { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+            return ""
+        case .importFile(let path, let keepEpoch):
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw UsageError(description: "cannot read \(path)") }
+            let rows = try store.importDeployment(lines: text.split(separator: "\n").lazy.map(String.init), keepEpoch: keepEpoch)
+            return "imported \(rows) rows" + (keepEpoch ? " (the deployment's epoch kept: clients resume)" : " (a new epoch: clients rebuild once)")
         case .addGroupMember(let guid, let uid, let scope):
             let owner = try store.groupOwner(guid)
             let (member, added) = try store.addMember(guid, uid, scope: scope, by: owner)

@@ -29,8 +29,13 @@ case .help:
     say(ChatdArguments.usage)
 case .version:
     say("chatd \(Endpoints.version)")
-case .addUser, .token, .addGroup, .addGroupMember:
-    do { say(try ChatdArguments.runAdmin(command, configuration: configuration)) } catch { fail("\(error)") }
+case .addUser, .token, .addGroup, .addGroupMember, .migrate, .export, .importFile:
+    do {
+        let text = try ChatdArguments.runAdmin(command, configuration: configuration)
+        if !text.isEmpty { say(text) }
+    } catch {
+        fail("\(error)")
+    }
 case .serve:
     let signals = TerminationSignals()
     if configuration.stopOnStdinEOF { signals.terminateOnStdinEOF() }

@@ -125,16 +125,7 @@ import Testing
     @Test func offlineAdminCommandsWorkOnTheDataDirectory() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-admin-\(UUID().uuidString)")
         func chatd(_ arguments: [String]) throws -> (Int32, String) {
-            let process = Process()
-            let pipe = Pipe()
-            process.executableURL = LiveServer.binary
-            process.arguments = arguments + (try LiveServer.storeArguments(directory))
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
+            try LiveServer.run(arguments + (try LiveServer.storeArguments(directory)))
         }
         #expect(try chatd(["user", "add", "carol", "--name", "Carol"]).0 == 0)
         let (status, token) = try chatd(["token", "carol"])

@@ -57,6 +57,20 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
         return ["--data", directory.path, "--database", url]
     }
 
+    /// Runs a chatd subcommand to its end: its exit status and what it printed.
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        let pipe = Pipe()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     /// A new, empty database on the PostgreSQL server at `postgres`; its url.
     static func freshDatabase(on postgres: String) throws -> String {
         let name = "chatd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
@@ -69,14 +83,15 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chatd")
     }
 
-    init(arguments: [String] = [], dataDirectory: URL? = nil) throws {
+    /// `sqlite`: on embedded SQLite whatever the suite's engine (the source of an export).
+    init(arguments: [String] = [], dataDirectory: URL? = nil, sqlite: Bool = false) throws {
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("chatd-test-\(UUID().uuidString)")
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw Failure("build chatd first (swift build): \(Self.binary.path) is missing")
         }
         process.executableURL = Self.binary
-        process.arguments = try Self.storeArguments(self.dataDirectory)
+        process.arguments = (sqlite ? ["--data", self.dataDirectory.path] : try Self.storeArguments(self.dataDirectory))
             + ["--port", "0", "--admin-key", Self.adminKey, "--test-clock", "--stop-on-stdin-eof"] + arguments
         process.standardOutput = output
         process.standardInput = lifeline  // closed when the test process dies: chatd then stops

@@ -84,6 +84,12 @@ final class PostgresEngine: StoreEngine {
         return error
     }
 
+    func importFinished(_ db: any SQLDatabase) throws {
+        for table in ["messages", "changes", "reactions", "notifications"] {
+            try db.run("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), greatest((SELECT max(id) FROM \(table)), 1))")
+        }
+    }
+
     func close() throws { pool.close() }
 }
 

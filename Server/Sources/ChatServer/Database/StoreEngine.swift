@@ -14,6 +14,9 @@ protocol StoreEngine: Sendable {
     func write<T>(_ body: (any SQLDatabase) throws -> T, committed: () -> Void) throws -> T
     /// Runs `body` on a consistent snapshot.
     func read<T>(_ body: (any SQLDatabase) throws -> T) throws -> T
+    /// After rows were loaded with their own ids (`chatd import`): id generators continue
+    /// after them.
+    func importFinished(_ db: any SQLDatabase) throws
     func close() throws
 }
 
@@ -73,6 +76,9 @@ final class SQLiteEngine: StoreEngine {
             try db.transaction(.deferred) { try body($0) }
         }
     }
+
+    /// SQLite's AUTOINCREMENT already continues after the largest id inserted.
+    func importFinished(_ db: any SQLDatabase) throws {}
 
     func close() throws {
         for reader in readers { try reader.withConnection { try $0.close() } }
