@@ -81,12 +81,21 @@ public struct Page<Item: Codable & Sendable>: Codable, Sendable {
 }
 
 /// `GET /v1/health`.
+/// `GET /v1/health`: 200 when chatd can serve, 503 (same shape) when it cannot (a load
+/// balancer's check).
 public struct HealthResponse: Codable, Sendable {
+    /// `ok` or `unavailable`.
     public var status: String
     public var version: String
-    public init(status: String, version: String) {
+    /// Where chatd keeps its data: `sqlite` or `postgresql`.
+    public var engine: String?
+    /// `ok` or `unreachable`.
+    public var database: String?
+    public init(status: String, version: String, engine: String? = nil, database: String? = nil) {
         self.status = status
         self.version = version
+        self.engine = engine
+        self.database = database
     }
 }
 

@@ -8,7 +8,9 @@ import Testing
         let server = try LiveServer()
         let reply = try await server.request("GET", Endpoints.health)
         #expect(reply.status == 200)
-        #expect(try reply.decode(HealthResponse.self).version == Endpoints.version)
+        let health = try reply.decode(HealthResponse.self)
+        #expect(health.version == Endpoints.version && health.database == "ok")
+        #expect(health.engine == (LiveServer.onSQLite ? "sqlite" : "postgresql"))
     }
 
     @Test func adminEndpointsRequireTheAdminKey() async throws {

@@ -20,7 +20,12 @@ struct Routes {
 
     func router() -> Router {
         var router = Router()
-        router.add("GET", Endpoints.health) { _ in .json(HealthResponse(status: "ok", version: Endpoints.version)) }
+        router.add("GET", Endpoints.health) { _ in
+            let reachable = store.isReachable()
+            return .json(HealthResponse(status: reachable ? "ok" : "unavailable", version: Endpoints.version,
+                                        engine: store.engineName, database: reachable ? "ok" : "unreachable"),
+                         status: reachable ? 200 : 503)
+        }
         addAdmin(to: &router)
         addUsers(to: &router)
         addMessages(to: &router)

@@ -32,9 +32,8 @@ public final class PostgresConnection: SQLDatabase {
         guard let handle = PQconnectdb(url) else { throw PostgresError(sqlState: "", message: "libpq could not allocate a connection") }
         self.handle = handle
         guard PQstatus(handle) == CONNECTION_OK else {
-            let message = Self.errorText(handle)
-            PQfinish(handle)
-            throw PostgresError(sqlState: "08001", message: message)
+            // Thrown once fully initialized: deinit still runs and finishes the handle.
+            throw PostgresError(sqlState: "08001", message: Self.errorText(handle))
         }
     }
 

@@ -67,6 +67,11 @@ public final class Store: Sendable {
     /// `sqlite` or `postgresql`.
     public var engineName: String { engine.name }
 
+    /// Whether a query reaches the database now.
+    public func isReachable() -> Bool {
+        (try? read { try $0.scalar("SELECT 1", as: Int64.self) }) == 1
+    }
+
     /// Sets who receives committed changes (the realtime hub).
     public func onCommit(_ publish: @escaping @Sendable ([PublishedChange]) -> Void) {
         publisher.set(publish)
