@@ -175,6 +175,32 @@ import Testing
         guard case .server = await queued.log.next() else { Issue.record("the queued message was not sent"); return }
     }
 
+    /// chatd was restored from a backup and given a new epoch (`chatd new-epoch`) while bob was
+    /// away: his sync point may be past what the server holds, so it is refused as expired and
+    /// his cache rebuilds as a reInstall sync, the outbox kept.
+    @Test func aNewEpochRebuildsTheCacheAsAReInstallSync() async throws {
+        let world = try await world { server, alice in
+            _ = try await server.send("before", from: alice, to: "bob")
+        }
+        try await read(world, "alice~bob")
+        await goOffline(world)
+        let queued = OutboxTests.SendLog()
+        world.bob.sendTextMessage(message: TextMessage(receiverUid: "alice", text: "still queued", receiverType: .user),
+                                  onMessagePending: queued.pending, onMessageSent: queued.sent, onError: queued.error)
+        _ = await queued.log.next()
+        #expect(await queued.log.next() == .error(ChatException.internetUnavailable))
+        world.server.stop()
+        #expect(try world.server.admin(["new-epoch"]).hasPrefix("new epoch"))
+        try world.server.restart()
+        await comeBack(world)
+        let expired = await world.log.sweep()
+        #expect(expired.contains("messages error cursor_expired") && expired.last == "failed reInstall=false", "\(expired)")
+        let rebuilt = await world.log.sweep()
+        #expect(rebuilt.first == "start reInstall=true" && rebuilt.last == "finish reInstall=true", "\(rebuilt)")
+        #expect(world.bob.getPendingMessages().isEmpty, "the outbox flushed, untouched by the rebuild")
+        guard case .server = await queued.log.next() else { Issue.record("the queued message was not sent"); return }
+    }
+
     /// `clearOfflineCache` empties the cache; the next sync is a cold start.
     @Test func afterClearingTheCacheTheNextSyncIsAColdStart() async throws {
         let world = try await world()

@@ -18,6 +18,9 @@ public enum ChatdCommand: Equatable, Sendable {
     case export(output: String?)
     /// `chatd import FILE [--keep-epoch]`: loads an export into a new, empty store.
     case importFile(path: String, keepEpoch: Bool)
+    /// `chatd new-epoch`: after restoring a backup (chatd stopped), so clients whose cursors
+    /// may be past what the backup holds rebuild instead of resuming.
+    case newEpoch
     case help
     case version
 }
@@ -37,6 +40,7 @@ public enum ChatdArguments {
                chatd migrate [--data DIR | --database URL]
                chatd export [--output FILE] [--data DIR | --database URL]
                chatd import FILE [--keep-epoch] [--data DIR | --database URL]
+               chatd new-epoch [--data DIR | --database URL]   (after restoring a backup, chatd stopped)
 
         Serves the OfflineChat API (HTTP/JSON under /v1, WebSocket at /v1/realtime), on 127.0.0.1 unless told.
           --data DIR                 data directory (default ./chatd-data)
@@ -182,6 +186,9 @@ public enum ChatdArguments {
         case "export"?:
             guard positional.count == 1 else { throw UsageError(description: "usage: chatd export [--output FILE]") }
             return (.export(output: output), configuration)
+        case "new-epoch"?:
+            guard positional.count == 1 else { throw UsageError(description: "usage: chatd new-epoch") }
+            return (.newEpoch, configuration)
         case "import"?:
             guard positional.count == 2 else { throw UsageError(description: "usage: chatd import FILE [--keep-epoch]") }
             return (.importFile(path: positional[1], keepEpoch: keepEpoch), configuration)
@@ -230,6 +237,8 @@ public enum ChatdArguments {
             return "created group \(group.guid) (\(group.name)), owner \(group.owner)"
         case .migrate:
             return "chatd's \(store.engineName) schema is up to date"
+        case .newEpoch:
+            return "new epoch \(try store.renewEpoch()): clients rebuild their caches on their next sync"
         case .export(let path):
             var lines = 0
             if let path {

@@ -139,6 +139,15 @@ extension Store {
         return String(UInt64(epoch), radix: 16)
     }
 
+    /// Draws a new epoch: every cursor issued before answers `cursor_expired`, and clients
+    /// rebuild. For after a restore (run it while chatd is stopped: a running chatd keeps the
+    /// epoch it read at start). Returns the new epoch.
+    public func renewEpoch() throws -> String {
+        let value = Int64.random(in: 1...(Int64.max >> 1))
+        try engine.write({ db in try db.run("UPDATE meta SET value = ? WHERE key = 'epoch'", [value]) }, committed: {})
+        return String(UInt64(value), radix: 16)
+    }
+
     /// The cursor at `uid`'s position.
     func cursor(_ position: Int64) -> String { Cursor.encode(epoch: epoch, position) }
 
