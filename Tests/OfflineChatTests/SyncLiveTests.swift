@@ -149,10 +149,20 @@ import Testing
         #expect(try cache.ranges(.conversation("alice~bob")).count == 1)
     }
 
-    /// chatd keeps only the last 5 changes: bob's sync point expires while he is away. The
-    /// cache drops its messages (not the outbox) and a reInstall sync starts from the head.
-    @Test func anExpiredSyncPointRebuildsTheCacheAsAReInstallSync() async throws {
-        let world = try await world(chatd: ["--changelog-retention", "5"]) { server, alice in
+    /// How bob's sync point stops being one chatd can resume from while he is away.
+    enum SyncPointLoss: CaseIterable {
+        /// chatd keeps only the last 5 changes and more happen.
+        case retention
+        /// chatd is restored from a backup and given a new epoch (`chatd new-epoch`): his
+        /// cursor may be past what the server holds.
+        case newEpoch
+    }
+
+    /// Bob's sync point is refused as expired: the cache drops its messages (not the outbox)
+    /// and a reInstall sync starts from the head.
+    @Test(arguments: SyncPointLoss.allCases)
+    func aLostSyncPointRebuildsTheCacheAsAReInstallSync(loss: SyncPointLoss) async throws {
+        let world = try await world(chatd: loss == .retention ? ["--changelog-retention", "5"] : []) { server, alice in
             _ = try await server.send("before", from: alice, to: "bob")
         }
         try await read(world, "alice~bob")
@@ -162,7 +172,14 @@ import Testing
                                   onMessagePending: queued.pending, onMessageSent: queued.sent, onError: queued.error)
         _ = await queued.log.next()
         #expect(await queued.log.next() == .error(ChatException.internetUnavailable))
-        for index in 0..<12 { _ = try await world.server.send("while away \(index)", from: world.aliceToken, to: "bob") }
+        switch loss {
+        case .retention:
+            for index in 0..<12 { _ = try await world.server.send("while away \(index)", from: world.aliceToken, to: "bob") }
+        case .newEpoch:
+            world.server.stop()
+            #expect(try world.server.admin(["new-epoch"]).hasPrefix("new epoch"))
+            try world.server.restart()
+        }
         await comeBack(world)
         let expired = await world.log.sweep()
         #expect(expired.contains("messages error cursor_expired") && expired.last == "failed reInstall=false", "\(expired)")
@@ -172,32 +189,6 @@ import Testing
         let cache = try #require(world.bob.session.current?.cache)
         #expect(try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100).isEmpty, "no stale stretch survives the rebuild")
         #expect(world.bob.getPendingMessages().isEmpty, "the outbox flushed before the sweep, untouched by the rebuild")
-        guard case .server = await queued.log.next() else { Issue.record("the queued message was not sent"); return }
-    }
-
-    /// chatd was restored from a backup and given a new epoch (`chatd new-epoch`) while bob was
-    /// away: his sync point may be past what the server holds, so it is refused as expired and
-    /// his cache rebuilds as a reInstall sync, the outbox kept.
-    @Test func aNewEpochRebuildsTheCacheAsAReInstallSync() async throws {
-        let world = try await world { server, alice in
-            _ = try await server.send("before", from: alice, to: "bob")
-        }
-        try await read(world, "alice~bob")
-        await goOffline(world)
-        let queued = OutboxTests.SendLog()
-        world.bob.sendTextMessage(message: TextMessage(receiverUid: "alice", text: "still queued", receiverType: .user),
-                                  onMessagePending: queued.pending, onMessageSent: queued.sent, onError: queued.error)
-        _ = await queued.log.next()
-        #expect(await queued.log.next() == .error(ChatException.internetUnavailable))
-        world.server.stop()
-        #expect(try world.server.admin(["new-epoch"]).hasPrefix("new epoch"))
-        try world.server.restart()
-        await comeBack(world)
-        let expired = await world.log.sweep()
-        #expect(expired.contains("messages error cursor_expired") && expired.last == "failed reInstall=false", "\(expired)")
-        let rebuilt = await world.log.sweep()
-        #expect(rebuilt.first == "start reInstall=true" && rebuilt.last == "finish reInstall=true", "\(rebuilt)")
-        #expect(world.bob.getPendingMessages().isEmpty, "the outbox flushed, untouched by the rebuild")
         guard case .server = await queued.log.next() else { Issue.record("the queued message was not sent"); return }
     }
 
