@@ -21,12 +21,14 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .target(
             name: "ChatServer",
             dependencies: [
                 "CMicroHTTPD",
                 "CCrypto",
                 "CLibPQ",
+                "CNats",
                 .product(name: "ChatProtocol", package: root),
                 .product(name: "SQLiteKit", package: root),
                 .product(name: "WebSocket", package: root),

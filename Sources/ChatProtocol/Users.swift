@@ -91,11 +91,15 @@ public struct HealthResponse: Codable, Sendable {
     public var engine: String?
     /// `ok` or `unreachable`.
     public var database: String?
-    public init(status: String, version: String, engine: String? = nil, database: String? = nil) {
+    /// With several nodes, the bus between them: `ok` or `unreachable` (chatd still serves:
+    /// sockets catch up from the database until it is back).
+    public var bus: String?
+    public init(status: String, version: String, engine: String? = nil, database: String? = nil, bus: String? = nil) {
         self.status = status
         self.version = version
         self.engine = engine
         self.database = database
+        self.bus = bus
     }
 }
 

@@ -17,6 +17,7 @@ public final class ChatServer: Sendable {
     /// True when this start generated the admin key (print it once).
     public let adminKeyGenerated: Bool
     let hub: RealtimeHub
+    let bus: NatsBus?
     let http: MicroHTTPServer
 
     public init(configuration: ServerConfiguration) throws {
@@ -24,7 +25,8 @@ public final class ChatServer: Sendable {
         let clock: any ServerClock = configuration.testClock ? AdjustableClock() : SystemClock()
         store = try Store.open(configuration, clock: clock)
         (adminKey, adminKeyGenerated) = try AdminKey.load(configured: configuration.adminKey, in: configuration.dataDirectory)
-        hub = try RealtimeHub(store: store, configuration: configuration.realtime)
+        bus = try configuration.nats.map { try NatsBus(url: $0) }
+        hub = try RealtimeHub(store: store, configuration: configuration.realtime, bus: bus)
         let media = try MediaStore(directory: configuration.dataDirectory.appendingPathComponent("media"))
         let sweep = MediaSweep(graceSeconds: configuration.mediaGrace)
         sweep.runIfDue(store: store, media: media)
@@ -68,6 +70,7 @@ public final class ChatServer: Sendable {
         http.quiesce()
         hub.stop()
         http.stop(grace: configuration.shutdownGrace)
+        bus?.close()
         try store.close()
     }
 }

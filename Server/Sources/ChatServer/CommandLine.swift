@@ -47,6 +47,9 @@ public enum ChatdArguments {
           --database URL             postgres://user@host:port/db: PostgreSQL instead of SQLite in DIR
                                      (or CHATD_DATABASE; several chatd nodes may share one)
           --db-connections N         PostgreSQL connections per node (default 8)
+          --nats URL                 nats://host:port: realtime across the nodes sharing --database
+          --node-id NAME             this node's name in logs and health (default the host name)
+          --catch-up SECONDS         with --nats: how often sockets are checked against their user's head (default 5)
           --port PORT                TCP port, 0 for any free one (default 8080)
           --listen HOST:PORT         address and port to bind (default 127.0.0.1:8080; [::1]:8080 for IPv6)
           --tls-cert FILE            PEM certificate (chain): serve HTTPS and WSS (with --tls-key)
@@ -115,6 +118,12 @@ public enum ChatdArguments {
             case "--data": configuration.dataDirectory = URL(fileURLWithPath: try value(argument))
             case "--database": configuration.database = try databaseURL(try value(argument))
             case "--db-connections": configuration.databaseConnections = try number(argument, 1...1000)
+            case "--nats":
+                let url = try value(argument)
+                guard url.hasPrefix("nats://") else { throw UsageError(description: "--nats wants nats://host:port, not \(url)") }
+                configuration.nats = url
+            case "--node-id": configuration.nodeID = try value(argument)
+            case "--catch-up": configuration.realtime.catchUpSeconds = try seconds(argument, 0.05...3600)
             case "--port": configuration.port = try number(argument, 0...65535)
             case "--listen":
                 let raw = try value(argument)

@@ -23,7 +23,8 @@ struct Routes {
         router.add("GET", Endpoints.health) { _ in
             let reachable = store.isReachable()
             return .json(HealthResponse(status: reachable ? "ok" : "unavailable", version: Endpoints.version,
-                                        engine: store.engineName, database: reachable ? "ok" : "unreachable"),
+                                        engine: store.engineName, database: reachable ? "ok" : "unreachable",
+                                        bus: realtime.bus.map { $0.isConnected ? "ok" : "unreachable" }),
                          status: reachable ? 200 : 503)
         }
         addAdmin(to: &router)

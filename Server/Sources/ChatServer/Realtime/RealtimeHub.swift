@@ -28,6 +28,9 @@ public final class RealtimeHub: Sendable {
         public var maxSocketsPerUser = 8
         /// How long a socket waits for a missing position before reading it from the inbox.
         public var gapWaitSeconds = 0.25
+        /// With a bus (several nodes): how often every socket's position is checked against
+        /// its user's head, the backstop for a lost bus message with nothing after it.
+        public var catchUpSeconds = 5.0
         public init() {}
     }
 
@@ -48,11 +51,15 @@ public final class RealtimeHub: Sendable {
         case membership(guid: String, uid: String, Bool)
         /// A group was deleted.
         case dropGroup(String)
+        /// Bring every socket up to its user's head from the inbox (the bus reconnected).
+        case catchUp
         case stop
     }
 
     let configuration: Configuration
     let store: Store
+    /// The bus to the other nodes; nil on a single node.
+    let bus: NatsBus?
     let monotonicNow: @Sendable () -> UInt64
     private let commands = CommandQueue()
     private let wake: (read: Int32, write: Int32)
@@ -65,8 +72,8 @@ public final class RealtimeHub: Sendable {
     /// Users with an open socket.
     public let presence = Presence()
 
-    public init(store: Store, configuration: Configuration,
-                monotonicNow: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {
+    init(store: Store, configuration: Configuration, bus: NatsBus? = nil,
+         monotonicNow: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw HTTPError(500, .internalError, "cannot create the realtime wake pipe") }
         for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
@@ -74,7 +81,10 @@ public final class RealtimeHub: Sendable {
         self.store = store
         self.configuration = configuration
         self.monotonicNow = monotonicNow
+        self.bus = bus
         store.onCommit { [weak self] changes in self?.publish(changes) }
+        bus?.setHandlers(received: { [weak self] position, body in self?.send(.deliver(body: body, positions: [position])) },
+                         reconnected: { [weak self] in self?.send(.catchUp) })
     }
 
     /// Starts the event loop thread.
@@ -127,6 +137,7 @@ public final class RealtimeHub: Sendable {
 
     /// Queues each change for the sockets of its audience.
     func publish(_ changes: [PublishedChange]) {
+        bus?.publish(changes)
         send(changes.flatMap { published in
             var commands = [Command.deliver(body: published.body, positions: published.positions)]
             if let block = published.change.block {
@@ -192,6 +203,7 @@ public final class RealtimeHub: Sendable {
     /// Registers a socket, then reads its user's position for the hello.
     func attach(_ socket: UpgradedSocket, session: RealtimeSession) {
         let id = nextSocketID.add(1, ordering: .relaxed).newValue
+        bus?.retain(session.uid)  // subscribed before the position is read: nothing after it is missed
         send(.register(socket, session: session, id: id))
         guard let position = try? store.position(of: session.uid) else { return send(.abandon(id: id)) }
         send(.hello(id: id, position: position))

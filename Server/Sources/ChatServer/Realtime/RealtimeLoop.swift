@@ -36,6 +36,8 @@ struct RealtimeLoop {
     /// Unsent bytes over all sockets (each counts what it queued, shared frames included).
     let queued = ByteCount()
     var running = true
+    /// When the last periodic catch-up ran (monotonic nanoseconds).
+    var lastCatchUp: UInt64 = 0
     /// Blocked pairs as "blocker\nblocked": loaded once, then kept current by `.block`
     /// commands, so typing frames never wait on the database.
     var blocks: Set<String>
@@ -64,6 +66,10 @@ struct RealtimeLoop {
             for command in hub.takeCommands() { handle(command) }
             let now = hub.monotonicNow()
             fillGaps(now: now)
+            if hub.bus != nil, now - lastCatchUp >= UInt64(hub.configuration.catchUpSeconds * 1e9) {
+                lastCatchUp = now
+                catchUp(now: now)
+            }
             let nowSeconds = hub.store.clock.now() / 1000
             for (index, client) in clients.enumerated() where index + 1 < fds.count {
                 let events = fds[index + 1].revents
@@ -91,6 +97,7 @@ struct RealtimeLoop {
                 let refusal = Frame.close(.policyViolation, reason: "too many realtime sockets for this user").encoded()
                 _ = refusal.withUnsafeBytes { write(socket.fd, $0.baseAddress, $0.count) }
                 socket.close()
+                hub.bus?.release(session.uid)
                 return
             }
             _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
@@ -107,6 +114,8 @@ struct RealtimeLoop {
             if member { groups[guid, default: []].insert(uid) } else { groups[guid]?.remove(uid) }
         case .dropGroup(let guid):
             groups[guid] = nil
+        case .catchUp:
+            catchUp(now: hub.monotonicNow())
         case .revoke(let hash):
             for client in clients where client.session.tokenHash == hash { close(client, .policyViolation, "token revoked") }
         case .hello(let id, let position):
@@ -151,13 +160,28 @@ struct RealtimeLoop {
     func fillGaps(now: UInt64) {
         let wait = UInt64(hub.configuration.gapWaitSeconds * 1e9)
         for client in clients where !client.dead && !client.closing {
-            guard let position = client.order.position, let since = client.order.heldSince, now - since >= wait else { continue }
-            guard let page = try? hub.store.changes(for: client.uid, after: position, limit: ChangeOrder.maxHeld), !page.hasMore else {
-                close(client, Self.missedChanges, "missed changes; resume from your cursor")
-                continue
-            }
-            send(client.order.fill(page.changes, now: now), to: client)
+            guard let since = client.order.heldSince, client.order.position != nil, now - since >= wait else { continue }
+            fill(client, now: now)
         }
+    }
+
+    /// Brings every socket behind its user's head up to it from the inbox: after the bus
+    /// reconnects, and every `catchUpSeconds` with a bus (a lost message with nothing after it).
+    func catchUp(now: UInt64) {
+        let live = clients.filter { !$0.dead && !$0.closing && $0.order.position != nil }
+        guard !live.isEmpty, let heads = try? hub.store.positions(of: Array(Set(live.map(\.uid)))) else { return }
+        for client in live where heads[client.uid, default: 0] > client.order.position! { fill(client, now: now) }
+    }
+
+    /// Sends a socket what its user's inbox holds after its position; one too far behind is
+    /// closed (its client resumes from its cursor).
+    func fill(_ client: Client, now: UInt64) {
+        guard let position = client.order.position,
+              let page = try? hub.store.changes(for: client.uid, after: position, limit: ChangeOrder.maxHeld), !page.hasMore else {
+            close(client, Self.missedChanges, "missed changes; resume from your cursor")
+            return
+        }
+        send(client.order.fill(page.changes, now: now), to: client)
     }
 
     /// The close code of a socket that fell behind the changes it should have had.
@@ -274,6 +298,7 @@ struct RealtimeLoop {
             client.socket.close()
             hub.connectionCount.subtract(1, ordering: .relaxed)
             hub.presence.disconnected(client.uid)
+            hub.bus?.release(client.uid)
         }
     }
 }

@@ -112,6 +112,15 @@ extension Store {
         try read { try Self.head($0, of: uid) }
     }
 
+    /// The positions of `uids` now (a uid with no change yet is left out).
+    func positions(of uids: [String]) throws -> [String: Int64] {
+        try read { db in
+            let rows = try db.query("SELECT uid, pts FROM user_heads WHERE uid IN (SELECT value FROM json_each(?))",
+                                    [try Self.json(uids) ?? "[]"])
+            return Dictionary(uniqueKeysWithValues: try rows.map { (try $0.get(0, as: String.self), try $0.get(1, as: Int64.self)) })
+        }
+    }
+
     /// `uid`'s changes after `position` as stored (without `seq`), at most `limit`.
     func changes(for uid: String, after position: Int64, limit: Int) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
         try read { db in try Self.changes(db, for: uid, after: position, limit: limit) }

@@ -1,0 +1,132 @@
+import ChatProtocol
+import Foundation
+import Testing
+import WebSocket
+
+/// `nats-server` as a child process on a free loopback port.
+final class NatsProcess: @unchecked Sendable {  // immutable after init; Process is only touched in stop()
+    let process = Process()
+    let url: String
+
+    /// Debian puts it in /usr/sbin.
+    static let binary = "/usr/sbin/nats-server"
+    static var available: Bool { FileManager.default.isExecutableFile(atPath: binary) }
+
+    init(port: Int? = nil) throws {
+        let port = try port ?? Self.freePort()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["-a", "127.0.0.1", "-p", "\(port)"]
+        let output = Pipe()
+        process.standardError = output
+        process.standardOutput = output
+        try process.run()
+        var seen = ""
+        while !seen.contains("Server is ready") {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw LiveServer.Failure("nats-server exited: \(seen)") }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        url = "nats://127.0.0.1:\(port)"
+    }
+
+    deinit { stop() }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw LiveServer.Failure("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Several chatd nodes on one PostgreSQL database with NATS between them: a change made on
+/// one node reaches sockets on every other, in position order, exactly once.
+@Suite(.enabled(if: LiveServer.postgres != nil && NatsProcess.available))
+struct ClusterTests {
+    @Test func aChangeOnOneNodeReachesSocketsOnAnother() async throws {
+        let nats = try NatsProcess()
+        let first = try LiveServer(arguments: ["--nats", nats.url, "--node-id", "one"])
+        let second = try LiveServer(arguments: ["--nats", nats.url, "--node-id", "two"], dataDirectory: first.dataDirectory)
+        let health = try await second.request("GET", Endpoints.health).decode(HealthResponse.self)
+        #expect(health.bus == "ok" && health.database == "ok")
+        let alice = try await first.user("alice")
+        let bob = try await first.user("bob")
+        let (socket, hello) = try second.realtime(bob)
+        for index in 0..<20 { try await first.send("from one \(index)", from: alice, to: "bob") }
+        var seqs: [Int64] = []
+        var texts: [String?] = []
+        while seqs.count < 20 {
+            let envelope = try socket.nextEnvelope()
+            guard let change = envelope.change else { continue }
+            seqs.append(change.seq)
+            texts.append(change.message?.text)
+        }
+        guard case .position(_, let start)? = ChangelogCursor.parse(hello.cursor ?? "") else { Issue.record("hello"); return }
+        #expect(seqs == Array((start + 1)...(start + 20)), "each position once, in order")
+        #expect(texts == (0..<20).map { "from one \($0)" })
+        socket.close(.normal)
+    }
+
+    /// The bus restarts: what was published while it was down is not lost; the sockets catch
+    /// up from the inbox once their node reconnects, and delivery goes on.
+    @Test func changesMadeWhileTheBusIsDownStillArrive() async throws {
+        let port = try NatsProcess.freePort()
+        var nats = try NatsProcess(port: port)
+        let first = try LiveServer(arguments: ["--nats", nats.url])
+        let second = try LiveServer(arguments: ["--nats", nats.url], dataDirectory: first.dataDirectory)
+        let alice = try await first.user("alice")
+        let bob = try await first.user("bob")
+        let (socket, _) = try second.realtime(bob)
+        try await first.send("before", from: alice, to: "bob")
+        #expect(try socket.nextChange().message?.text == "before")
+        nats.stop()
+        try await first.send("while the bus is down", from: alice, to: "bob")
+        nats = try NatsProcess(port: port)
+        #expect(try socket.nextChange().message?.text == "while the bus is down")
+        try await first.send("after", from: alice, to: "bob")
+        #expect(try socket.nextChange().message?.text == "after")
+        nats.stop()
+    }
+}
+
+extension ClusterTests {
+    /// Two nodes whose buses never meet (each on a NATS of its own): every change from the
+    /// other node is a lost bus message, and still reaches the socket, in order, by the
+    /// periodic catch-up from the inbox.
+    @Test func lostBusMessagesCostLatencyNotCorrectness() async throws {
+        let (busOne, busTwo) = (try NatsProcess(), try NatsProcess())
+        let first = try LiveServer(arguments: ["--nats", busOne.url])
+        let second = try LiveServer(arguments: ["--nats", busTwo.url, "--catch-up", "0.1"], dataDirectory: first.dataDirectory)
+        let alice = try await first.user("alice")
+        let bob = try await first.user("bob")
+        let (socket, _) = try second.realtime(bob)
+        for index in 0..<5 { try await first.send("lost \(index)", from: alice, to: "bob") }
+        var texts: [String?] = []
+        for _ in 0..<5 { texts.append(try socket.nextChange().message?.text) }
+        #expect(texts == (0..<5).map { "lost \($0)" })
+        try await second.send("local", from: alice, to: "bob")
+        #expect(try socket.nextChange().message?.text == "local", "and the node's own changes go on")
+    }
+}
+
+extension WebSocketClient {
+    /// The next change on the socket, skipping typing and hello frames.
+    func nextChange() throws -> ChangePayload {
+        while true {
+            if let change = try nextEnvelope().change { return change }
+        }
+    }
+}
