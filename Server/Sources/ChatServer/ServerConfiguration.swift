@@ -11,8 +11,8 @@ public struct ServerConfiguration: Sendable {
     public var databaseConnections = 8
     /// `nats://host:port`: the realtime bus to the other nodes sharing `database`; nil: one node.
     public var nats: String?
-    /// This node's name in logs and health answers.
-    public var nodeID = ProcessInfo.processInfo.hostName
+    /// This node's name in logs and health answers (default the machine's host name).
+    public var nodeID = ServerConfiguration.hostName()
     /// The address to bind: an IPv4 or IPv6 address (default loopback only; `0.0.0.0` or `::`
     /// for every interface, behind TLS or a reverse proxy, see docs/DEPLOY.md).
     public var host = "127.0.0.1"
@@ -60,4 +60,14 @@ public struct ServerConfiguration: Sendable {
     public var realtime = RealtimeHub.Configuration()
 
     public init() {}
+}
+
+extension ServerConfiguration {
+    /// `gethostname(2)`: no name lookup (Foundation's `hostName` resolves it, which can stall
+    /// for seconds on a machine without DNS).
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "chatd" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 }

@@ -122,6 +122,45 @@ extension ClusterTests {
     }
 }
 
+extension ClusterTests {
+    /// Typing, blocks and token revocations made on one node act on sockets of another.
+    @Test func typingBlocksAndRevocationsCrossNodes() async throws {
+        let nats = try NatsProcess()
+        let first = try LiveServer(arguments: ["--nats", nats.url])
+        let second = try LiveServer(arguments: ["--nats", nats.url], dataDirectory: first.dataDirectory)
+        let alice = try await first.user("alice")
+        let bob = try await first.user("bob")
+        let (aliceSocket, _) = try first.realtime(alice)
+        let (bobSocket, _) = try second.realtime(bob)
+        func type(_ typing: Bool) throws {
+            let envelope = RealtimeEnvelope(type: .typing, typing: TypingPayload(receiver: "bob", isTyping: typing))
+            try aliceSocket.send(text: String(decoding: try JSONEncoder().encode(envelope), as: UTF8.self))
+        }
+        try type(true)
+        let typing = try bobSocket.nextEnvelope()
+        #expect(typing.type == .typing && typing.typing?.sender == "alice" && typing.typing?.isTyping == true)
+
+        // Bob blocks alice on his node; alice's node learns it and drops her typing to him.
+        #expect(try await second.request("PUT", "\(Endpoints.blocks)/alice", token: bob).status == 200)
+        #expect(try bobSocket.nextChange().kind == .userBlocked)
+        #expect(try aliceSocket.nextChange().kind == .userBlocked)
+        try type(false)
+        #expect(try await second.request("DELETE", "\(Endpoints.blocks)/alice", token: bob).status == 200)
+        #expect(try bobSocket.nextChange().kind == .userUnblocked)
+        #expect(try aliceSocket.nextChange().kind == .userUnblocked)
+        try type(true)
+        let after = try bobSocket.nextEnvelope()
+        #expect(after.typing?.isTyping == true, "the typing sent during the block never arrived")
+
+        // Revoked through the first node: bob's socket on the second closes.
+        #expect(try await first.request("POST", "\(Endpoints.adminTokens)/revoke", admin: true,
+                                        json: RevokeTokenRequest(token: bob)).status == 204)
+        var closed: (CloseCode, String)?
+        while closed == nil { if case .close(let code, let reason) = try bobSocket.receive() { closed = (code, reason) } }
+        #expect(closed?.0 == .policyViolation && closed?.1 == "token revoked")
+    }
+}
+
 extension WebSocketClient {
     /// The next change on the socket, skipping typing and hello frames.
     func nextChange() throws -> ChangePayload {

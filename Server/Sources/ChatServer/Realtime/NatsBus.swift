@@ -2,9 +2,10 @@ import CNats
 import Foundation
 
 /// The realtime bus between chatd nodes, on NATS core. Each committed change is published
-/// once per reader to `chatd.u.<uid>` with the reader's position; a node subscribes only for
-/// the users with a socket on it, and does not hear its own publications (it delivered those
-/// itself). NATS core is at most once: a message lost in a restart or a reconnect is a gap in
+/// once per reader to `chatd.u.<uid>` with the reader's position, and so are typing frames;
+/// a node subscribes only for the users with a socket on it, and does not hear its own
+/// publications (it delivered those itself). Token revocations go to every node
+/// (`chatd.all`). NATS core is at most once: a message lost in a restart or a reconnect is a gap in
 /// a socket's positions, which the socket fills from the inbox (`ChangeOrder`), and every
 /// reconnect is followed by a catch-up of every connected user.
 final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched under `lock`; the handle is thread-safe
@@ -13,7 +14,10 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
     private var subscriptions: [String: (subscription: OpaquePointer?, sockets: Int)] = [:]
     /// A change for one of this node's users from another node; the connection came back
     /// after a loss (messages may have been missed). Set once by the hub.
-    private var handlers: (received: @Sendable (Position, String) -> Void, reconnected: @Sendable () -> Void)?
+    private var handler: (@Sendable (BusMessage) -> Void)?
+    /// The subscription to `chatd.all`.
+    private var broadcast: OpaquePointer?
+    static let broadcastSubject = "chatd.all"
 
     /// Connects to `url` (`nats://host:port`), reconnecting for as long as it takes.
     init(url: String) throws {
@@ -29,28 +33,23 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
         var connection: OpaquePointer?
         try Self.check(natsConnection_Connect(&connection, options), "connect to \(url)")
         self.connection = connection
+        try Self.check(natsConnection_Subscribe(&broadcast, connection, Self.broadcastSubject, busMessage, context), "subscribe")
     }
 
     deinit { close() }
 
-    func setHandlers(received: @escaping @Sendable (Position, String) -> Void, reconnected: @escaping @Sendable () -> Void) {
+    /// Who hears what arrives (the hub); set once.
+    func setHandler(_ handler: @escaping @Sendable (BusMessage) -> Void) {
         lock.lock()
-        handlers = (received, reconnected)
+        self.handler = handler
         lock.unlock()
     }
 
-    func deliver(_ position: Position, _ body: String) {
+    func deliver(_ message: BusMessage) {
         lock.lock()
-        let received = handlers?.received
+        let handler = handler
         lock.unlock()
-        received?(position, body)
-    }
-
-    func announceReconnect() {
-        lock.lock()
-        let reconnected = handlers?.reconnected
-        lock.unlock()
-        reconnected?()
+        handler?(message)
     }
 
     func close() {
@@ -58,6 +57,8 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
         let handle = connection
         connection = nil
         subscriptions = [:]
+        if let broadcast { natsSubscription_Destroy(broadcast) }
+        broadcast = nil
         lock.unlock()
         guard let handle else { return }
         natsConnection_Close(handle)
@@ -73,16 +74,29 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
     /// `chatd.u.<uid>`: a uid's dots are escaped (a dot separates subject tokens).
     static func subject(_ uid: String) -> String { "chatd.u." + uid.replacingOccurrences(of: ".", with: "%2E") }
 
-    /// Each reader's position and the change, `<pts>\n<uid>\n<stored change>`.
+    /// Each reader's position and the change, to the reader's subject.
     func publish(_ changes: [PublishedChange]) {
+        send(changes.flatMap { change in
+            change.positions.map { (Self.subject($0.uid), BusMessage.change($0, body: change.body).encoded) }
+        })
+    }
+
+    /// A typing frame to the sockets of `uids` on the other nodes.
+    func publishTyping(_ frame: [UInt8], to uids: some Sequence<String>) {
+        send(uids.map { (Self.subject($0), BusMessage.typing(uid: $0, frame: frame).encoded) })
+    }
+
+    /// A revoked token: every node closes its sockets.
+    func publishRevocation(tokenHash: String) {
+        send([(Self.broadcastSubject, BusMessage.revoke(tokenHash: tokenHash).encoded)])
+    }
+
+    private func send(_ messages: [(subject: String, payload: [UInt8])]) {
         lock.lock()
         defer { lock.unlock() }
         guard let connection else { return }
-        for change in changes {
-            for position in change.positions {
-                let payload = Array("\(position.pts)\n\(position.uid)\n\(change.body)".utf8)
-                _ = natsConnection_Publish(connection, Self.subject(position.uid), payload, Int32(payload.count))
-            }
+        for message in messages {
+            _ = natsConnection_Publish(connection, message.subject, message.payload, Int32(message.payload.count))
         }
     }
 
@@ -121,13 +135,6 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
         }
     }
 
-    /// `<pts>\n<uid>\n<body>` back into a position and the stored change.
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (Position, String)? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        let parts = text.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, let pts = Int64(parts[0]) else { return nil }
-        return (Position(uid: String(parts[1]), pts: pts), String(parts[2]))
-    }
 
     static func check(_ status: natsStatus, _ what: String) throws {
         guard status == NATS_OK else {
@@ -145,10 +152,48 @@ private let busMessage: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePo
     guard let data = natsMsg_GetData(message) else { return }
     let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self),
                                     count: Int(natsMsg_GetDataLength(message)))
-    if let (position, body) = NatsBus.parse(bytes) { bus.deliver(position, body) }
+    if let parsed = BusMessage(bytes) { bus.deliver(parsed) }
 }
 
 private let busReconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, context in
     guard let context else { return }
-    Unmanaged<NatsBus>.fromOpaque(context).takeUnretainedValue().announceReconnect()
+    Unmanaged<NatsBus>.fromOpaque(context).takeUnretainedValue().deliver(.reconnected)
+}
+
+/// What travels on the bus, one line of kind and fields, then the payload:
+/// `c\n<pts>\n<uid>\n<stored change>`, `t\n<uid>\n<typing frame>`, `r\n<token hash>`.
+enum BusMessage: Equatable, Sendable {
+    case change(Position, body: String)
+    case typing(uid: String, frame: [UInt8])
+    case revoke(tokenHash: String)
+    /// Not sent: the connection came back after a loss.
+    case reconnected
+
+    var encoded: [UInt8] {
+        switch self {
+        case .change(let position, let body): Array("c\n\(position.pts)\n\(position.uid)\n\(body)".utf8)
+        case .typing(let uid, let frame): Array("t\n\(uid)\n".utf8) + frame
+        case .revoke(let hash): Array("r\n\(hash)".utf8)
+        case .reconnected: []
+        }
+    }
+
+    init?(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let newline = UInt8(ascii: "\n")
+        let fields = bytes.split(separator: newline, maxSplits: 3, omittingEmptySubsequences: false)
+        let text = { (index: Int) in String(decoding: fields[index], as: UTF8.self) }
+        switch (fields.first.map { String(decoding: $0, as: UTF8.self) }, fields.count) {
+        case ("c", 4):
+            guard let pts = Int64(text(1)) else { return nil }
+            self = .change(Position(uid: text(2), pts: pts), body: text(3))
+        case ("t", 3...):
+            // The frame may hold newlines of its own: everything after the uid's line.
+            let start = fields[0].count + 1 + fields[1].count + 1
+            self = .typing(uid: text(1), frame: Array(bytes[start...]))
+        case ("r", 2):
+            self = .revoke(tokenHash: text(1))
+        default:
+            return nil
+        }
+    }
 }

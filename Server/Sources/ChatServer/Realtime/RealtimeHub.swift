@@ -53,6 +53,8 @@ public final class RealtimeHub: Sendable {
         case dropGroup(String)
         /// Bring every socket up to its user's head from the inbox (the bus reconnected).
         case catchUp
+        /// A typing frame from another node for `uid`'s sockets here.
+        case typing(uid: String, frame: [UInt8])
         case stop
     }
 
@@ -83,8 +85,7 @@ public final class RealtimeHub: Sendable {
         self.monotonicNow = monotonicNow
         self.bus = bus
         store.onCommit { [weak self] changes in self?.publish(changes) }
-        bus?.setHandlers(received: { [weak self] position, body in self?.send(.deliver(body: body, positions: [position])) },
-                         reconnected: { [weak self] in self?.send(.catchUp) })
+        bus?.setHandler { [weak self] message in self?.received(message) }
     }
 
     /// Starts the event loop thread.
@@ -135,17 +136,39 @@ public final class RealtimeHub: Sendable {
 
     var wakeDescriptor: Int32 { wake.read }
 
-    /// Queues each change for the sockets of its audience.
+    /// Queues each change for the sockets of its audience (here and, over the bus, elsewhere).
     func publish(_ changes: [PublishedChange]) {
         bus?.publish(changes)
         send(changes.flatMap { published in
-            var commands = [Command.deliver(body: published.body, positions: published.positions)]
-            if let block = published.change.block {
-                commands.append(.block(block, published.change.kind == .userBlocked))
-            }
-            commands += Self.membershipCommands(published.change)
-            return commands
+            [Command.deliver(body: published.body, positions: published.positions)] + Self.controlCommands(published.change)
         })
+    }
+
+    /// What another node sent.
+    func received(_ message: BusMessage) {
+        switch message {
+        case .change(let position, let body):
+            var commands = [Command.deliver(body: body, positions: [position])]
+            // Blocks and memberships keep the typing filters here current too.
+            if Self.controlKinds.contains(where: body.contains),
+               let change = try? JSONDecoder().decode(ChangePayload.self, from: Data(StoredChange.json(body: body, position: position.pts).utf8)) {
+                commands += Self.controlCommands(change)
+            }
+            send(commands)
+        case .typing(let uid, let frame): send(.typing(uid: uid, frame: frame))
+        case .revoke(let hash): send(.revoke(tokenHash: hash))
+        case .reconnected: send(.catchUp)
+        }
+    }
+
+    static let controlKinds = [ChangeKind.userBlocked, .userUnblocked, .groupCreated, .groupDeleted, .groupMember]
+        .map { #""kind":""# + $0.rawValue + #"""# }
+
+    /// What a change means for the loop's copies of blocks and group membership.
+    static func controlCommands(_ change: ChangePayload) -> [Command] {
+        var commands = membershipCommands(change)
+        if let block = change.block { commands.append(.block(block, change.kind == .userBlocked)) }
+        return commands
     }
 
     /// What a change means for the realtime loop's copy of group membership.
@@ -177,8 +200,11 @@ public final class RealtimeHub: Sendable {
         return Frame(opcode: .text, payload: Array(json)).encoded()
     }
 
-    /// Closes the realtime sockets of a revoked token (1008).
-    func revoke(tokenHash: String) { send(.revoke(tokenHash: tokenHash)) }
+    /// Closes the realtime sockets of a revoked token (1008), on every node.
+    func revoke(tokenHash: String) {
+        send(.revoke(tokenHash: tokenHash))
+        bus?.publishRevocation(tokenHash: tokenHash)
+    }
 
     /// Answers a WebSocket opening handshake, or explains what is wrong with it.
     func upgrade(_ request: HTTPRequest, session: RealtimeSession) throws -> HTTPResponse {

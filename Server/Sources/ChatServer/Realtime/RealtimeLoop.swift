@@ -116,6 +116,8 @@ struct RealtimeLoop {
             groups[guid] = nil
         case .catchUp:
             catchUp(now: hub.monotonicNow())
+        case .typing(let uid, let frame):
+            for client in clients where client.uid == uid { enqueue(frame, to: client) }
         case .revoke(let hash):
             for client in clients where client.session.tokenHash == hash { close(client, .policyViolation, "token revoked") }
         case .hello(let id, let position):
@@ -275,6 +277,7 @@ struct RealtimeLoop {
             }
             guard let frame = RealtimeHub.frame(RealtimeEnvelope(type: .typing, typing: typing)) else { return }
             for peer in clients where audience.contains(peer.uid) { enqueue(frame, to: peer) }
+            hub.bus?.publishTyping(frame, to: audience)
         }
     }
 
