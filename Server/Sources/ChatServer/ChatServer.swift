@@ -26,6 +26,7 @@ public final class ChatServer: Sendable {
         store = try Store.open(configuration, clock: clock)
         (adminKey, adminKeyGenerated) = try AdminKey.load(configured: configuration.adminKey, in: configuration.dataDirectory)
         bus = try configuration.nats.map { try NatsBus(url: $0) }
+        if bus != nil { try store.resetPresence(node: configuration.realtime.nodeID) }
         hub = try RealtimeHub(store: store, configuration: configuration.realtime, bus: bus)
         let media = try MediaStore(directory: configuration.dataDirectory.appendingPathComponent("media"))
         let sweep = MediaSweep(graceSeconds: configuration.mediaGrace)

@@ -122,7 +122,7 @@ public enum ChatdArguments {
                 let url = try value(argument)
                 guard url.hasPrefix("nats://") else { throw UsageError(description: "--nats wants nats://host:port, not \(url)") }
                 configuration.nats = url
-            case "--node-id": configuration.nodeID = try value(argument)
+            case "--node-id": configuration.realtime.nodeID = try value(argument)
             case "--catch-up": configuration.realtime.catchUpSeconds = try seconds(argument, 0.05...3600)
             case "--port": configuration.port = try number(argument, 0...65535)
             case "--listen":

@@ -11,8 +11,6 @@ public struct ServerConfiguration: Sendable {
     public var databaseConnections = 8
     /// `nats://host:port`: the realtime bus to the other nodes sharing `database`; nil: one node.
     public var nats: String?
-    /// This node's name in logs and health answers (default the machine's host name).
-    public var nodeID = ServerConfiguration.hostName()
     /// The address to bind: an IPv4 or IPv6 address (default loopback only; `0.0.0.0` or `::`
     /// for every interface, behind TLS or a reverse proxy, see docs/DEPLOY.md).
     public var host = "127.0.0.1"

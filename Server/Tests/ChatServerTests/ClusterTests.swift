@@ -161,6 +161,29 @@ extension ClusterTests {
     }
 }
 
+extension ClusterTests {
+    /// Presence is the cluster's: a user with a socket on one node is online on every node,
+    /// and goes offline everywhere when that node dies (its heart stops; nobody cleans up).
+    @Test func presenceIsSharedAndSurvivesANodesDeath() async throws {
+        let nats = try NatsProcess()
+        let first = try LiveServer(arguments: ["--nats", nats.url, "--node-id", "one", "--catch-up", "0.1"])
+        let second = try LiveServer(arguments: ["--nats", nats.url, "--node-id", "two", "--catch-up", "0.1"],
+                                    dataDirectory: first.dataDirectory)
+        let alice = try await first.user("alice")
+        let bob = try await first.user("bob")
+        func status(of uid: String, on server: LiveServer) async throws -> String? {
+            try await server.request("GET", "\(Endpoints.users)/\(uid)", token: alice).decode(UserPayload.self).status
+        }
+        #expect(try await status(of: "bob", on: first) == "offline")
+        let (socket, _) = try second.realtime(bob)
+        while try await status(of: "bob", on: first) != "online" { await Task.yield() }  // shared within a catch-up period
+        #expect(try await status(of: "bob", on: second) == "online")
+        _ = second.kill()
+        while try await status(of: "bob", on: first) != "offline" { await Task.yield() }  // three periods without a heartbeat
+        socket.close(.normal)
+    }
+}
+
 extension WebSocketClient {
     /// The next change on the socket, skipping typing and hello frames.
     func nextChange() throws -> ChangePayload {

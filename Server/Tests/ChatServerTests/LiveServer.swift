@@ -125,6 +125,16 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
         return process.terminationStatus
     }
 
+    /// SIGKILL and wait: the node dies without cleaning up (its sockets, its presence).
+    @discardableResult
+    func kill() -> Int32 {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     func request(_ method: String, _ path: String, token: String? = nil, admin: Bool = false,

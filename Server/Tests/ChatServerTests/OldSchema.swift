@@ -14,6 +14,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 14:
+            try db.execute("DROP TABLE nodes; DROP TABLE presence")
         case 13:
             try db.execute("ALTER TABLE conversations DROP COLUMN last_stamp")
         case 12:

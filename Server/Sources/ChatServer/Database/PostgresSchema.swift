@@ -137,6 +137,14 @@ enum PostgresSchema {
             CREATE INDEX inbox_by_change ON inbox(change);
             INSERT INTO meta(key, value) VALUES ('epoch', floor(random() * 9007199254740991)::bigint + 1);
             """),
+        (2, "presence", """
+            CREATE TABLE nodes(node text COLLATE "C" PRIMARY KEY, seen_at bigint NOT NULL);
+            CREATE TABLE presence(
+                node text COLLATE "C" NOT NULL,
+                uid text COLLATE "C" NOT NULL,
+                sockets bigint NOT NULL,
+                PRIMARY KEY(node, uid));
+            """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

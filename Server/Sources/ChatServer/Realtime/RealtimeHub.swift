@@ -29,8 +29,11 @@ public final class RealtimeHub: Sendable {
         /// How long a socket waits for a missing position before reading it from the inbox.
         public var gapWaitSeconds = 0.25
         /// With a bus (several nodes): how often every socket's position is checked against
-        /// its user's head, the backstop for a lost bus message with nothing after it.
+        /// its user's head, the backstop for a lost bus message with nothing after it, and this
+        /// node's presence is shared with the others.
         public var catchUpSeconds = 5.0
+        /// This node's name in the shared presence (default the machine's host name).
+        public var nodeID = ServerConfiguration.hostName()
         public init() {}
     }
 

@@ -61,7 +61,9 @@ struct RealtimeLoop {
                 let events = POLLIN | (client.output.isEmpty ? 0 : POLLOUT)
                 fds.append(pollfd(fd: client.socket.fd, events: Int16(events), revents: 0))
             }
-            let timeout = Int32(max(10, min(1000, hub.configuration.heartbeatSeconds * 250)))
+            // Idle, the loop still wakes for pings and, with a bus, for each catch-up period.
+            let catchUpMilliseconds = hub.bus == nil ? 1000 : hub.configuration.catchUpSeconds * 1000
+            let timeout = Int32(max(10, min(1000, hub.configuration.heartbeatSeconds * 250, catchUpMilliseconds)))
             _ = poll(&fds, nfds_t(fds.count), timeout)
             for command in hub.takeCommands() { handle(command) }
             let now = hub.monotonicNow()
@@ -69,6 +71,7 @@ struct RealtimeLoop {
             if hub.bus != nil, now - lastCatchUp >= UInt64(hub.configuration.catchUpSeconds * 1e9) {
                 lastCatchUp = now
                 catchUp(now: now)
+                syncPresence()
             }
             let nowSeconds = hub.store.clock.now() / 1000
             for (index, client) in clients.enumerated() where index + 1 < fds.count {
@@ -173,6 +176,18 @@ struct RealtimeLoop {
         let live = clients.filter { !$0.dead && !$0.closing && $0.order.position != nil }
         guard !live.isEmpty, let heads = try? hub.store.positions(of: Array(Set(live.map(\.uid)))) else { return }
         for client in live where heads[client.uid, default: 0] > client.order.position! { fill(client, now: now) }
+    }
+
+    /// Shares this node's socket counts and learns who is online on the other live nodes (a
+    /// node that stopped beating for three catch-up periods no longer counts).
+    func syncPresence() {
+        let counts = hub.presence.takeChanged()
+        let timeout = Int64(hub.configuration.catchUpSeconds * 3 * 1000)
+        do {
+            hub.presence.setElsewhere(try hub.store.syncPresence(node: hub.configuration.nodeID, counts: counts, timeout: timeout))
+        } catch {
+            hub.presence.restore(counts)
+        }
     }
 
     /// Sends a socket what its user's inbox holds after its position; one too far behind is

@@ -216,6 +216,16 @@ enum Schema {
             -- is later than it, whichever node's clock made it.
             ALTER TABLE conversations ADD COLUMN last_stamp INTEGER NOT NULL DEFAULT 0;
             """)
+        migrator.register(14, "presence", sql: """
+            -- Presence across nodes (Store+Presence): sockets per node and user, and each
+            -- node's last heartbeat.
+            CREATE TABLE nodes(node TEXT PRIMARY KEY, seen_at INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE presence(
+                node TEXT NOT NULL,
+                uid TEXT NOT NULL,
+                sockets INTEGER NOT NULL,
+                PRIMARY KEY(node, uid)) WITHOUT ROWID;
+            """)
         return migrator
     }()
 }
