@@ -4,8 +4,6 @@ import SQLiteKit
 
 /// The changelog cursor (`ChangelogCursor`): the deployment's epoch and the user's position.
 enum Cursor {
-    static func encode(epoch: String, _ position: Int64) -> String { ChangelogCursor.encode(epoch: epoch, position: position) }
-
     static func decode(_ cursor: String) throws -> ChangelogCursor {
         guard let parsed = ChangelogCursor.parse(cursor) else {
             throw StoreError(.invalidCursor, "`cursor` is not one chatd issued; start again with an empty cursor")
@@ -158,7 +156,7 @@ extension Store {
     }
 
     /// The cursor at `uid`'s position.
-    func cursor(_ position: Int64) -> String { Cursor.encode(epoch: epoch, position) }
+    func cursor(_ position: Int64) -> String { ChangelogCursor.encode(epoch: epoch, position: position) }
 
     /// Changes `uid` may see after `cursor`, at most `limit`. An empty cursor answers the head.
     public func changes(for uid: String, cursor: String?, limit: Int) throws -> RawChangelogPage {
