@@ -27,11 +27,12 @@ public final class ChatServer: Sendable {
         (adminKey, adminKeyGenerated) = try AdminKey.load(configured: configuration.adminKey, in: configuration.dataDirectory)
         bus = try configuration.nats.map { try NatsBus(url: $0) }
         if bus != nil { try store.resetPresence(node: configuration.realtime.nodeID) }
-        hub = try RealtimeHub(store: store, configuration: configuration.realtime, bus: bus)
-        let media = try MediaStore(directory: configuration.dataDirectory.appendingPathComponent("media"))
+        let metrics = Metrics()
+        hub = try RealtimeHub(store: store, configuration: configuration.realtime, bus: bus, metrics: metrics)
+        let media = try MediaStore(directory: configuration.mediaLocation)
         let sweep = MediaSweep(graceSeconds: configuration.mediaGrace)
         sweep.runIfDue(store: store, media: media)
-        let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, media: media,
+        let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, metrics: metrics, media: media,
                             mediaSweep: sweep,
                             limits: RateLimiter(rules: [.write: .init(perMinute: configuration.writesPerMinute),
                                                         .join: .init(perMinute: configuration.joinsPerMinute),
@@ -39,7 +40,7 @@ public final class ChatServer: Sendable {
                             joinBackoff: JoinBackoff(clock: clock), mediaQuota: configuration.mediaQuota,
                             allowHTTPSMedia: configuration.allowHTTPSMedia, allowQueryToken: configuration.allowQueryToken)
         let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
-        http = MicroHTTPServer(router: routes.router(), maxConnections: configuration.maxConnections,
+        http = MicroHTTPServer(router: routes.router(), metrics: metrics, maxConnections: configuration.maxConnections,
                                headerTimeout: configuration.headerTimeout) { path in path == Endpoints.media ? maxMedia : maxBody }
     }
 

@@ -46,6 +46,7 @@ public enum ChatdArguments {
           --data DIR                 data directory (default ./chatd-data)
           --database URL             postgres://user@host:port/db: PostgreSQL instead of SQLite in DIR
                                      (or CHATD_DATABASE; several chatd nodes may share one)
+          --media DIR                uploaded files (default DIR/media; nodes of a cluster share one directory)
           --db-connections N         PostgreSQL connections per node (default 8)
           --nats URL                 nats://host:port: realtime across the nodes sharing --database
           --node-id NAME             this node's name in logs and health (default the host name)
@@ -116,6 +117,7 @@ public enum ChatdArguments {
             case "--help", "-h": return (.help, configuration)
             case "--version": return (.version, configuration)
             case "--data": configuration.dataDirectory = URL(fileURLWithPath: try value(argument))
+            case "--media": configuration.mediaDirectory = URL(fileURLWithPath: try value(argument))
             case "--database": configuration.database = try databaseURL(try value(argument))
             case "--db-connections": configuration.databaseConnections = try number(argument, 1...1000)
             case "--nats":

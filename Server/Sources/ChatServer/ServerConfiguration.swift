@@ -4,6 +4,9 @@ import Foundation
 public struct ServerConfiguration: Sendable {
     /// Where the database (unless `database` names PostgreSQL), media and the admin key live.
     public var dataDirectory = URL(fileURLWithPath: "chatd-data")
+    /// Where uploaded files live; nil: `media` in `dataDirectory`. Nodes sharing a PostgreSQL
+    /// database share this directory too (a network file system; docs/DEPLOY.md says why).
+    public var mediaDirectory: URL?
     /// `postgres://…`: keep every table in PostgreSQL (several nodes can share it); nil:
     /// embedded SQLite in `dataDirectory`.
     public var database: String?
@@ -58,6 +61,9 @@ public struct ServerConfiguration: Sendable {
     public var realtime = RealtimeHub.Configuration()
 
     public init() {}
+
+    /// `mediaDirectory`, or `media` in the data directory.
+    public var mediaLocation: URL { mediaDirectory ?? dataDirectory.appendingPathComponent("media") }
 }
 
 extension ServerConfiguration {

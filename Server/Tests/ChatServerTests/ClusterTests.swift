@@ -77,6 +77,12 @@ struct ClusterTests {
         guard case .position(_, let start)? = ChangelogCursor.parse(hello.cursor ?? "") else { Issue.record("hello"); return }
         #expect(seqs == Array((start + 1)...(start + 20)), "each position once, in order")
         #expect(texts == (0..<20).map { "from one \($0)" })
+        // The receiving node counted them and their lag; the sending node counted the sends.
+        let received = MetricsTests.series(String(decoding: try await second.request("GET", "/metrics", admin: true).body, as: UTF8.self))
+        #expect(received["chatd_bus_changes_received_total"] == 20 && received["chatd_bus_lag_seconds_count"] == 20)
+        #expect(received["chatd_bus_connected"] == 1 && received["chatd_realtime_sockets"] == 1)
+        let sent = MetricsTests.series(String(decoding: try await first.request("GET", "/metrics", admin: true).body, as: UTF8.self))
+        #expect(sent[#"chatd_changes_committed_total{kind="message.created"}"#] == 20)
         socket.close(.normal)
     }
 
@@ -181,6 +187,26 @@ extension ClusterTests {
         _ = second.kill()
         while try await status(of: "bob", on: first) != "offline" { await Task.yield() }  // three periods without a heartbeat
         socket.close(.normal)
+    }
+
+    /// Media live in the directory the nodes share (`--media`): an upload through one node is
+    /// served by another, and named by a message sent through a third.
+    @Test func anUploadThroughOneNodeIsServedByAnother() async throws {
+        let media = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-media-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: media) }
+        let first = try LiveServer(arguments: ["--media", media.path])
+        let second = try LiveServer(arguments: ["--media", media.path], dataDirectory: first.dataDirectory)
+        let alice = try await first.user("alice")
+        let bob = try await first.user("bob")
+        let bytes = Data((0..<50_000).map { UInt8($0 % 253) })
+        let attachment = try await first.upload(bytes, by: alice, contentType: "image/jpeg")
+        let sent = try await second.request("POST", Endpoints.messages, token: alice,
+                                            json: SendMessageRequest(muid: "m1", receiver: "bob", type: "image", attachment: attachment))
+        #expect(sent.status == 201)
+        let fetched = try await second.request("GET", attachment.url, token: bob)
+        #expect(fetched.status == 200 && fetched.body == bytes && fetched.headers["content-type"] == "image/jpeg")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: media.path).count == 1)
+        #expect(!FileManager.default.fileExists(atPath: first.dataDirectory.appendingPathComponent("media").path))
     }
 }
 

@@ -7,6 +7,7 @@ struct Routes {
     let adminKey: String
     let clock: AdjustableClock?
     let realtime: RealtimeHub
+    let metrics: Metrics
     let media: MediaStore
     let mediaSweep: MediaSweep
     let limits: RateLimiter
@@ -26,6 +27,16 @@ struct Routes {
                                         engine: store.engineName, database: reachable ? "ok" : "unreachable",
                                         bus: realtime.bus.map { $0.isConnected ? "ok" : "unreachable" }),
                          status: reachable ? 200 : 503)
+        }
+        router.add("GET", "/metrics") { context in
+            // Prometheus sends the admin key as `Authorization: Bearer` (`authorization` in its scrape config).
+            if context.request.header(Endpoints.adminKeyHeader) == nil, let key = context.request.bearerToken,
+               constantTimeEqual(key, adminKey) {
+            } else {
+                try requireAdmin(context)
+            }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                                body: Array(metrics.render(gauges: gauges()).utf8))
         }
         addAdmin(to: &router)
         addUsers(to: &router)
@@ -71,6 +82,27 @@ struct Routes {
         guard let key = context.request.header(Endpoints.adminKeyHeader), constantTimeEqual(key, adminKey) else {
             throw HTTPError(401, .unauthorized, "admin endpoints need the \(Endpoints.adminKeyHeader) header")
         }
+    }
+
+    /// The values `GET /metrics` reads when scraped.
+    func gauges() -> [Metrics.Gauge] {
+        var gauges = [Metrics.Gauge(name: "chatd_realtime_sockets", help: "Open realtime sockets on this node.",
+                                    value: Double(realtime.connectionCount.load(ordering: .relaxed))),
+                      Metrics.Gauge(name: "chatd_realtime_users", help: "Users with a realtime socket on this node.",
+                                    value: Double(realtime.presence.here))]
+        if let bus = realtime.bus {
+            gauges.append(Metrics.Gauge(name: "chatd_bus_connected", help: "1 while this node's NATS connection is up.",
+                                        value: bus.isConnected ? 1 : 0))
+        }
+        if let usage = store.connectionUsage {
+            gauges += [Metrics.Gauge(name: "chatd_db_connections_open", help: "Database connections open.", value: Double(usage.open)),
+                       Metrics.Gauge(name: "chatd_db_connections_busy", help: "Database connections in a transaction.", value: Double(usage.busy)),
+                       Metrics.Gauge(name: "chatd_db_connections_max", help: "Database connections the pool may open.",
+                                     value: Double(usage.capacity)),
+                       Metrics.Gauge(name: "chatd_db_pool_waits", help: "Times a request waited for a connection, since start.",
+                                     value: Double(usage.waits))]
+        }
+        return gauges
     }
 
     /// `user` with its presence.

@@ -90,6 +90,8 @@ final class PostgresEngine: StoreEngine {
         }
     }
 
+    var usage: ConnectionUsage? { pool.usage }
+
     func close() throws { pool.close() }
 }
 
@@ -102,6 +104,8 @@ final class ConnectionPool: @unchecked Sendable {  // every field is only touche
     private var idle: [PostgresConnection]
     private var count: Int
     private var closed = false
+    /// Takes that found every connection busy and waited.
+    private var waits = 0
 
     init(capacity: Int, first: PostgresConnection, open: @escaping () throws -> PostgresConnection) {
         self.capacity = capacity
@@ -112,6 +116,7 @@ final class ConnectionPool: @unchecked Sendable {  // every field is only touche
 
     func take() throws -> PostgresConnection {
         condition.lock()
+        if idle.isEmpty && count >= capacity && !closed { waits += 1 }
         while idle.isEmpty && count >= capacity && !closed { condition.wait() }
         if closed {
             condition.unlock()
@@ -139,6 +144,12 @@ final class ConnectionPool: @unchecked Sendable {  // every field is only touche
         if db.isOpen && !closed { idle.append(db) } else { count -= 1 }
         condition.signal()
         condition.unlock()
+    }
+
+    var usage: ConnectionUsage {
+        condition.lock()
+        defer { condition.unlock() }
+        return ConnectionUsage(open: count, busy: count - idle.count, capacity: capacity, waits: waits)
     }
 
     func close() {

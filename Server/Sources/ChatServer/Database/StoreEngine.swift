@@ -17,7 +17,20 @@ protocol StoreEngine: Sendable {
     /// After rows were loaded with their own ids (`chatd import`): id generators continue
     /// after them.
     func importFinished(_ db: any SQLDatabase) throws
+    /// The connection pool's use, for metrics (nil: SQLite's fixed writer and readers).
+    var usage: ConnectionUsage? { get }
     func close() throws
+}
+
+/// A connection pool at one moment.
+struct ConnectionUsage: Sendable, Equatable {
+    /// Connections open, and of them in a transaction now.
+    let open: Int
+    let busy: Int
+    /// Connections the pool may open at most.
+    let capacity: Int
+    /// Times a request found every connection busy and waited, since start.
+    let waits: Int
 }
 
 /// Embedded SQLite: one writer connection behind a lock (SQLite has a single writer anyway)
@@ -79,6 +92,8 @@ final class SQLiteEngine: StoreEngine {
 
     /// SQLite's AUTOINCREMENT already continues after the largest id inserted.
     func importFinished(_ db: any SQLDatabase) throws {}
+
+    var usage: ConnectionUsage? { nil }
 
     func close() throws {
         for reader in readers { try reader.withConnection { try $0.close() } }

@@ -63,11 +63,9 @@ final class ConnectionGuard: @unchecked Sendable {  // `connections` under `lock
             while lock.withLock({ watching }) {
                 Thread.sleep(forTimeInterval: min(1, headerTimeout / 2))
                 let limit = UInt64(headerTimeout * 1e9)
-                let now = Self.now()
                 lock.withLock {
-                    for entry in connections.values {
-                        if case .head(let since) = entry.stage, now - since > limit { cut(entry.fd) }
-                    }
+                    let now = Self.now()
+                    for entry in connections.values where Self.isStale(entry, now: now, limit: limit) { cut(entry.fd) }
                 }
             }
         }
@@ -82,6 +80,13 @@ final class ConnectionGuard: @unchecked Sendable {  // `connections` under `lock
             if case .upgraded = connections[Int(bitPattern: connection)]!.stage { return }
             connections[Int(bitPattern: connection)]!.stage = stage
         }
+    }
+
+    /// Sending its head for longer than `limit`. A head that began after `now` was read (another
+    /// thread stamped it first) is not stale: `now - since` would wrap.
+    static func isStale(_ entry: Entry, now: UInt64, limit: UInt64) -> Bool {
+        guard case .head(let since) = entry.stage, now > since else { return false }
+        return now - since > limit
     }
 
     private static func since(_ entry: Entry) -> UInt64 {

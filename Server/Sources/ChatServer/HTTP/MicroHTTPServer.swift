@@ -19,10 +19,13 @@ public final class MicroHTTPServer: Sendable {
     private let draining = Atomic(false)
     /// Who holds a connection, and who is cut to make room (see `ConnectionGuard`).
     let connections: ConnectionGuard
+    /// Requests counted and timed for `GET /metrics`.
+    let metrics: Metrics
 
-    public init(router: Router, maxConnections: Int = 1_000, headerTimeout: TimeInterval = 10,
-                bodyLimit: @escaping @Sendable (String) -> Int) {
+    init(router: Router, metrics: Metrics = Metrics(), maxConnections: Int = 1_000, headerTimeout: TimeInterval = 10,
+         bodyLimit: @escaping @Sendable (String) -> Int) {
         self.router = router
+        self.metrics = metrics
         self.bodyLimit = bodyLimit
         connections = ConnectionGuard(maxConnections: maxConnections, headerTimeout: headerTimeout)
     }
@@ -166,9 +169,13 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path, query: query,
                               headers: collect(connection, .HEADER_KIND, lowercaseKeys: true), body: state.body)
     request.bodyTooLarge = state.tooLarge
-    let response = server.isDraining
-        ? .error(HTTPError(503, .unavailable, "chatd is shutting down"))
-        : server.router.respond(to: request)
+    guard !server.isDraining else {
+        return queue(.error(HTTPError(503, .unavailable, "chatd is shutting down")), on: connection, of: server)
+    }
+    let started = DispatchTime.now().uptimeNanoseconds
+    let (response, route) = server.router.routed(request)
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    server.metrics.request(method: request.method, route: route, status: response.status, seconds: seconds)
     return queue(response, on: connection, of: server)
 }
 

@@ -103,6 +103,7 @@ public struct Router: Sendable {
         let method: String
         let segments: [String]
         let handler: RouteHandler
+        var pattern: String { "/" + segments.joined(separator: "/") }
     }
 
     private var routes: [Route] = []
@@ -115,27 +116,32 @@ public struct Router: Sendable {
 
     static func split(_ path: String) -> [String] { path.split(separator: "/", omittingEmptySubsequences: true).map(String.init) }
 
-    public func respond(to request: HTTPRequest) -> HTTPResponse {
+    public func respond(to request: HTTPRequest) -> HTTPResponse { routed(request).response }
+
+    /// The answer and the pattern of the route that gave it (`unmatched` when none did), which
+    /// metrics count by.
+    func routed(_ request: HTTPRequest) -> (response: HTTPResponse, route: String) {
         let segments = Self.split(request.path)
-        var pathMatched = false
+        var pathMatched: Route?
         for route in routes {
             guard let parameters = Self.match(route.segments, segments) else { continue }
-            pathMatched = true
+            pathMatched = route
             guard route.method == request.method || (request.method == "HEAD" && route.method == "GET") else { continue }
+            let pattern = route.pattern
             do {
-                return try route.handler(RouteContext(request: request, parameters: parameters))
+                return (try route.handler(RouteContext(request: request, parameters: parameters)), pattern)
             } catch let error as HTTPError {
-                return .error(error)
+                return (.error(error), pattern)
             } catch let error as StoreError {
-                return .error(HTTPError(error))
+                return (.error(HTTPError(error)), pattern)
             } catch {
-                return .error(HTTPError(500, .internalError, "internal error: \(error)"))
+                return (.error(HTTPError(500, .internalError, "internal error: \(error)")), pattern)
             }
         }
-        if pathMatched {
-            return .error(HTTPError(405, .methodNotAllowed, "\(request.method) is not supported on \(request.path)"))
+        if let pathMatched {
+            return (.error(HTTPError(405, .methodNotAllowed, "\(request.method) is not supported on \(request.path)")), pathMatched.pattern)
         }
-        return .error(.notFound("no endpoint at \(request.path)"))
+        return (.error(.notFound("no endpoint at \(request.path)")), "unmatched")
     }
 
     static func match(_ pattern: [String], _ path: [String]) -> [String: String]? {

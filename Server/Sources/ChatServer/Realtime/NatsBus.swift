@@ -76,10 +76,15 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
 
     /// Each reader's position and the change, to the reader's subject.
     func publish(_ changes: [PublishedChange]) {
+        let now = Self.wallClock()
         send(changes.flatMap { change in
-            change.positions.map { (Self.subject($0.uid), BusMessage.change($0, body: change.body).encoded) }
+            change.positions.map { (Self.subject($0.uid), BusMessage.change($0, body: change.body, publishedAt: now).encoded) }
         })
     }
+
+    /// Epoch milliseconds: a change's publish time, which the receiving node's bus lag is
+    /// measured from (the nodes' clocks are assumed in step, as NTP keeps them).
+    static func wallClock() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// A typing frame to the sockets of `uids` on the other nodes.
     func publishTyping(_ frame: [UInt8], to uids: some Sequence<String>) {
@@ -161,9 +166,10 @@ private let busReconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPoin
 }
 
 /// What travels on the bus, one line of kind and fields, then the payload:
-/// `c\n<pts>\n<uid>\n<stored change>`, `t\n<uid>\n<typing frame>`, `r\n<token hash>`.
+/// `c\n<pts>\n<uid>\n<published at, epoch ms>\n<stored change>`, `t\n<uid>\n<typing frame>`,
+/// `r\n<token hash>`.
 enum BusMessage: Equatable, Sendable {
-    case change(Position, body: String)
+    case change(Position, body: String, publishedAt: Int64)
     case typing(uid: String, frame: [UInt8])
     case revoke(tokenHash: String)
     /// Not sent: the connection came back after a loss.
@@ -171,7 +177,7 @@ enum BusMessage: Equatable, Sendable {
 
     var encoded: [UInt8] {
         switch self {
-        case .change(let position, let body): Array("c\n\(position.pts)\n\(position.uid)\n\(body)".utf8)
+        case .change(let position, let body, let publishedAt): Array("c\n\(position.pts)\n\(position.uid)\n\(publishedAt)\n\(body)".utf8)
         case .typing(let uid, let frame): Array("t\n\(uid)\n".utf8) + frame
         case .revoke(let hash): Array("r\n\(hash)".utf8)
         case .reconnected: []
@@ -180,12 +186,12 @@ enum BusMessage: Equatable, Sendable {
 
     init?(_ bytes: UnsafeBufferPointer<UInt8>) {
         let newline = UInt8(ascii: "\n")
-        let fields = bytes.split(separator: newline, maxSplits: 3, omittingEmptySubsequences: false)
+        let fields = bytes.split(separator: newline, maxSplits: 4, omittingEmptySubsequences: false)
         let text = { (index: Int) in String(decoding: fields[index], as: UTF8.self) }
         switch (fields.first.map { String(decoding: $0, as: UTF8.self) }, fields.count) {
-        case ("c", 4):
-            guard let pts = Int64(text(1)) else { return nil }
-            self = .change(Position(uid: text(2), pts: pts), body: text(3))
+        case ("c", 5):
+            guard let pts = Int64(text(1)), let publishedAt = Int64(text(3)) else { return nil }
+            self = .change(Position(uid: text(2), pts: pts), body: text(4), publishedAt: publishedAt)
         case ("t", 3...):
             // The frame may hold newlines of its own: everything after the uid's line.
             let start = fields[0].count + 1 + fields[1].count + 1

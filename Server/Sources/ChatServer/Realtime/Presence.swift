@@ -59,4 +59,11 @@ public final class Presence: @unchecked Sendable {  // every field is only touch
         defer { lock.unlock() }
         return Set(sockets.keys).union(elsewhere)
     }
+
+    /// Users with a socket on this node.
+    var here: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return sockets.count
+    }
 }

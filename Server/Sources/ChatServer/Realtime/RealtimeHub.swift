@@ -66,6 +66,8 @@ public final class RealtimeHub: Sendable {
     /// The bus to the other nodes; nil on a single node.
     let bus: NatsBus?
     let monotonicNow: @Sendable () -> UInt64
+    /// Where committed changes and the bus's lag are counted (`GET /metrics`).
+    let metrics: Metrics
     private let commands = CommandQueue()
     private let wake: (read: Int32, write: Int32)
     private let stopped = Atomic(false)
@@ -77,7 +79,7 @@ public final class RealtimeHub: Sendable {
     /// Users with an open socket.
     public let presence = Presence()
 
-    init(store: Store, configuration: Configuration, bus: NatsBus? = nil,
+    init(store: Store, configuration: Configuration, bus: NatsBus? = nil, metrics: Metrics = Metrics(),
          monotonicNow: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw HTTPError(500, .internalError, "cannot create the realtime wake pipe") }
@@ -87,6 +89,7 @@ public final class RealtimeHub: Sendable {
         self.configuration = configuration
         self.monotonicNow = monotonicNow
         self.bus = bus
+        self.metrics = metrics
         store.onCommit { [weak self] changes in self?.publish(changes) }
         bus?.setHandler { [weak self] message in self?.received(message) }
     }
@@ -141,6 +144,7 @@ public final class RealtimeHub: Sendable {
 
     /// Queues each change for the sockets of its audience (here and, over the bus, elsewhere).
     func publish(_ changes: [PublishedChange]) {
+        metrics.committed(kinds: changes.map(\.change.kind.rawValue))
         bus?.publish(changes)
         send(changes.flatMap { published in
             [Command.deliver(body: published.body, positions: published.positions)] + Self.controlCommands(published.change)
@@ -150,7 +154,8 @@ public final class RealtimeHub: Sendable {
     /// What another node sent.
     func received(_ message: BusMessage) {
         switch message {
-        case .change(let position, let body):
+        case .change(let position, let body, let publishedAt):
+            metrics.busReceived(lag: Double(NatsBus.wallClock() - publishedAt) / 1000)
             var commands = [Command.deliver(body: body, positions: [position])]
             // Blocks and memberships keep the typing filters here current too.
             if Self.controlKinds.contains(where: body.contains),

@@ -22,6 +22,9 @@ extension Store {
     public func recordUpload(file: String, by uid: String, contentType: String, size: Int64, quota: Int64 = 0) throws -> String {
         let id = Self.randomHex(bytes: 32)
         try write { db, _ in
+            // A sweep forgetting the other uploads of these bytes (and removing the file) on another
+            // connection finishes first; one starting later sees this row and keeps the file.
+            try db.lockRows("uploads", where: "file", is: file)
             let held = try db.scalar("SELECT coalesce(sum(size), 0) FROM uploads WHERE uploader = ?", [uid], as: Int64.self) ?? 0
             if quota > 0 && held + size > quota {
                 throw StoreError(.quotaExceeded, "your uploads hold \(held) of \(quota) bytes; this one needs \(size) more"

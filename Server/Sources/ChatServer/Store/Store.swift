@@ -66,6 +66,8 @@ public final class Store: Sendable {
 
     /// `sqlite` or `postgresql`.
     public var engineName: String { engine.name }
+    /// The engine's connection pool at this moment (nil on SQLite).
+    var connectionUsage: ConnectionUsage? { engine.usage }
 
     /// Whether a query reaches the database now.
     public func isReachable() -> Bool {

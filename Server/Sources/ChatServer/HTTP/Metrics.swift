@@ -1,0 +1,139 @@
+import Foundation
+import Synchronization
+
+/// What `GET /metrics` reports, in Prometheus' text format (version 0.0.4): requests by route
+/// and status with latency histograms, committed changes by kind (sends are
+/// `message.created`), bus lag, and the gauges read when scraped (sockets, users online,
+/// database connections). Counters only grow while the process lives; Prometheus' `rate()`
+/// copes with the reset a restart brings.
+final class Metrics: Sendable {
+    /// Seconds; the buckets a chat request's latency is judged by (1 ms … 2.5 s).
+    static let latencyBounds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+    /// A cumulative histogram of observed seconds.
+    struct Histogram: Sendable {
+        let bounds: [Double]
+        private(set) var counts: [UInt64]
+        private(set) var sum = 0.0
+        private(set) var count: UInt64 = 0
+
+        init(bounds: [Double] = Metrics.latencyBounds) {
+            self.bounds = bounds
+            counts = Array(repeating: 0, count: bounds.count)
+        }
+
+        mutating func observe(_ seconds: Double) {
+            if let index = bounds.firstIndex(where: { seconds <= $0 }) { counts[index] += 1 }
+            sum += seconds
+            count += 1
+        }
+
+        /// `name_bucket{…,le="…"}` lines (cumulative), then `name_sum` and `name_count`.
+        func lines(_ name: String, labels: String) -> [String] {
+            let prefix = labels.isEmpty ? "" : labels + ","
+            var running: UInt64 = 0
+            var lines: [String] = []
+            for (bound, count) in zip(bounds, counts) {
+                running += count
+                lines.append("\(name)_bucket{\(prefix)le=\"\(bound)\"} \(running)")
+            }
+            lines.append("\(name)_bucket{\(prefix)le=\"+Inf\"} \(count)")
+            let braces = labels.isEmpty ? "" : "{\(labels)}"
+            lines.append("\(name)_sum\(braces) \(sum)")
+            lines.append("\(name)_count\(braces) \(count)")
+            return lines
+        }
+    }
+
+    /// A route as its pattern names it (`/v1/messages/{id}`, never a raw path: one series per
+    /// route, however many ids), `unmatched` for a path no route knows.
+    struct RequestKey: Hashable, Sendable {
+        let method: String
+        let route: String
+        let status: Int
+    }
+
+    private struct State {
+        var requests: [RequestKey: UInt64] = [:]
+        var latency: [String: Histogram] = [:]  // by "method route"
+        var changes: [String: UInt64] = [:]
+        var busLag = Histogram()
+        var busMessages: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// One answered request.
+    func request(method: String, route: String, status: Int, seconds: Double) {
+        state.withLock { state in
+            state.requests[RequestKey(method: method, route: route, status: status), default: 0] += 1
+            state.latency["\(method) \(route)", default: Histogram()].observe(seconds)
+        }
+    }
+
+    /// Changes committed on this node, by kind.
+    func committed(kinds: [String]) {
+        guard !kinds.isEmpty else { return }
+        state.withLock { state in
+            for kind in kinds { state.changes[kind, default: 0] += 1 }
+        }
+    }
+
+    /// A change that came from another node over the bus, `seconds` after that node published it.
+    func busReceived(lag seconds: Double) {
+        state.withLock { state in
+            state.busMessages += 1
+            state.busLag.observe(max(0, seconds))
+        }
+    }
+
+    /// A value read when scraped.
+    struct Gauge {
+        let name: String
+        let help: String
+        let value: Double
+    }
+
+    /// The whole exposition: what was counted, then `gauges`.
+    func render(gauges: [Gauge]) -> String {
+        let state = state.withLock { $0 }
+        var lines: [String] = []
+        lines += ["# HELP chatd_http_requests_total HTTP requests answered, by method, route pattern and status.",
+                  "# TYPE chatd_http_requests_total counter"]
+        for (key, count) in state.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            lines.append("chatd_http_requests_total{method=\"\(key.method)\",route=\"\(Self.escape(key.route))\",status=\"\(key.status)\"} \(count)")
+        }
+        lines += ["# HELP chatd_http_request_duration_seconds Time to answer a request (routing to response), by method and route.",
+                  "# TYPE chatd_http_request_duration_seconds histogram"]
+        for (key, histogram) in state.latency.sorted(by: { $0.key < $1.key }) {
+            let parts = key.split(separator: " ", maxSplits: 1).map(String.init)
+            lines += histogram.lines("chatd_http_request_duration_seconds",
+                                     labels: "method=\"\(parts[0])\",route=\"\(Self.escape(parts[1]))\"")
+        }
+        lines += ["# HELP chatd_changes_committed_total Changes committed through this node, by kind (sends are message.created).",
+                  "# TYPE chatd_changes_committed_total counter"]
+        for (kind, count) in state.changes.sorted(by: { $0.key < $1.key }) {
+            lines.append("chatd_changes_committed_total{kind=\"\(Self.escape(kind))\"} \(count)")
+        }
+        lines += ["# HELP chatd_bus_changes_received_total Changes received from other nodes over NATS.",
+                  "# TYPE chatd_bus_changes_received_total counter",
+                  "chatd_bus_changes_received_total \(state.busMessages)",
+                  "# HELP chatd_bus_lag_seconds From another node's publish to this node's receipt (wall clocks).",
+                  "# TYPE chatd_bus_lag_seconds histogram"]
+        lines += state.busLag.lines("chatd_bus_lag_seconds", labels: "")
+        for gauge in gauges {
+            lines += ["# HELP \(gauge.name) \(gauge.help)", "# TYPE \(gauge.name) gauge", "\(gauge.name) \(Self.number(gauge.value))"]
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    /// A label value: backslash, quote and newline escaped.
+    static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}
