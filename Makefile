@@ -3,7 +3,7 @@ SWIFT ?= swift
 STRICT = -Xswiftc -warnings-as-errors
 SYSTEM_SQLITE = --disable-default-traits --traits SystemSQLite --scratch-path .build/system-sqlite
 
-.PHONY: deps build server test test-sdk test-sdk-system test-server test-server-postgres test-fuzz fuzz demo bench clean
+.PHONY: deps build server test test-sdk test-sdk-system test-server test-server-postgres test-fuzz fuzz demo demo-cluster bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -47,6 +47,10 @@ fuzz: deps
 
 demo: deps
 	@scripts/demo.sh
+
+## Three chatd nodes on PostgreSQL with NATS and HAProxy on loopback; one node is killed mid-way.
+demo-cluster: deps
+	@scripts/demo-cluster.sh
 
 bench: deps
 	@scripts/bench.sh

@@ -94,12 +94,17 @@ public struct HealthResponse: Codable, Sendable {
     /// With several nodes, the bus between them: `ok` or `unreachable` (chatd still serves:
     /// sockets catch up from the database until it is back).
     public var bus: String?
-    public init(status: String, version: String, engine: String? = nil, database: String? = nil, bus: String? = nil) {
+    /// With several nodes, which one answered (`--node-id`): a load balancer's operator sees
+    /// where requests land.
+    public var node: String?
+    public init(status: String, version: String, engine: String? = nil, database: String? = nil, bus: String? = nil,
+                node: String? = nil) {
         self.status = status
         self.version = version
         self.engine = engine
         self.database = database
         self.bus = bus
+        self.node = node
     }
 }
 

@@ -25,7 +25,8 @@ struct Routes {
             let reachable = store.isReachable()
             return .json(HealthResponse(status: reachable ? "ok" : "unavailable", version: Endpoints.version,
                                         engine: store.engineName, database: reachable ? "ok" : "unreachable",
-                                        bus: realtime.bus.map { $0.isConnected ? "ok" : "unreachable" }),
+                                        bus: realtime.bus.map { $0.isConnected ? "ok" : "unreachable" },
+                                        node: realtime.bus.map { _ in realtime.configuration.nodeID }),
                          status: reachable ? 200 : 503)
         }
         router.add("GET", "/metrics") { context in
