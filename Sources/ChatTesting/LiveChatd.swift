@@ -1,5 +1,8 @@
 #if os(Linux) || os(macOS)  // child processes: not on iOS
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -96,6 +99,19 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
     public func stop() {
         guard let process, process.isRunning else { return }
         process.terminate()
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// SIGKILL and wait: chatd dies mid-whatever, as on a crashed machine (no drain, no
+    /// close frames, transactions cut off).
+    public func kill() {
+        guard let process, process.isRunning else { return }
+        #if canImport(Glibc)
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        #else
+        Darwin.kill(process.processIdentifier, SIGKILL)
+        #endif
         process.waitUntilExit()
         self.process = nil
     }

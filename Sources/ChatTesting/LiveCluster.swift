@@ -1,0 +1,133 @@
+#if os(Linux) || os(macOS)  // child processes: not on iOS
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// chatd as a cluster, for tests: `nodes` chatd processes on one fresh PostgreSQL database
+/// (on the server `$CHATD_TEST_POSTGRES` names), `nats-server` between them, one shared media
+/// directory, and HAProxy in front of them all (`url`). A node can be killed (SIGKILL) and
+/// started again on its port while clients keep using `url`.
+public final class LiveCluster: @unchecked Sendable {  // immutable after init; the processes are stopped in deinit
+    /// chatd's nodes; each also answers directly (`nodes[i].url`), and the admin requests of
+    /// `LiveChatd` work on any of them.
+    public let nodes: [LiveChatd]
+    /// HAProxy's address: what clients use.
+    public let url: URL
+    private let nats: Process
+    private let haproxy: Process
+    private let directory: URL
+
+    /// The PostgreSQL server to make the cluster's database on (`postgres://user@host:port`).
+    public static let postgres = ProcessInfo.processInfo.environment["CHATD_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    static let natsServer = "/usr/sbin/nats-server"
+    static let haproxyBinary = "/usr/sbin/haproxy"
+    static let psql = "/usr/bin/psql"
+
+    /// PostgreSQL, nats-server and HAProxy are all here (`make test` installs them).
+    public static var available: Bool {
+        postgres != nil && [natsServer, haproxyBinary, psql].allSatisfy(FileManager.default.isExecutableFile(atPath:))
+    }
+
+    /// `catchUpSeconds`: each node's `--catch-up` (how soon a socket notices what the bus lost,
+    /// and how soon a dead node's users go offline: three of them).
+    public init(nodes count: Int = 3, catchUpSeconds: Double = 0.2) throws {
+        guard let postgres = Self.postgres else { throw LiveChatd.Failure("set CHATD_TEST_POSTGRES (scripts/with-postgres.sh)") }
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-cluster-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let database = try Self.createDatabase(on: postgres)
+
+        let natsPort = try Self.freePort()
+        nats = try Self.start(Self.natsServer, ["-a", "127.0.0.1", "-p", "\(natsPort)"], readyWhen: "Server is ready")
+        let shared = ["--database", database, "--nats", "nats://127.0.0.1:\(natsPort)", "--catch-up", "\(catchUpSeconds)",
+                      "--media", directory.appendingPathComponent("media").path]
+        nodes = try (0..<count).map { try LiveChatd(arguments: shared + ["--node-id", "node\($0)"]) }
+
+        let port = try Self.freePort()
+        let configuration = directory.appendingPathComponent("haproxy.cfg")
+        try Self.haproxyConfiguration(port: port, nodes: nodes.map(\.port)).write(to: configuration, atomically: true, encoding: .utf8)
+        haproxy = try Self.start(Self.haproxyBinary, ["-f", configuration.path, "-db", "-V"], readyWhen: "as the polling mechanism")
+        url = URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    deinit {
+        for process in [haproxy, nats] where process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        for node in nodes { node.stop() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Health-checked every 100 ms, down after two failures; a request whose node refuses the
+    /// connection is tried on another one.
+    static func haproxyConfiguration(port: Int, nodes: [Int]) -> String {
+        """
+        defaults
+            mode http
+            timeout connect 1s
+            timeout client 60s
+            timeout server 60s
+            timeout tunnel 1h
+            retries 3
+            option redispatch
+        frontend chat
+            bind 127.0.0.1:\(port)
+            default_backend chatd
+        backend chatd
+            balance leastconn
+            option httpchk GET /v1/health
+            http-check expect status 200
+            default-server inter 100ms fall 2 rise 1
+
+        """ + nodes.enumerated().map { "    server node\($0.offset) 127.0.0.1:\($0.element) check\n" }.joined()
+    }
+
+    /// A new, empty database on `postgres`; its url.
+    static func createDatabase(on postgres: String) throws -> String {
+        let name = "chatd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: psql)
+        process.arguments = ["-q", "-d", postgres + "/postgres", "-c", "CREATE DATABASE \(name)"]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw LiveChatd.Failure("psql could not create database \(name)") }
+        return postgres + "/" + name
+    }
+
+    /// Starts a server and returns once it printed `ready` (on either output).
+    static func start(_ binary: String, _ arguments: [String], readyWhen ready: String) throws -> Process {
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        var seen = ""
+        while !seen.contains(ready) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw LiveChatd.Failure("\(binary) exited: \(seen)") }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        // Keep draining what it prints, or a full pipe would stop it.
+        output.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+        return process
+    }
+
+    /// A loopback port nobody listens on at this moment.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw LiveChatd.Failure("no free loopback port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+#endif
