@@ -3,7 +3,7 @@ SWIFT ?= swift
 STRICT = -Xswiftc -warnings-as-errors
 SYSTEM_SQLITE = --disable-default-traits --traits SystemSQLite --scratch-path .build/system-sqlite
 
-.PHONY: deps build server test test-sdk test-sdk-system test-server test-server-postgres test-fuzz fuzz demo demo-cluster bench clean
+.PHONY: deps build server test test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz fuzz demo demo-cluster bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -16,9 +16,10 @@ build: deps
 server:
 	cd Server && $(SWIFT) build $(STRICT)
 
-## Every test: the SDK packages on both SQLite flavours, then chatd (unit, live-server, interop, schemathesis)
+## Every test: the SDK packages on both SQLite flavours, SDK clients against a chatd cluster that
+## loses nodes, then chatd (unit, live-server, interop, schemathesis)
 ## on SQLite and again on PostgreSQL, then a short run of each fuzz target (a crash fails the run).
-test: deps server test-sdk test-sdk-system test-server test-server-postgres test-fuzz
+test: deps server test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz
 
 # A hung test fails the run (after 15 minutes, $$TEST_TIME_LIMIT seconds) and names the tests
 # that never finished, instead of stalling CI.
@@ -29,6 +30,10 @@ test-sdk: server
 
 test-sdk-system: server
 	$(SWIFT_TEST) $(STRICT) $(SYSTEM_SQLITE)
+
+## SDK clients through HAProxy while chatd nodes (PostgreSQL + NATS) are killed at random moments.
+test-cluster: server
+	scripts/with-postgres.sh env SWIFT=$(SWIFT) $(CURDIR)/scripts/swift-test.sh $(STRICT) --filter ClusterFailoverTests
 
 test-server: server
 	cd Server && $(SWIFT_TEST) $(STRICT)

@@ -138,6 +138,7 @@ extension ChatClient {
             return current
         }
         old.realtime.stop()
+        old.sync?.end()
         // Logout and a rejected token fail whatever is still queued (`.discarded`).
         if wipe { _ = old.outbox?.discard(.all) }
         old.cache?.close()

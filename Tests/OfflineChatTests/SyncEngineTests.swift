@@ -162,6 +162,38 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
         #expect(try rig.cache.syncPoint().cursor == "c1.9")
     }
 
+    /// Behind a load balancer a sweep can fail on a dying node (502) while the realtime
+    /// connection, on another node, stays up: no reconnect will come, so the sweep runs again
+    /// after a backoff and catches up.
+    @Test func aSweepTheServerFailsWhileConnectedRunsAgainAfterABackoff() async throws {
+        let rig = try rig()
+        let clock = try #require(rig.engine.config.clock as? ManualClock)
+        try rig.cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
+        rig.engine.connected(hello: "c1.2")
+        rig.transport.fail(Endpoints.changes, status: 502, code: .unavailable)
+        rig.engine.request(.reconnect)
+        #expect(await rig.log.sweep().last == "failed reInstall=false")
+        rig.transport.answer(Endpoints.changes, page([ChangePayload(seq: 2, kind: .messageCreated, conversationId: "alice~bob",
+                                                                    message: text(6), at: 6)], cursor: "c1.2"))
+        await clock.waitForSleepers(1)
+        #expect((0...rig.engine.config.reconnectBaseDelay).contains(clock.nextDeadline ?? -1), "the first retry waits one base delay at most")
+        clock.advance(by: clock.nextDeadline ?? 0)
+        let again = await rig.log.sweep()
+        #expect(again.contains("new 6 sync") && again.last == "finish reInstall=false")
+        #expect(try rig.cache.syncPoint().cursor == "c1.2")
+    }
+
+    /// A sweep that fails while the connection is down (or with it) waits for the reconnect.
+    @Test func aSweepThatFailsOfflineWaitsForTheReconnect() async throws {
+        let rig = try rig()
+        let clock = try #require(rig.engine.config.clock as? ManualClock)
+        try rig.cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
+        rig.transport.fail(Endpoints.changes, status: 503, code: .unavailable)
+        rig.engine.request(.reconnect)
+        #expect(await rig.log.sweep().last == "failed reInstall=false")
+        #expect(clock.sleeperCount == 0, "nothing scheduled: no connection to run it on")
+    }
+
     @Test func anExpiredCursorRebuildsAsAReInstallSync() async throws {
         let rig = try rig()
         try rig.cache.recordSyncHead(cursor: "c1.1", serverTime: 1)

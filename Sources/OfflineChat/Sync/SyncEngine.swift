@@ -27,6 +27,11 @@ final class SyncEngine: Sendable {
     let isCurrent: @Sendable () -> Bool
     private let throttle = Locked(SyncThrottle())
     private let live = Locked(LiveFollowing())
+    /// Sweeps in a row that the server failed (5xx) while the connection stayed up.
+    private let serverFailures = Locked(0)
+    /// The wait before running such a sweep again; cancelled when the connection drops (the
+    /// reconnect starts a sweep of its own).
+    private let retry = Locked<Task<Void, Never>?>(nil)
 
     init(cache: ChatCache, api: APIClient, config: ChatConfig, outbox: Outbox?, me: String, listeners: Listeners,
          isCurrent: @escaping @Sendable () -> Bool) {
@@ -49,6 +54,12 @@ final class SyncEngine: Sendable {
 
     func disconnected() {
         live.withLock { $0.disconnected() }
+        retry.withLock { $0?.cancel() }
+    }
+
+    /// The session ended: a sweep waiting to run again never runs.
+    func end() {
+        retry.withLock { $0?.cancel() }
     }
 
     /// See `LiveFollowing.lostTrack`.
@@ -80,7 +91,8 @@ final class SyncEngine: Sendable {
             guard isCurrent() else { return }
             // The state is idle (or the follow-up's) before the last callback is heard.
             let again = throttle.withLock { $0.finished(now: config.clock.now()) }
-            if let (succeeded, reInstall) = result {
+            if let result, !again { retryIfTheServerFailed(result) }
+            if let (succeeded, reInstall, _, _) = result {
                 listeners.conversations.notify { $0.onSyncServerProgress(100) }
                 if succeeded {
                     listeners.conversations.notify { $0.onSyncServerFinish(reInstall: reInstall) }
@@ -92,9 +104,42 @@ final class SyncEngine: Sendable {
         }
     }
 
+    /// A sweep the server failed (a 5xx: a node behind a load balancer died mid-request, its
+    /// database was briefly unreachable) while the realtime connection stayed up: no reconnect
+    /// will come to start the next one, so it runs again after a backoff, for as long as the
+    /// connection it started on lasts. A sweep that fails with the connection is left to the
+    /// reconnect, as before.
+    private func retryIfTheServerFailed(_ result: (succeeded: Bool, reInstall: Bool, serverFailed: Bool, generation: Int)) {
+        guard result.serverFailed else {
+            if result.succeeded { serverFailures.withLock { $0 = 0 } }
+            return
+        }
+        let state = live.current
+        guard state.connected, state.generation == result.generation else { return }
+        let attempt = serverFailures.withLock { count in
+            count += 1
+            return count
+        }
+        let delay = Backoff.delay(attempt: attempt - 1, base: config.reconnectBaseDelay, cap: config.reconnectMaxDelay,
+                                  unit: Double.random(in: 0..<1))
+        let task = Task { [self] in
+            do {
+                try await config.clock.sleep(milliseconds: delay)
+            } catch {
+                return
+            }
+            let now = live.current
+            guard isCurrent(), now.connected, now.generation == result.generation else { return }
+            request(.reconnect)
+        }
+        retry.withLock { $0?.cancel(); $0 = task }
+        if !live.current.connected { task.cancel() }  // it dropped meanwhile
+    }
+
     /// One sweep: the conversation phase, then (after a cold start: instead) the message
-    /// phase. Returns whether both succeeded, and whether it was a reInstall sync.
-    func sweep() async -> (succeeded: Bool, reInstall: Bool)? {
+    /// phase. Returns whether both succeeded, whether it was a reInstall sync, whether a phase
+    /// failed with a server error (5xx), and the live connection's generation it started on.
+    func sweep() async -> (succeeded: Bool, reInstall: Bool, serverFailed: Bool, generation: Int)? {
         // The cache's epoch first: a connection lost after this read changes it.
         let epoch = cache.liveEpoch
         let start = live.current
@@ -109,15 +154,16 @@ final class SyncEngine: Sendable {
         async let changes = reInstall ? nil : changelogPage(from: point)
         // The SDK's own blocked list (BlockedUserRequest's cached page), silently.
         async let blocked: Void = ChatClient.refreshBlockedList(api: api, cache: cache, logger: config.logger)
-        let conversationsOK = await conversationPhase()
+        let conversationsFailure = await conversationPhase()
         await blocked
         conversations.notify { $0.onSyncServerProgress(reInstall ? 50 : 30) }
-        let messagesOK = if let page = await changes {
+        let messagesFailure = if let page = await changes {
             await messagePhase(page, from: point, generation, liveEpoch: start.connected ? epoch : nil)
         } else {
             await recordHead(generation)
         }
-        return (conversationsOK && messagesOK, reInstall)
+        let serverFailed = [conversationsFailure, messagesFailure].contains { ($0?.httpStatus ?? 0) >= 500 }
+        return (conversationsFailure == nil && messagesFailure == nil, reInstall, serverFailed, generation)
     }
 
     /// One page of the changelog from `point` (or why not).
@@ -130,47 +176,48 @@ final class SyncEngine: Sendable {
     }
 
     /// One fresh page of the conversation list replaces its slice of the cached list; a
-    /// conversation the server no longer returns takes its queued messages with it.
-    private func conversationPhase() async -> Bool {
+    /// conversation the server no longer returns takes its queued messages with it. Nil when
+    /// it succeeded, else why not.
+    private func conversationPhase() async -> ChatException? {
         listeners.sync.notify { $0.onConversationSyncStarted() }
         do {
             let page: Page<ConversationPayload> = try await api.get(Endpoints.conversations, query: [("limit", "\(Self.conversationPage)")])
-            guard isCurrent() else { return false }
+            guard isCurrent() else { return Self.sessionEnded }
             let removed = try cache.storeConversationPage(page.items, first: true, last: page.next == nil)
             for id in removed { _ = outbox?.discard(.conversation(id)) }
             let fresh = page.items.map { Conversation($0, source: .server) }
             listeners.sync.notify { $0.onConversationSyncCompleted(fresh) }
-            return true
+            return nil
         } catch {
             let exception = Self.exception(error)
             listeners.sync.notify { $0.onConversationSyncError(exception) }
-            return false
+            return exception
         }
     }
 
-    /// A cold start: remember the server's head and replay nothing.
-    private func recordHead(_ generation: Int) async -> Bool {
+    /// A cold start: remember the server's head and replay nothing. Nil when done, else why not.
+    private func recordHead(_ generation: Int) async -> ChatException? {
         do {
             let head: ChangelogPage = try await api.get(Endpoints.changes, query: [("cursor", ""), ("limit", "1")])
-            guard isCurrent() else { return false }
+            guard isCurrent() else { return Self.sessionEnded }
             try cache.recordSyncHead(cursor: head.cursor, serverTime: head.serverTime)
             live.withLock { $0.caughtUp(startedAt: generation) }
-            return true
+            return nil
         } catch {
             config.logger.log(.warning, "the sync could not record where to resume: \(error)")
-            return false
+            return Self.exception(error)
         }
     }
 
     /// Merges the changelog page read from `point`. `generation`: the live connection's when
     /// the sweep started (see `LiveFollowing`); `liveEpoch`: the cache's live epoch then, if
-    /// the connection was up.
+    /// the connection was up. Nil when it succeeded, else why not.
     private func messagePhase(_ read: Result<ChangelogPage, any Error>, from point: SyncPoint, _ generation: Int,
-                              liveEpoch: Int?) async -> Bool {
+                              liveEpoch: Int?) async -> ChatException? {
         listeners.sync.notify { $0.onMessageSyncStarted() }
         do {
             let page = try read.get()
-            guard isCurrent() else { return false }
+            guard isCurrent() else { return Self.sessionEnded }
             listeners.conversations.notify { $0.onSyncServerProgress(60) }
             // Dropping a conversation may wipe what the live stream stored after this page was
             // read (the user added back, say): the point stops following, so the next replay
@@ -183,7 +230,7 @@ final class SyncEngine: Sendable {
             for id in merge.removedConversations { _ = outbox?.discard(.conversation(id)) }
             if !page.hasMore { live.withLock { $0.caughtUp(startedAt: generation) } }
             deliver(merge, outcome: page.hasMore ? .partial : .caughtUp)
-            return true
+            return nil
         } catch let error as ChatException
                     where [ErrorCode.cursorExpired.rawValue, ErrorCode.invalidCursor.rawValue].contains(error.errorCode) {
             // The server no longer keeps changes that far back (or no longer knows the cursor:
@@ -193,11 +240,11 @@ final class SyncEngine: Sendable {
             try? cache.resetForRebuild()
             listeners.sync.notify { $0.onMessageSyncError(error) }
             _ = throttle.withLock { $0.request(.reconnect, now: config.clock.now()) }
-            return false
+            return error
         } catch {
             let exception = Self.exception(error)
             listeners.sync.notify { $0.onMessageSyncError(exception) }
-            return false
+            return exception
         }
     }
 
@@ -214,6 +261,9 @@ final class SyncEngine: Sendable {
         let swept = new + updated
         listeners.sync.notify { $0.onMessageSyncCompleted(swept, outcome) }
     }
+
+    /// The session ended mid-sweep: a failure nobody hears about.
+    static var sessionEnded: ChatException { .notLoggedIn() }
 
     static func exception(_ error: any Error) -> ChatException {
         error as? ChatException ?? ChatException(errorCode: ChatException.cacheFailure, errorDescription: "the sync could not be merged: \(error)")
