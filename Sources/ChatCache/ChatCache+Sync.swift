@@ -214,15 +214,25 @@ extension ChatCache {
         if !merge.removedConversations.contains(id) { merge.removedConversations.append(id) }
     }
 
-    /// The stretch of `scope` proven at or after sync point `since` (the newest, if several)
-    /// now reaches `id`; stretches it meets merge into it. False when the scope has none.
+    /// Every stretch of `scope` proven at or after sync point `since` that starts at or below
+    /// `id` now reaches `id`, and they become one. Each such stretch holds everything up to its
+    /// end, and whatever the scope gained after its end came after `since`: the page from
+    /// `since` carried it up to `id` (a conversation's ids follow commit order). Several such
+    /// stretches exist when the connection dropped more than once before a sweep ran (a node
+    /// died, then the next one); growing only the newest left what came between them outside
+    /// every stretch. False when the scope has none.
     private func extendProven(_ db: Connection, scope: String, to id: Int64, since: Int64) throws -> Bool {
-        guard let row = try db.queryFirst("SELECT rowid, lo, hi, open, proven_at FROM ranges WHERE scope = ? AND proven_at >= ? ORDER BY hi DESC",
-                                          [scope, since]) else { return false }
-        let lo: Int64 = try row.get("lo"), hi: Int64 = try row.get("hi")
-        guard id > hi else { return true }
-        try db.run("DELETE FROM ranges WHERE rowid = ?", [try row.get("rowid") as Int64])
-        try addRange(db, scope: scope, lo: lo, hi: id, open: false, provenAt: try row.get("proven_at"))
+        let proven = try db.query("SELECT rowid, lo, hi, proven_at FROM ranges WHERE scope = ? AND proven_at >= ? AND lo <= ?",
+                                  [scope, since, id])
+        guard !proven.isEmpty else { return false }
+        var lo = Int64.max, hi = id, provenAt = since
+        for row in proven {
+            lo = min(lo, try row.get("lo"))
+            hi = max(hi, try row.get("hi"))
+            provenAt = max(provenAt, try row.get("proven_at"))
+            try db.run("DELETE FROM ranges WHERE rowid = ?", [try row.get("rowid") as Int64])
+        }
+        try addRange(db, scope: scope, lo: lo, hi: hi, open: false, provenAt: provenAt)
         return true
     }
 

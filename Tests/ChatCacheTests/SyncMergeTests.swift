@@ -72,6 +72,40 @@ import Testing
         #expect(try cache.ranges(scope).first?.open == true, "still live")
     }
 
+    /// Two drops before a sweep could run (a node died, then the one the phone moved to): both
+    /// stretches close proven at the same point, and the sweep that finally runs carries a
+    /// message between them. The stretches join over it; before, only the newer one grew and
+    /// the message between stayed outside every stretch (found by ClusterFailoverTests).
+    @Test func aSweepJoinsEveryStretchClosedSinceItsPoint() throws {
+        let cache = try makeCache()
+        try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
+        try cache.storePage((10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true, liveSince: cache.liveEpoch)
+        try cache.closeOpenRanges()  // the first drop: 13… may be missed
+        let point = try cache.syncPoint()
+        try cache.storeLive(message(15))  // back on another node
+        try cache.closeOpenRanges()  // and that one dies before the sweep
+        try cache.storeLive(message(17))
+        #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 12], [15, 15], [17, 17]])
+        _ = try cache.applySyncPage([created(message(13), seq: 2), created(message(14, in: "a~c"), seq: 3), created(message(15), seq: 4),
+                                     created(message(16), seq: 5)], from: point, cursor: "c1.5", serverTime: 2)
+        #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 17]], "13 and 16 joined them all")
+        #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [10, 11, 12, 13, 15, 16, 17])
+    }
+
+    /// A stretch that starts after everything a page carried is not joined: what came between
+    /// may be after the page's end.
+    @Test func aStretchBeyondThePageStaysApart() throws {
+        let cache = try makeCache()
+        try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
+        try cache.storePage((10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true, liveSince: cache.liveEpoch)
+        try cache.closeOpenRanges()
+        let point = try cache.syncPoint()
+        try cache.storeLive(message(20))
+        try cache.closeOpenRanges()
+        _ = try cache.applySyncPage([created(message(13), seq: 2)], from: point, cursor: "c1.2", serverTime: 2)
+        #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 13], [20, 20]], "14…19 may come on the next page")
+    }
+
     @Test func aStretchClosedBeforeTheSyncPointIsNotExtended() throws {
         let cache = try makeCache()
         try cache.storePage((10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true, liveSince: cache.liveEpoch)

@@ -19,6 +19,8 @@ struct ClusterFailoverTests {
         /// Realtime connections lost (a kill that hit a node holding a phone's socket).
         var disconnects = 0
         var syncErrors: [String] = []
+        /// Sweeps finished, by phone.
+        var syncs: [String: Int] = [:]
         /// Sends made while the phone was offline: queued, not failed (`ERROR_INTERNET_UNAVAILABLE`).
         private(set) var queuedOffline = 0
         /// By listener: ids of messages from the other user, as heard (repeats kept).
@@ -72,7 +74,7 @@ struct ClusterFailoverTests {
     }
 
     /// Hears the other user's new messages.
-    final class Ears: MessageListener, SyncListener, ConnectionListener, @unchecked Sendable {
+    final class Ears: MessageListener, SyncListener, ConnectionListener, ConversationListener, @unchecked Sendable {
         let tally: Tally
         let uid: String
         init(_ tally: Tally, uid: String) { (self.tally, self.uid) = (tally, uid) }
@@ -80,6 +82,7 @@ struct ClusterFailoverTests {
         /// A finished sweep may have proven the cache whole: waiters look again.
         func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) { tally.update { _ in } }
         func onDisconnected() { tally.update { $0.disconnects += 1 } }
+        func onSyncServerFinish(reInstall: Bool) { tally.update { $0.syncs[self.uid, default: 0] += 1 } }
         func onMessageSyncError(_ error: ChatException) { tally.update { $0.syncErrors.append("\(uid): \(error.errorCode) \(error.errorDescription)") } }
     }
 
@@ -105,10 +108,16 @@ struct ClusterFailoverTests {
         client.addMessageListener("ears", ears)
         client.addSyncListener("ears", ears)
         client.addConnectionListener("ears", ears)
+        client.addConversationListener("ears", ears)
         let connection = Recorder(queue: config.callbackQueue)
         client.addConnectionListener("c", connection)
         _ = try await client.login(uid: uid, authToken: token)
         _ = await connection.next(where: { $0 == "connected" })
+        // The first sync done: kills come to a phone that knows where to resume. (One that
+        // dies before has no sync point; its first sync records the head and, as a first sync
+        // does, replays nothing: messages lost in flight before it are history, fetched when
+        // the conversation is read, not on the received callbacks.)
+        #expect(await tally.until { $0.syncs[uid, default: 0] >= 1 }, "\(uid)'s first sync")
         // Open the conversation once, so what follows extends a stretch the cache has proven.
         let builder = MessagesRequest.MessageRequestBuilder().set(limit: 100).set(uid: peer)
         for try await _ in try builder.build(client: client).previous() {}
@@ -180,18 +189,15 @@ struct ClusterFailoverTests {
                 #expect(try cache.message(id: message.id) == MessageRowView.asCached(message), "\(phone.uid)'s cache has message \(message.id) as the server")
             }
         }
-        // And, once the sweep after its last reconnect ran, as one proven stretch (what an
-        // offline read serves). Known to fail yet: stretches closed by a disconnect and not
-        // merged by the sweep that followed stay apart (on one SQLite node too), so an offline
-        // read stops at the older one's edge. Issue #15 stays open for it.
+        // And, once the sweep after its last reconnect ran, as one proven stretch: an offline
+        // read serves the whole conversation. (Stretches closed by two drops before a sweep
+        // used to stay apart: `ChatCache.extendProven`.)
         for phone in [alice, bob] {
             let cache = try #require(phone.client.session.current?.cache)
             let expected = onServer.map(MessageRowView.asCached)
             let whole = await tally.until(seconds: 10) { _ in (try? cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100)) == expected }
             let stretches = try cache.ranges(.conversation("alice~bob"))
-            withKnownIssue("stretches split by a crash are not merged by the next sweep", isIntermittent: true) {
-                #expect(whole, "\(phone.uid)'s cache serves the whole conversation offline: stretches \(stretches)")
-            }
+            #expect(whole, "\(phone.uid)'s cache serves the whole conversation offline: stretches \(stretches)")
         }
         #expect(alice.client.getPendingMessages().isEmpty && bob.client.getPendingMessages().isEmpty)
     }

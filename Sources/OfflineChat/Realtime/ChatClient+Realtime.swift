@@ -90,7 +90,7 @@ extension ChatClient {
             } else {
                 lostTrackOfTheStream(owner: owner)
             }
-            dispatch(change, me: me, source: .realtime, ownFromAnotherDevice: written.newToTheCache)
+            dispatch(change, me: me, source: .realtime, newToTheCache: current.cache == nil ? nil : written.newToTheCache)
         }
     }
 
@@ -115,7 +115,7 @@ extension ChatClient {
                 current.sync?.lostTrack()
                 try cache.removeConversation(change.conversationId)
                 _ = current.outbox?.discard(.conversation(change.conversationId))
-                return LiveWrite(stored: true)
+                return LiveWrite(stored: true, newToTheCache: true)  // the news of it is heard
             }
             guard let message = change.message else { return LiveWrite(stored: true) }
             switch change.kind {
@@ -136,13 +136,18 @@ extension ChatClient {
         }
     }
 
-    /// Tells the message listeners about one change. One's own new messages are heard only
-    /// when sent from another device (with a cache to tell: without one, never), as the
-    /// catch-up sync reports them.
-    func dispatch(_ change: ChangePayload, me: String, source: MessageSource, ownFromAnotherDevice: Bool) {
+    /// Tells the message listeners about one change. A new message is heard once, whichever
+    /// path brings it first: one the cache already held (the catch-up sweep after a reconnect
+    /// reads past the new connection's hello, so both may bring it) is not heard again.
+    /// One's own new messages are heard only when sent from another device (with a cache to
+    /// tell: without one, never), as the catch-up sync reports them. `newToTheCache`: nil
+    /// without a cache.
+    func dispatch(_ change: ChangePayload, me: String, source: MessageSource, newToTheCache: Bool?) {
         switch change.kind {
         case .messageCreated, .groupMember:
-            guard let payload = change.message, payload.sender != me || change.kind == .groupMember || ownFromAnotherDevice else { return }
+            guard let payload = change.message else { return }
+            let heard = payload.sender != me ? newToTheCache ?? true : change.kind == .groupMember || newToTheCache == true
+            guard heard else { return }
             let message = BaseMessage.make(payload, source: source)
             messageListeners.notify { listener in Self.deliverNew(message, to: listener) }
             if let action = message as? ActionMessage { groupListeners.notify { Self.deliverGroupEvent(action, to: $0) } }
