@@ -8,6 +8,8 @@
 #      reconnect, each against a baseline taken in the same run;
 #   4. sync-bench: the catch-up of a 100,000-change backlog against a raw SQLite bulk insert
 #      of the same rows, and the peak memory of the client process during it;
+#   5. bench-cluster.sh: sends through a three-node cluster behind HAProxy against one
+#      SQLite node, with wrk;
 #   plus the cost of encryption: cache-bench --compare-encryption and sync-bench's encrypted
 #   ingest put a plain and an SQLCipher cache side by side in one run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
@@ -31,3 +33,7 @@ CHATD_BINARY=Server/.build/release/chatd .build/release/outbox-bench
 echo
 swift build -c release --product sync-bench 2>&1 | tail -1
 CHATD_BINARY=Server/.build/release/chatd .build/release/sync-bench
+echo
+# 5. the cluster: sends through HAProxy to three nodes on PostgreSQL + NATS against a single
+#    SQLite node, both driven by wrk in this run.
+scripts/bench-cluster.sh
