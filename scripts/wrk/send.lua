@@ -21,7 +21,7 @@ end
 
 function request()
     sent = sent + 1
-    local body = string.format('{"muid":"w%d-%d-%d","receiver":"%s","text":"bench %d"}', id, sent, math.random(1, 1e9), receiver, sent)
+    local body = string.format('{"muid":"w%d-%d-%d","receiver":"%s","receiverType":"user","type":"text","category":"message","text":"bench %d"}', id, sent, math.random(1, 1e9), receiver, sent)
     return wrk.format("POST", "/v1/messages", {["Authorization"] = "Bearer " .. token, ["Content-Type"] = "application/json"}, body)
 end
 
