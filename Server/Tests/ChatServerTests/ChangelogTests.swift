@@ -164,7 +164,20 @@ struct UserView: Equatable {
     /// changelog in pages from the head before the start rebuilds exactly what the read
     /// endpoints show them: no gap, no duplicate, pages within the limit.
     @Test func replayingTheChangelogReconstructsEachUsersView() async throws {
-        let server = try LiveServer()
+        try await replay(on: [try LiveServer()])
+    }
+
+    /// The same with three chatd nodes writing to one PostgreSQL database, each user's writes
+    /// going through a node of its own: concurrent writers on several machines still leave
+    /// every user a changelog without a gap or a duplicate.
+    @Test(.enabled(if: LiveServer.postgres != nil)) func replayingTheChangelogOfThreeNodesReconstructsEachUsersView() async throws {
+        let first = try LiveServer()
+        try await replay(on: [first, try LiveServer(dataDirectory: first.dataDirectory), try LiveServer(dataDirectory: first.dataDirectory)])
+    }
+
+    /// Writes through `servers` (user `i` through node `i % count`), reads through the first.
+    func replay(on servers: [LiveServer]) async throws {
+        let server = servers[0]
         let uids = (0..<5).map { "u\($0)" }
         var tokens: [String: String] = [:]
         for uid in uids { tokens[uid] = try await server.user(uid) }
@@ -178,6 +191,7 @@ struct UserView: Equatable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (worker, uid) in uids.enumerated() {
                 let token = tokens[uid]!
+                let server = servers[worker % servers.count]
                 group.addTask {
                     var random = SeededRandom(seed: UInt64(worker + 1))
                     var mine: [MessagePayload] = []
