@@ -59,8 +59,11 @@ public final class PostgresConnection: SQLDatabase {
         return Self.rows(result)
     }
 
+    /// libpq holds the whole result; only its first row becomes a `Row`.
     public func queryFirst(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Row? {
-        try query(sql, arguments).first
+        let result = try exec(sql, arguments)
+        defer { PQclear(result) }
+        return Self.rows(result, limit: 1).first
     }
 
     public func lockRows(_ table: String, where column: String, is value: String) throws {
@@ -118,9 +121,10 @@ public final class PostgresConnection: SQLDatabase {
         }
     }
 
-    static func rows(_ result: OpaquePointer?) -> [Row] {
+    /// The result's rows (at most `limit`).
+    static func rows(_ result: OpaquePointer?, limit: Int32 = .max) -> [Row] {
         guard let result else { return [] }
-        let (rowCount, columnCount) = (PQntuples(result), PQnfields(result))
+        let (rowCount, columnCount) = (min(PQntuples(result), limit), PQnfields(result))
         let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
         let types = (0..<columnCount).map { PQftype(result, $0) }
         return (0..<rowCount).map { row in
