@@ -11,19 +11,8 @@ export PATH="/opt/swift/usr/bin:$PATH"
 seconds=${1:-10}
 (cd Server && swift build -c release --product chatd 2>&1 | tail -1)
 chatd=$PWD/Server/.build/release/chatd
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_for() { for _ in $(seq 200); do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
-
-dir=$(mktemp -d /tmp/chatd-bench-cluster.XXXXXX)
-chmod 755 "$dir"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    scripts/postgres.sh stop "$dir/postgres"
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+source scripts/cluster-lib.sh
+scratch chatd-bench-cluster
 export CHATD_ADMIN_KEY=bench-admin-key
 
 users() {  # users ARGS...: 16 users and a token each into $dir/tokens
@@ -50,48 +39,27 @@ users --data "$dir/single"
 port=$(free_port)
 "$chatd" --data "$dir/single" --listen "127.0.0.1:$port" --write-rate 0 > "$dir/single.log" 2>&1 &
 pids+=($!)
-wait_for curl -sf "http://127.0.0.1:$port/v1/health"
+wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
 measure single-sqlite "http://127.0.0.1:$port"
 kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
 
 echo "== three nodes on PostgreSQL + NATS behind HAProxy"
 database=$(scripts/postgres.sh start "$dir/postgres" "$(free_port)")/postgres
-nats_port=$(free_port)
-/usr/sbin/nats-server -a 127.0.0.1 -p "$nats_port" > "$dir/nats.log" 2>&1 &
-pids+=($!)
+start_nats
 export CHATD_DATABASE=$database
 "$chatd" migrate >/dev/null
 users
-servers=""
+servers=()
 for node in one two three; do
     node_port=$(free_port)
-    "$chatd" --listen "127.0.0.1:$node_port" --nats "nats://127.0.0.1:$nats_port" --node-id "$node" --write-rate 0 \
+    "$chatd" --listen "127.0.0.1:$node_port" --nats "$nats_url" --node-id "$node" --write-rate 0 \
         --data "$dir/node-$node" --media "$dir/media" > "$dir/$node.log" 2>&1 &
     pids+=($!)
-    wait_for curl -sf "http://127.0.0.1:$node_port/v1/health"
-    servers="$servers    server $node 127.0.0.1:$node_port check
-"
+    wait_for 20 curl -sf "http://127.0.0.1:$node_port/v1/health"
+    servers+=("$node=$node_port")
 done
 proxy_port=$(free_port)
-cat > "$dir/haproxy.cfg" <<CFG
-global
-    maxconn 4000
-defaults
-    mode http
-    timeout connect 1s
-    timeout client 60s
-    timeout server 60s
-frontend chat
-    bind 127.0.0.1:$proxy_port
-    default_backend chatd
-backend chatd
-    balance roundrobin
-    option httpchk GET /v1/health
-$servers
-CFG
-haproxy -f "$dir/haproxy.cfg" -db > "$dir/haproxy.log" 2>&1 &
-pids+=($!)
-wait_for curl -sf "http://127.0.0.1:$proxy_port/v1/health"
+start_haproxy "$proxy_port" roundrobin "${servers[@]}"
 measure cluster-haproxy "http://127.0.0.1:$proxy_port"
 awk -v cluster="$(cat "$dir/cluster-haproxy.sends")" -v single="$(cat "$dir/single-sqlite.sends")" \
     'BEGIN { printf "cluster sends / single-node SQLite sends: %.2f\n", cluster / single }'

@@ -10,12 +10,7 @@ export PATH="/opt/swift/usr/bin:$PATH"
 
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "chat ${*}" | sed -e 's/--server [^ ]* //' -e 's/--data [^ ]* //'; "$chat" "$@"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_for() {  # wait_for SECONDS COMMAND...: retries COMMAND every 0.1 s
-    local tries=$(( $1 * 10 )); shift
-    for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-    return 1
-}
+source scripts/cluster-lib.sh
 
 say "building chatd and the chat client (release)"
 (cd Server && swift build -c release --product chatd 2>&1 | tail -1)
@@ -23,25 +18,13 @@ swift build -c release --product chat 2>&1 | tail -1
 chatd=$PWD/Server/.build/release/chatd
 chat=$PWD/.build/release/chat
 
-dir=$(mktemp -d /tmp/chatd-cluster.XXXXXX)
-chmod 755 "$dir"  # the postgres account reaches its data directory inside
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    scripts/postgres.sh stop "$dir/postgres"
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+scratch chatd-cluster
 
 say "starting PostgreSQL 15 (initdb in $dir/postgres as the postgres account) and nats-server"
 database=$(scripts/postgres.sh start "$dir/postgres" "$(free_port)")/postgres
 echo "database: $database"
-nats_port=$(free_port)
-/usr/sbin/nats-server -a 127.0.0.1 -p "$nats_port" > "$dir/nats.log" 2>&1 &
-pids+=($!)
-wait_for 10 grep -q "Server is ready" "$dir/nats.log"
-echo "nats: nats://127.0.0.1:$nats_port"
+start_nats
+echo "nats: $nats_url"
 
 say "migrating the database and creating users with chatd's offline admin commands"
 export CHATD_DATABASE=$database
@@ -56,7 +39,7 @@ say "starting three chatd nodes on one database, one bus and one media directory
 declare -A node_port node_pid
 for node in one two three; do
     node_port[$node]=$(free_port)
-    "$chatd" --listen "127.0.0.1:${node_port[$node]}" --nats "nats://127.0.0.1:$nats_port" --node-id "$node" \
+    "$chatd" --listen "127.0.0.1:${node_port[$node]}" --nats "$nats_url" --node-id "$node" \
         --catch-up 1 --data "$dir/node-$node" --media "$dir/media" > "$dir/$node.log" 2>&1 &
     node_pid[$node]=$!
     pids+=($!)
@@ -68,29 +51,7 @@ done
 
 say "starting HAProxy in front of nodes two and three (health-checked every 0.5 s)"
 proxy_port=$(free_port)
-cat > "$dir/haproxy.cfg" <<CFG
-defaults
-    mode http
-    timeout connect 1s
-    timeout client 60s
-    timeout server 60s
-    timeout tunnel 1h
-    retries 3
-    option redispatch
-frontend chat
-    bind 127.0.0.1:$proxy_port
-    default_backend chatd
-backend chatd
-    balance leastconn
-    option httpchk GET /v1/health
-    http-check expect status 200
-    default-server inter 500ms fall 2 rise 2
-    server two 127.0.0.1:${node_port[two]} check
-    server three 127.0.0.1:${node_port[three]} check
-CFG
-haproxy -f "$dir/haproxy.cfg" -db > "$dir/haproxy.log" 2>&1 &
-pids+=($!)
-wait_for 20 curl -sf "http://127.0.0.1:$proxy_port/v1/health"
+start_haproxy "$proxy_port" leastconn two="${node_port[two]}" three="${node_port[three]}"
 echo "HAProxy on 127.0.0.1:$proxy_port: $(curl -s "http://127.0.0.1:$proxy_port/v1/health")"
 
 alice=(--server "http://127.0.0.1:${node_port[one]}" --data "$dir/alice-phone" --as alice)

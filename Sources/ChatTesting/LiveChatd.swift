@@ -29,8 +29,12 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
 
     public static var binary: URL {
         if let path = ProcessInfo.processInfo.environment["CHATD_BINARY"] { return URL(fileURLWithPath: path) }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Server/.build/debug/chatd")
+        return repository.appendingPathComponent("Server/.build/debug/chatd")
+    }
+
+    /// The checkout this package was built from.
+    static var repository: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
     public init(arguments: [String] = []) throws {

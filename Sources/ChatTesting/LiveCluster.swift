@@ -59,28 +59,17 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Health-checked every 100 ms, down after two failures; a request whose node refuses the
-    /// connection is tried on another one.
-    static func haproxyConfiguration(port: Int, nodes: [Int]) -> String {
-        """
-        defaults
-            mode http
-            timeout connect 1s
-            timeout client 60s
-            timeout server 60s
-            timeout tunnel 1h
-            retries 3
-            option redispatch
-        frontend chat
-            bind 127.0.0.1:\(port)
-            default_backend chatd
-        backend chatd
-            balance leastconn
-            option httpchk GET /v1/health
-            http-check expect status 200
-            default-server inter 100ms fall 2 rise 1
-
-        """ + nodes.enumerated().map { "    server node\($0.offset) 127.0.0.1:\($0.element) check\n" }.joined()
+    /// `scripts/haproxy.cfg` filled in: health-checked every 100 ms, down after two failures, up after one
+    /// success; a request whose node refuses the connection is tried on another one.
+    static func haproxyConfiguration(port: Int, nodes: [Int]) throws -> String {
+        let template = LiveChatd.repository.appendingPathComponent("scripts/haproxy.cfg")
+        let servers = nodes.enumerated().map { "    server node\($0.offset) 127.0.0.1:\($0.element) check\n" }.joined()
+        return try String(contentsOf: template, encoding: .utf8)
+            .replacingOccurrences(of: "@PORT@", with: "\(port)")
+            .replacingOccurrences(of: "@BALANCE@", with: "leastconn")
+            .replacingOccurrences(of: "@CHECK_INTERVAL@", with: "100ms")
+            .replacingOccurrences(of: "@RISE@", with: "1")
+            .replacingOccurrences(of: "@SERVERS@", with: servers)
     }
 
     /// A new, empty database on `postgres`; its url.
@@ -117,17 +106,9 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
 
     /// A loopback port nobody listens on at this moment.
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw LiveChatd.Failure("no free loopback port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        let (fd, port) = try Loopback.listen()
+        close(fd)
+        return port
     }
 }
 #endif

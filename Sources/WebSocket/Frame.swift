@@ -33,22 +33,27 @@ public struct Frame: Equatable, Sendable {
         return Frame(opcode: .close, payload: payload)
     }
 
-    /// The wire bytes. A client passes a 4-byte `mask` (RFC 6455 requires it); a server passes nil.
-    public func encoded(mask: [UInt8]? = nil) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(payload.count + 14)
-        bytes.append((fin ? 0x80 : 0) | opcode.rawValue)
-        let maskBit: UInt8 = mask == nil ? 0 : 0x80
-        switch payload.count {
+    /// The bytes before a frame's payload (and its mask): a sender whose payload is made of
+    /// parts it shares with other frames queues this, then the parts.
+    public static func header(fin: Bool = true, opcode: Opcode, payloadLength: Int, masked: Bool = false) -> [UInt8] {
+        var bytes: [UInt8] = [(fin ? 0x80 : 0) | opcode.rawValue]
+        let maskBit: UInt8 = masked ? 0x80 : 0
+        switch payloadLength {
         case 0...125:
-            bytes.append(maskBit | UInt8(payload.count))
+            bytes.append(maskBit | UInt8(payloadLength))
         case 126...0xFFFF:
-            bytes.append(maskBit | 126)
-            bytes += [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+            bytes += [maskBit | 126, UInt8(payloadLength >> 8), UInt8(payloadLength & 0xFF)]
         default:
             bytes.append(maskBit | 127)
-            bytes += (0..<8).map { UInt8(truncatingIfNeeded: UInt64(payload.count) >> UInt64(56 - $0 * 8)) }
+            bytes += (0..<8).map { UInt8(truncatingIfNeeded: UInt64(payloadLength) >> UInt64(56 - $0 * 8)) }
         }
+        return bytes
+    }
+
+    /// The wire bytes. A client passes a 4-byte `mask` (RFC 6455 requires it); a server passes nil.
+    public func encoded(mask: [UInt8]? = nil) -> [UInt8] {
+        var bytes = Self.header(fin: fin, opcode: opcode, payloadLength: payload.count, masked: mask != nil)
+        bytes.reserveCapacity(bytes.count + payload.count + 4)
         if let mask {
             precondition(mask.count == 4, "a mask is 4 bytes")
             bytes += mask

@@ -92,9 +92,10 @@ final class SyncEngine: Sendable {
             // The state is idle (or the follow-up's) before the last callback is heard.
             let again = throttle.withLock { $0.finished(now: config.clock.now()) }
             if let result, !again { retryIfTheServerFailed(result) }
-            if let (succeeded, reInstall, _, _) = result {
+            if let result {
+                let reInstall = result.reInstall
                 listeners.conversations.notify { $0.onSyncServerProgress(100) }
-                if succeeded {
+                if result.succeeded {
                     listeners.conversations.notify { $0.onSyncServerFinish(reInstall: reInstall) }
                 } else {
                     listeners.conversations.notify { $0.onSyncServerFailed(reInstall: reInstall) }
@@ -109,7 +110,7 @@ final class SyncEngine: Sendable {
     /// will come to start the next one, so it runs again after a backoff, for as long as the
     /// connection it started on lasts. A sweep that fails with the connection is left to the
     /// reconnect, as before.
-    private func retryIfTheServerFailed(_ result: (succeeded: Bool, reInstall: Bool, serverFailed: Bool, generation: Int)) {
+    private func retryIfTheServerFailed(_ result: SweepOutcome) {
         guard result.serverFailed else {
             if result.succeeded { serverFailures.withLock { $0 = 0 } }
             return
@@ -136,10 +137,20 @@ final class SyncEngine: Sendable {
         if !live.current.connected { task.cancel() }  // it dropped meanwhile
     }
 
+    /// How a sweep went.
+    struct SweepOutcome {
+        /// Both phases succeeded.
+        let succeeded: Bool
+        let reInstall: Bool
+        /// A phase failed with a server error (5xx).
+        let serverFailed: Bool
+        /// The live connection's generation the sweep started on.
+        let generation: Int
+    }
+
     /// One sweep: the conversation phase, then (after a cold start: instead) the message
-    /// phase. Returns whether both succeeded, whether it was a reInstall sync, whether a phase
-    /// failed with a server error (5xx), and the live connection's generation it started on.
-    func sweep() async -> (succeeded: Bool, reInstall: Bool, serverFailed: Bool, generation: Int)? {
+    /// phase. Nil when the session ended before it began.
+    func sweep() async -> SweepOutcome? {
         // The cache's epoch first: a connection lost after this read changes it.
         let epoch = cache.liveEpoch
         let start = live.current
@@ -163,7 +174,8 @@ final class SyncEngine: Sendable {
             await recordHead(generation)
         }
         let serverFailed = [conversationsFailure, messagesFailure].contains { ($0?.httpStatus ?? 0) >= 500 }
-        return (conversationsFailure == nil && messagesFailure == nil, reInstall, serverFailed, generation)
+        return SweepOutcome(succeeded: conversationsFailure == nil && messagesFailure == nil, reInstall: reInstall,
+                            serverFailed: serverFailed, generation: generation)
     }
 
     /// One page of the changelog from `point` (or why not).

@@ -47,15 +47,23 @@ final class Metrics: Sendable {
 
     /// A route as its pattern names it (`/v1/messages/{id}`, never a raw path: one series per
     /// route, however many ids), `unmatched` for a path no route knows.
-    struct RequestKey: Hashable, Sendable {
+    struct Route: Hashable, Comparable, Sendable {
         let method: String
-        let route: String
+        let pattern: String
+
+        var labels: String { "method=\"\(method)\",route=\"\(Metrics.escape(pattern))\"" }
+
+        static func < (a: Route, b: Route) -> Bool { (a.pattern, a.method) < (b.pattern, b.method) }
+    }
+
+    struct RequestKey: Hashable, Sendable {
+        let route: Route
         let status: Int
     }
 
     private struct State {
         var requests: [RequestKey: UInt64] = [:]
-        var latency: [String: Histogram] = [:]  // by "method route"
+        var latency: [Route: Histogram] = [:]
         var changes: [String: UInt64] = [:]
         var busLag = Histogram()
         var busMessages: UInt64 = 0
@@ -65,9 +73,10 @@ final class Metrics: Sendable {
 
     /// One answered request.
     func request(method: String, route: String, status: Int, seconds: Double) {
+        let route = Route(method: method, pattern: route)
         state.withLock { state in
-            state.requests[RequestKey(method: method, route: route, status: status), default: 0] += 1
-            state.latency["\(method) \(route)", default: Histogram()].observe(seconds)
+            state.requests[RequestKey(route: route, status: status), default: 0] += 1
+            state.latency[route, default: Histogram()].observe(seconds)
         }
     }
 
@@ -100,15 +109,13 @@ final class Metrics: Sendable {
         var lines: [String] = []
         lines += ["# HELP chatd_http_requests_total HTTP requests answered, by method, route pattern and status.",
                   "# TYPE chatd_http_requests_total counter"]
-        for (key, count) in state.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
-            lines.append("chatd_http_requests_total{method=\"\(key.method)\",route=\"\(Self.escape(key.route))\",status=\"\(key.status)\"} \(count)")
+        for (key, count) in state.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
+            lines.append("chatd_http_requests_total{\(key.route.labels),status=\"\(key.status)\"} \(count)")
         }
         lines += ["# HELP chatd_http_request_duration_seconds Time to answer a request (routing to response), by method and route.",
                   "# TYPE chatd_http_request_duration_seconds histogram"]
-        for (key, histogram) in state.latency.sorted(by: { $0.key < $1.key }) {
-            let parts = key.split(separator: " ", maxSplits: 1).map(String.init)
-            lines += histogram.lines("chatd_http_request_duration_seconds",
-                                     labels: "method=\"\(parts[0])\",route=\"\(Self.escape(parts[1]))\"")
+        for (route, histogram) in state.latency.sorted(by: { $0.key < $1.key }) {
+            lines += histogram.lines("chatd_http_request_duration_seconds", labels: route.labels)
         }
         lines += ["# HELP chatd_changes_committed_total Changes committed through this node, by kind (sends are message.created).",
                   "# TYPE chatd_changes_committed_total counter"]

@@ -1,8 +1,9 @@
 import Glibc
 
-/// A socket's unsent frames, in order. Frames are kept as the arrays they were made as: a
-/// change broadcast to a hundred sockets is one buffer queued a hundred times, not a hundred
-/// copies, and sending never moves the bytes that remain (a sent frame is dropped whole).
+/// A socket's unsent frames, in order. Frames (or the parts of one) are kept as the arrays
+/// they were made as: a change broadcast to a hundred readers queues its stored bytes a
+/// hundred times, not a hundred copies (only each reader's header and position differ), and
+/// sending never moves the bytes that remain (a sent part is dropped whole).
 struct OutputQueue {
     private var frames: [[UInt8]] = []
     /// Frames before this index are sent (compacted now and then).

@@ -74,6 +74,8 @@ public final class RealtimeHub: Sendable {
     private let started = Atomic(false)
     private let finished = DispatchSemaphore(value: 0)
     private let nextSocketID = Atomic<Int>(0)
+    /// A presence write is under way (`sharePresence`).
+    private let sharingPresence = Atomic(false)
     /// Open realtime sockets, for health and tests.
     let connectionCount = Atomic<Int>(0)
     /// Users with an open socket.
@@ -196,16 +198,35 @@ public final class RealtimeHub: Sendable {
     }
 
     /// `{"change": …, "cursor": …, "type": "change"}` around the stored change with the
-    /// reader's position (keys sorted); the cursor resumes the changelog right after it.
-    func changeFrame(body: String, position: Int64) -> [UInt8] {
-        let json = #"{"change":"# + StoredChange.json(body: body, position: position) + #","cursor":""#
-            + store.cursor(position) + #"","type":"change"}"#
-        return Frame(opcode: .text, payload: Array(json.utf8)).encoded()
+    /// reader's position (keys sorted); the cursor resumes the changelog right after it. In
+    /// three parts: the header and `{"change":`, the stored change's bytes (`body`, shared by
+    /// every reader's frame: only the position and cursor differ), then the reader's tail.
+    func changeFrame(body: [UInt8], position: Int64) -> [[UInt8]] {
+        let head = Array(#"{"change":"#.utf8)
+        let tail = Array((StoredChange.ending(position) + #","cursor":""# + store.cursor(position) + #"","type":"change"}"#).utf8)
+        return [Frame.header(opcode: .text, payloadLength: head.count + body.count + tail.count) + head, body, tail]
     }
 
     static func frame(_ envelope: RealtimeEnvelope) -> [UInt8]? {
         guard let json = try? HTTPResponse.encoder.encode(envelope) else { return nil }
         return Frame(opcode: .text, payload: Array(json)).encoded()
+    }
+
+    /// Shares this node's socket counts and learns who is online on the other live nodes (a
+    /// node that stopped beating for three catch-up periods no longer counts). Runs off the
+    /// realtime thread (a slow database must not hold up frames), one at a time.
+    func sharePresence() {
+        guard !sharingPresence.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        DispatchQueue.global().async { [self] in
+            defer { sharingPresence.store(false, ordering: .releasing) }
+            let counts = presence.takeChanged()
+            let timeout = Int64(configuration.catchUpSeconds * 3 * 1000)
+            do {
+                presence.setElsewhere(try store.syncPresence(node: configuration.nodeID, counts: counts, timeout: timeout))
+            } catch {
+                presence.restore(counts)
+            }
+        }
     }
 
     /// Closes the realtime sockets of a revoked token (1008), on every node.

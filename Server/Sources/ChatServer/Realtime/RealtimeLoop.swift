@@ -71,7 +71,7 @@ struct RealtimeLoop {
             if hub.bus != nil, now - lastCatchUp >= UInt64(hub.configuration.catchUpSeconds * 1e9) {
                 lastCatchUp = now
                 catchUp(now: now)
-                syncPresence()
+                hub.sharePresence()
             }
             let nowSeconds = hub.store.clock.now() / 1000
             for (index, client) in clients.enumerated() where index + 1 < fds.count {
@@ -141,12 +141,13 @@ struct RealtimeLoop {
         var wanted: [String: Int64] = [:]
         for position in positions { wanted[position.uid] = position.pts }
         let now = hub.monotonicNow()
-        var frames: [String: [UInt8]] = [:]  // the change's frame per reader, shared by their sockets
+        let bytes = Array(body.utf8)  // shared by every reader's frame
+        var frames: [String: [[UInt8]]] = [:]  // the change's frame per reader, shared by their sockets
         for client in clients where !client.dead && !client.closing {
             guard let pts = wanted[client.uid] else { continue }
             let ready = client.order.receive(pts, body, now: now)
             if ready.count == 1 && ready[0].pts == pts {
-                let frame = frames[client.uid] ?? hub.changeFrame(body: body, position: pts)
+                let frame = frames[client.uid] ?? hub.changeFrame(body: bytes, position: pts)
                 frames[client.uid] = frame
                 enqueue(frame, to: client)
             } else {
@@ -157,7 +158,7 @@ struct RealtimeLoop {
     }
 
     func send(_ changes: [(pts: Int64, body: String)], to client: Client) {
-        for change in changes { enqueue(hub.changeFrame(body: change.body, position: change.pts), to: client) }
+        for change in changes { enqueue(hub.changeFrame(body: Array(change.body.utf8), position: change.pts), to: client) }
     }
 
     /// Reads from the inbox what a socket has waited for longer than `gapWaitSeconds` (a
@@ -178,18 +179,6 @@ struct RealtimeLoop {
         for client in live where heads[client.uid, default: 0] > client.order.position! { fill(client, now: now) }
     }
 
-    /// Shares this node's socket counts and learns who is online on the other live nodes (a
-    /// node that stopped beating for three catch-up periods no longer counts).
-    func syncPresence() {
-        let counts = hub.presence.takeChanged()
-        let timeout = Int64(hub.configuration.catchUpSeconds * 3 * 1000)
-        do {
-            hub.presence.setElsewhere(try hub.store.syncPresence(node: hub.configuration.nodeID, counts: counts, timeout: timeout))
-        } catch {
-            hub.presence.restore(counts)
-        }
-    }
-
     /// Sends a socket what its user's inbox holds after its position; one too far behind is
     /// closed (its client resumes from its cursor).
     func fill(_ client: Client, now: UInt64) {
@@ -204,17 +193,21 @@ struct RealtimeLoop {
     /// The close code of a socket that fell behind the changes it should have had.
     static let missedChanges = CloseCode(rawValue: 4001)
 
-    /// Queues a frame for a socket. A socket over its own cap is dropped (its client resumes
-    /// from its cursor); so, when all sockets together are over the global budget, is the one
-    /// with the longest backlog (a reader that stopped reading, not whoever is next).
-    func enqueue(_ bytes: [UInt8], to client: Client) {
+    func enqueue(_ bytes: [UInt8], to client: Client) { enqueue([bytes], to: client) }
+
+    /// Queues a frame, made of `parts`, for a socket. A socket over its own cap is dropped (its
+    /// client resumes from its cursor); so, when all sockets together are over the global
+    /// budget, is the one with the longest backlog (a reader that stopped reading, not whoever
+    /// is next).
+    func enqueue(_ parts: [[UInt8]], to client: Client) {
         guard !client.dead, !client.closing else { return }
-        if client.output.count + bytes.count > hub.configuration.maxBufferedBytes {
+        let size = parts.reduce(0) { $0 + $1.count }
+        if client.output.count + size > hub.configuration.maxBufferedBytes {
             drop(client)
             return
         }
-        client.output.append(bytes)
-        queued.value += bytes.count
+        for part in parts { client.output.append(part) }
+        queued.value += size
         while queued.value > hub.configuration.maxTotalBufferedBytes,
               let slowest = clients.filter({ !$0.dead }).max(by: { $0.output.count < $1.output.count }), !slowest.output.isEmpty {
             drop(slowest)

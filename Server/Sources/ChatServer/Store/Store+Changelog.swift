@@ -36,7 +36,10 @@ enum StoredChange {
     }
 
     /// The change as `uid` sees it at `position`.
-    static func json(body: String, position: Int64) -> String { body + #","seq":"# + String(position) + "}" }
+    static func json(body: String, position: Int64) -> String { body + ending(position) }
+
+    /// What follows the body for a reader at `position`.
+    static func ending(_ position: Int64) -> String { #","seq":"# + String(position) + "}" }
 }
 
 /// One user's place in a change: their position, the change's `seq` for them.

@@ -1,0 +1,46 @@
+# Sourced by demo-cluster.sh and bench-cluster.sh: a scratch directory whose processes and
+# PostgreSQL cluster go when the script exits, free loopback ports, waits, nats-server, and
+# HAProxy in front of chatd nodes (the configuration docs/DEPLOY.md describes).
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+wait_for() {  # wait_for SECONDS COMMAND...: retries COMMAND every 0.1 s
+    local tries=$(( $1 * 10 )); shift
+    for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    return 1
+}
+
+scratch() {  # scratch NAME: sets $dir (reachable by the postgres account) and $pids, cleaned on exit
+    dir=$(mktemp -d "/tmp/$1.XXXXXX")
+    chmod 755 "$dir"
+    pids=()
+    trap cleanup EXIT
+}
+
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    scripts/postgres.sh stop "$dir/postgres"
+    rm -rf "$dir"
+}
+
+start_nats() {  # sets $nats_url
+    local port
+    port=$(free_port)
+    /usr/sbin/nats-server -a 127.0.0.1 -p "$port" > "$dir/nats.log" 2>&1 &
+    pids+=($!)
+    wait_for 10 grep -q "Server is ready" "$dir/nats.log"
+    nats_url="nats://127.0.0.1:$port"
+}
+
+start_haproxy() {  # start_haproxy PORT BALANCE NAME=PORT...: scripts/haproxy.cfg, health-checked every 0.5 s
+    local port=$1 balance=$2 servers="" node cfg
+    shift 2
+    for node in "$@"; do servers+="    server ${node%%=*} 127.0.0.1:${node#*=} check"$'\n'; done
+    cfg=$(< "$(dirname "${BASH_SOURCE[0]}")/haproxy.cfg")
+    cfg=${cfg//@PORT@/$port}; cfg=${cfg//@BALANCE@/$balance}; cfg=${cfg//@CHECK_INTERVAL@/500ms}; cfg=${cfg//@RISE@/2}
+    printf '%s\n' "${cfg//@SERVERS@/$servers}" > "$dir/haproxy.cfg"
+    haproxy -f "$dir/haproxy.cfg" -db > "$dir/haproxy.log" 2>&1 &
+    pids+=($!)
+    wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
+}
