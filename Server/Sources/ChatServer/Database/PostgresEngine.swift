@@ -58,6 +58,16 @@ final class PostgresEngine: StoreEngine {
         }
     }
 
+    func readStatement<T>(_ body: (any SQLDatabase) throws -> T) throws -> T {
+        do {
+            let db = try pool.take()
+            defer { pool.give(db) }
+            return try body(db)
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
     static let uniqueViolation = "23505"
 
     /// One transaction on a pooled connection, rolled back when `body` throws.

@@ -36,6 +36,27 @@ extension SQLDatabase {
                                                as type: T.Type = T.self) throws -> T? {
         try queryFirst(sql, arguments)?.get(0, as: type)
     }
+
+    /// Runs `INSERT … VALUES (…), (…) <suffix>` for `rows` in as few round trips as a bounded
+    /// set of statement texts allows: batches of 64, 32, … 1 rows (a power-of-two split, so
+    /// each connection prepares at most seven texts per insert). Rows go in the order given
+    /// (PostgreSQL locks them in that order); the rows `suffix`'s RETURNING yields come back.
+    @discardableResult
+    public func insertRows(_ insert: String, _ rows: [[any SQLValueConvertible]], _ suffix: String = "") throws -> [Row] {
+        guard let width = rows.first?.count else { return [] }
+        let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        var returned: [Row] = []
+        var start = 0
+        while start < rows.count {
+            var size = 64
+            while size > rows.count - start { size /= 2 }
+            let batch = rows[start..<start + size]
+            let sql = insert + " VALUES " + Array(repeating: tuple, count: size).joined(separator: ", ") + " " + suffix
+            returned += try query(sql, batch.flatMap { $0 })
+            start += size
+        }
+        return returned
+    }
 }
 
 extension Connection: SQLDatabase {

@@ -14,6 +14,9 @@ protocol StoreEngine: Sendable {
     func write<T>(_ body: (any SQLDatabase) throws -> T, committed: () -> Void) throws -> T
     /// Runs `body` on a consistent snapshot.
     func read<T>(_ body: (any SQLDatabase) throws -> T) throws -> T
+    /// Runs `body`, which runs exactly one statement: a statement is its own snapshot, so
+    /// PostgreSQL runs it without a transaction around it (two round trips fewer).
+    func readStatement<T>(_ body: (any SQLDatabase) throws -> T) throws -> T
     /// After rows were loaded with their own ids (`chatd import`): id generators continue
     /// after them.
     func importFinished(_ db: any SQLDatabase) throws
@@ -89,6 +92,8 @@ final class SQLiteEngine: StoreEngine {
             try db.transaction(.deferred) { try body($0) }
         }
     }
+
+    func readStatement<T>(_ body: (any SQLDatabase) throws -> T) throws -> T { try read(body) }
 
     /// SQLite's AUTOINCREMENT already continues after the largest id inserted.
     func importFinished(_ db: any SQLDatabase) throws {}

@@ -75,26 +75,26 @@ extension Store {
         guard !changes.isEmpty else { return }
         var counts: [String: Int64] = [:]
         for change in changes { for uid in change.audience { counts[uid, default: 0] += 1 } }
-        let bump = """
-            INSERT INTO user_heads(uid, pts) VALUES (?, ?)
-            ON CONFLICT(uid) DO UPDATE SET pts = user_heads.pts + excluded.pts RETURNING pts
-            """
+        let uids = counts.keys.sorted()
+        let heads = try db.insertRows("INSERT INTO user_heads(uid, pts)", uids.map { [$0, counts[$0]!] },
+                                      "ON CONFLICT(uid) DO UPDATE SET pts = user_heads.pts + excluded.pts RETURNING uid, pts")
         var next: [String: Int64] = [:]
-        for uid in counts.keys.sorted() {
-            guard let head: Int64 = try db.scalar(bump, [uid, counts[uid]!]) else {
-                throw StoreError.broken("no head for \(uid)")
-            }
-            next[uid] = head - counts[uid]! + 1
+        for row in heads {
+            let uid: String = try row.get(0)
+            next[uid] = try row.get(1, as: Int64.self) - counts[uid]! + 1
         }
+        guard next.count == uids.count else { throw StoreError.broken("no head for some of \(uids)") }
 
+        var inbox: [[any SQLValueConvertible]] = []
         for index in changes.indices {
-            changes[index].positions = try changes[index].audience.map { uid in
+            changes[index].positions = changes[index].audience.map { uid in
                 let pts = next[uid]!
                 next[uid] = pts + 1
-                try db.run("INSERT INTO inbox(uid, pts, change) VALUES (?, ?, ?)", [uid, pts, changes[index].id])
+                inbox.append([uid, pts, changes[index].id])
                 return Position(uid: uid, pts: pts)
             }
         }
+        try db.insertRows("INSERT INTO inbox(uid, pts, change)", inbox)
     }
 
     /// Forgets changes up to id `through`; cursors before them then get `cursor_expired`.

@@ -61,26 +61,24 @@ extension Store {
                 }
                 guard parent.deletedAt == nil else { throw StoreError.conflict("message \(parentId) is deleted") }
             }
-            let id: Int64 = try db.scalar("""
+            // A new message has no reactions: the row RETURNING gives is the whole message.
+            guard let row = try db.queryFirst("""
                 INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
                                      attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING \(Self.messageColumns)
                 """, [request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
                       request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
                       try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId,
-                      request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil]) ?? 0
-            try Self.linkUpload(db, request.attachment, to: id, sender: sender)
-            try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
-            try Self.countNewMessage(db, conversationId, id: id, sender: sender)
-            // Sending implies having read everything before one's own message.
-            try db.run("UPDATE conversation_members SET read_id = greatest(read_id, ?), delivered_id = greatest(delivered_id, ?) WHERE conversation_id = ? AND uid = ?",
-                       [id, id, conversationId, sender])
-            try Self.recountUnread(db, conversationId, [sender])
-            guard let message = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
-            try record(db, .messageCreated, conversationId: conversationId, message: message,
-                       audience: try Self.members(db, of: conversationId), into: &changes)
+                      request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil])
+            else { throw StoreError.broken("an inserted message returned no row") }
+            let message = try Self.message(from: row)
+            try Self.linkUpload(db, request.attachment, to: message.id, sender: sender)
+            try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [message.id, now, conversationId])
+            try Self.countSentMessage(db, conversationId, id: message.id, sender: sender)
+            let members = try Self.members(db, of: conversationId)
+            try record(db, .messageCreated, conversationId: conversationId, message: message, audience: members, into: &changes)
             if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
-            try notifyAbout(message, parent: parent, db, into: &changes)
+            try notifyAbout(message, parent: parent, members: members, db, into: &changes)
             return (message, true)
         }
     }
@@ -96,18 +94,21 @@ extension Store {
             _ = try Self.memberScope(db, request.receiver, sender)
             return (conversationId, now)
         }
-        guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.receiver], as: Int.self) != nil else {
-            throw StoreError.notFound("no user \(request.receiver)")
+        let (a, b) = (sender, request.receiver)
+        let found = try db.queryFirst("""
+            SELECT (SELECT count(*) FROM users WHERE uid = ?),
+                   (SELECT count(*) FROM blocks WHERE (blocker = ? AND blocked = ?) OR (blocker = ? AND blocked = ?))
+            """, [b, a, b, b, a])
+        guard let found, try found.get(0, as: Int64.self) > 0 else { throw StoreError.notFound("no user \(b)") }
+        guard try found.get(1, as: Int64.self) == 0 else {
+            throw StoreError(.blocked, "\(a) and \(b) have a block between them; unblock to send")
         }
-        if try Self.blocked(db, sender, request.receiver) {
-            throw StoreError(.blocked, "\(sender) and \(request.receiver) have a block between them; unblock to send")
-        }
-        let conversationId = ConversationPayload.directID(sender, request.receiver)
+        let conversationId = ConversationPayload.directID(a, b)
+        // A one-to-one conversation never loses its two members: once its row exists, lock it and go.
+        if let now = try lockExistingConversation(db, conversationId) { return (conversationId, now) }
         try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING", [conversationId, stamp()])
-        try db.run("INSERT INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                   [conversationId, sender, request.receiver])
-        try db.run("INSERT INTO conversation_members(conversation_id, uid, peer) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                   [conversationId, request.receiver, sender])
+        try db.insertRows("INSERT INTO conversation_members(conversation_id, uid, peer)",
+                          [[conversationId, a, b], [conversationId, b, a]], "ON CONFLICT DO NOTHING")
         return (conversationId, try lockConversation(db, conversationId))
     }
 

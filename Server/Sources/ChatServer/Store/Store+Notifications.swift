@@ -21,9 +21,8 @@ extension Store {
 
     /// Feed items for a new message: mentions of members of its conversation, and a reply
     /// item for the author of the thread's parent.
-    func notifyAbout(_ message: MessagePayload, parent: MessagePayload?, _ db: any SQLDatabase,
+    func notifyAbout(_ message: MessagePayload, parent: MessagePayload?, members: [String], _ db: any SQLDatabase,
                      into changes: inout [PublishedChange]) throws {
-        let members = Set(try Self.members(db, of: message.conversationId))
         for uid in FeedItemPayload.mentions(in: message.text ?? "") where members.contains(uid) {
             try notify(db, uid, .mention, actor: message.sender, message: message, at: message.sentAt, into: &changes)
         }

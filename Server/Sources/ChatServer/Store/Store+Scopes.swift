@@ -6,9 +6,13 @@ extension Store {
     /// (`sentAfter`/`updatedAfter`) never passes a row that commits later. The time is later
     /// than every one the conversation gave out before, whichever node gave it.
     func lockConversation(_ db: any SQLDatabase, _ conversationId: String) throws -> Int64 {
-        let proposed = stamp()
-        return try db.scalar("UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ? RETURNING last_stamp",
-                             [proposed, conversationId]) ?? proposed
+        try lockExistingConversation(db, conversationId) ?? stamp()
+    }
+
+    /// `lockConversation`, or nil when there is no such conversation (nothing locked).
+    func lockExistingConversation(_ db: any SQLDatabase, _ conversationId: String) throws -> Int64? {
+        try db.scalar("UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ? RETURNING last_stamp",
+                      [stamp(), conversationId])
     }
 
     /// `lockConversation` for the conversation of message `id` (when there is no such message,

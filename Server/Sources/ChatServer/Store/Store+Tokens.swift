@@ -34,7 +34,7 @@ extension Store {
     func session(token: String?) throws -> (uid: String, expiresAt: Int64) {
         guard let token else { throw StoreError(.unauthorized, "send Authorization: Bearer <authToken>") }
         let nowSeconds = clock.now() / 1000
-        let row = try read { db in
+        let row = try readStatement { db in
             try db.queryFirst("""
                 SELECT t.uid, t.expires_at, t.revoked_at, u.last_active_at
                 FROM tokens t JOIN users u ON u.uid = t.uid WHERE t.token = ?

@@ -13,6 +13,19 @@ extension Store {
                    [conversationId, sender, id])
     }
 
+    /// `sender` sent message `id`, the conversation's newest: it counts for everyone else who
+    /// has not read past it, and the sender has read everything up to it (their count is 0:
+    /// the conversation is locked, so no message comes after theirs yet).
+    static func countSentMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws {
+        try db.run("""
+            UPDATE conversation_members SET
+                unread = CASE WHEN uid = ?1 THEN 0 ELSE unread + 1 END,
+                read_id = CASE WHEN uid = ?1 THEN greatest(read_id, ?2) ELSE read_id END,
+                delivered_id = CASE WHEN uid = ?1 THEN greatest(delivered_id, ?2) ELSE delivered_id END
+            WHERE conversation_id = ?3 AND (uid = ?1 OR read_id < ?2)
+            """, [sender, id, conversationId])
+    }
+
     /// Message `id` by `sender` was deleted (it was not before).
     static func uncountDeletedMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws {
         try db.run("UPDATE conversation_members SET unread = unread - 1 WHERE conversation_id = ? AND uid != ? AND read_id < ?",

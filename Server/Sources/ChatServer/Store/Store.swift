@@ -110,6 +110,11 @@ public final class Store: Sendable {
         try engine.read(body)
     }
 
+    /// Runs `body`, which runs exactly one statement (its own snapshot).
+    func readStatement<T: Sendable>(_ body: (any SQLDatabase) throws -> T) throws -> T {
+        try engine.readStatement(body)
+    }
+
     static func json(_ value: (some Encodable)?) throws -> String? {
         guard let value else { return nil }
         return String(decoding: try encoder.encode(value), as: UTF8.self)
