@@ -45,6 +45,8 @@ let package = Package(
         .executableTarget(name: "cache-bench", dependencies: ["ChatCache", "ChatProtocol", "SQLiteKit", "ChatTesting"], swiftSettings: swiftSettings),
         .executableTarget(name: "chat", dependencies: ["OfflineChat"], swiftSettings: swiftSettings),
         .executableTarget(name: "outbox-bench", dependencies: ["OfflineChat", "ChatTesting", "SQLiteKit"], swiftSettings: swiftSettings),
+        .executableTarget(name: "cluster-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatProtocol", "WebSocket"],
+                          swiftSettings: swiftSettings),
         .executableTarget(name: "sync-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatCache", "SQLiteKit"], swiftSettings: swiftSettings),
         .executableTarget(name: "outbox-crash-probe", dependencies: ["OfflineChat", "ChatTesting"], swiftSettings: swiftSettings),
         .target(name: "ChatTesting", dependencies: ["OfflineChat", "ChatCache"], swiftSettings: swiftSettings),

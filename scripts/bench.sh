@@ -10,6 +10,8 @@
 #      of the same rows, and the peak memory of the client process during it;
 #   5. bench-cluster.sh: sends through a three-node cluster behind HAProxy against one
 #      SQLite node, with wrk;
+#   6. cluster-bench: on a three-node cluster, cross-node send → delivery with 300 sockets,
+#      changelog replay, and the time from a node's kill until SDK clients have caught up;
 #   plus the cost of encryption: cache-bench --compare-encryption and sync-bench's encrypted
 #   ingest put a plain and an SQLCipher cache side by side in one run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
@@ -37,3 +39,7 @@ echo
 # 5. the cluster: sends through HAProxy to three nodes on PostgreSQL + NATS against a single
 #    SQLite node, both driven by wrk in this run.
 scripts/bench-cluster.sh
+echo
+# 6. the cluster's delivery, replay and failover figures (next to a throwaway PostgreSQL).
+swift build -c release --product cluster-bench 2>&1 | tail -1
+scripts/with-postgres.sh env CHATD_BINARY=Server/.build/release/chatd .build/release/cluster-bench

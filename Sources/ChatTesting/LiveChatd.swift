@@ -77,8 +77,9 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         let process = Process()
         let output = Pipe()
         process.executableURL = Self.binary
-        process.arguments = ["--data", dataDirectory.path, "--port", "\(requested)", "--admin-key", Self.adminKey, "--test-clock",
-                             "--stop-on-stdin-eof"] + extraArguments
+        process.arguments = ["--data", dataDirectory.path, "--port", "\(requested)", "--test-clock", "--stop-on-stdin-eof"] + extraArguments
+        // The key in the environment, not on the command line (where chatd warns that `ps` shows it).
+        process.environment = ProcessInfo.processInfo.environment.merging(["CHATD_ADMIN_KEY": Self.adminKey]) { $1 }
         process.standardOutput = output
         // chatd stops when this pipe closes: if the test process dies, so does its chatd.
         let lifeline = Pipe()

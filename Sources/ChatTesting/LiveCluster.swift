@@ -30,8 +30,9 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
     }
 
     /// `catchUpSeconds`: each node's `--catch-up` (how soon a socket notices what the bus lost,
-    /// and how soon a dead node's users go offline: three of them).
-    public init(nodes count: Int = 3, catchUpSeconds: Double = 0.2) throws {
+    /// and how soon a dead node's users go offline: three of them); `arguments`: more flags for
+    /// every node.
+    public init(nodes count: Int = 3, catchUpSeconds: Double = 0.2, arguments: [String] = []) throws {
         guard let postgres = Self.postgres else { throw LiveChatd.Failure("set CHATD_TEST_POSTGRES (scripts/with-postgres.sh)") }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-cluster-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -40,7 +41,7 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
         let natsPort = try Self.freePort()
         nats = try Self.start(Self.natsServer, ["-a", "127.0.0.1", "-p", "\(natsPort)"], readyWhen: "Server is ready")
         let shared = ["--database", database, "--nats", "nats://127.0.0.1:\(natsPort)", "--catch-up", "\(catchUpSeconds)",
-                      "--media", directory.appendingPathComponent("media").path]
+                      "--media", directory.appendingPathComponent("media").path] + arguments
         nodes = try (0..<count).map { try LiveChatd(arguments: shared + ["--node-id", "node\($0)"]) }
 
         let port = try Self.freePort()

@@ -262,7 +262,7 @@ public enum ChatdArguments {
                 }
                 return "exported \(lines - 1) rows to \(path)"
             }
-            try store.export { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+            try store.export { line in try FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8)) }
             return ""
         case .importFile(let path, let keepEpoch):
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw UsageError(description: "cannot read \(path)") }

@@ -2,13 +2,14 @@ import ChatProtocol
 import ChatServer
 import Foundation
 
-/// Unbuffered, so scripts and tests see each line at once.
+/// Unbuffered, so scripts and tests see each line at once. A reader that went away (the
+/// parent died: its pipe is closed) loses the line; chatd still shuts down cleanly.
 func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    try? FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
 }
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("chatd: \(message)\n".utf8))
+    try? FileHandle.standardError.write(contentsOf: Data("chatd: \(message)\n".utf8))
     exit(2)
 }
 
@@ -48,7 +49,7 @@ case .serve:
         fail("cannot start: \(error)")
     }
     if CommandLine.arguments.contains("--admin-key") {
-        FileHandle.standardError.write(Data("""
+        try? FileHandle.standardError.write(contentsOf: Data("""
             chatd: warning: --admin-key is visible to every local account (ps); prefer CHATD_ADMIN_KEY \
             or \(configuration.dataDirectory.path)/admin.key (0600)\n
             """.utf8))
