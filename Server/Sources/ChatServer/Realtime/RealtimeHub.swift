@@ -56,6 +56,8 @@ public final class RealtimeHub: Sendable {
         case dropGroup(String)
         /// Bring every socket up to its user's head from the inbox (the bus reconnected).
         case catchUp
+        /// Inbox pages read for sockets (`readMissing`); nil for one too far behind or unread.
+        case filled([(id: Int, changes: [(pts: Int64, body: String)]?)])
         /// A typing frame from another node for `uid`'s sockets here.
         case typing(uid: String, frame: [UInt8])
         case stop
@@ -226,6 +228,24 @@ public final class RealtimeHub: Sendable {
             } catch {
                 presence.restore(counts)
             }
+        }
+    }
+
+    /// Reads each socket's inbox after its position, off the realtime thread (a slow database
+    /// must not hold up frames), and hands the pages to the loop (`.filled`). With
+    /// `headsFirst`, reads the users' heads first and only the sockets behind them (the
+    /// periodic catch-up); when even that read fails, nothing is filled this time.
+    func readMissing(_ sockets: [(id: Int, uid: String, position: Int64)], headsFirst: Bool) {
+        DispatchQueue.global().async { [self] in
+            var behind = sockets
+            if headsFirst {
+                guard let heads = try? store.positions(of: Array(Set(sockets.map(\.uid)))) else { return send(.filled([])) }
+                behind = sockets.filter { heads[$0.uid, default: 0] > $0.position }
+            }
+            send(.filled(behind.map { socket in
+                let page = try? store.changes(for: socket.uid, after: socket.position, limit: ChangeOrder.maxHeld)
+                return (socket.id, page.flatMap { $0.hasMore ? nil : $0.changes })
+            }))
         }
     }
 

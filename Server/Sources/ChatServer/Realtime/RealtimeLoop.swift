@@ -38,6 +38,11 @@ struct RealtimeLoop {
     var running = true
     /// When the last periodic catch-up ran (monotonic nanoseconds).
     var lastCatchUp: UInt64 = 0
+    /// An inbox read is under way off this thread (`RealtimeHub.readMissing`); its pages come
+    /// back as `.filled`. One at a time: gaps and catch-ups wait for it.
+    var reading = false
+    /// A catch-up was asked for while a read was under way: it runs when that one is back.
+    var catchUpWanted = false
     /// Blocked pairs as "blocker\nblocked": loaded once, then kept current by `.block`
     /// commands, so typing frames never wait on the database.
     var blocks: Set<String>
@@ -70,7 +75,7 @@ struct RealtimeLoop {
             fillGaps(now: now)
             if hub.bus != nil, now - lastCatchUp >= UInt64(hub.configuration.catchUpSeconds * 1e9) {
                 lastCatchUp = now
-                catchUp(now: now)
+                catchUp()
                 hub.sharePresence()
             }
             let nowSeconds = hub.store.clock.now() / 1000
@@ -118,7 +123,9 @@ struct RealtimeLoop {
         case .dropGroup(let guid):
             groups[guid] = nil
         case .catchUp:
-            catchUp(now: hub.monotonicNow())
+            catchUp()
+        case .filled(let pages):
+            filled(pages, now: hub.monotonicNow())
         case .typing(let uid, let frame):
             for client in clients where client.uid == uid { enqueue(frame, to: client) }
         case .revoke(let hash):
@@ -163,31 +170,49 @@ struct RealtimeLoop {
 
     /// Reads from the inbox what a socket has waited for longer than `gapWaitSeconds` (a
     /// change published out of order that never came, a lost bus message).
-    func fillGaps(now: UInt64) {
+    mutating func fillGaps(now: UInt64) {
+        guard !reading else { return }
         let wait = UInt64(hub.configuration.gapWaitSeconds * 1e9)
-        for client in clients where !client.dead && !client.closing {
-            guard let since = client.order.heldSince, client.order.position != nil, now - since >= wait else { continue }
-            fill(client, now: now)
+        let due = clients.filter { client in
+            guard !client.dead, !client.closing, client.order.position != nil, let since = client.order.heldSince else { return false }
+            return now - since >= wait
         }
+        read(due, headsFirst: false)
     }
 
     /// Brings every socket behind its user's head up to it from the inbox: after the bus
     /// reconnects, and every `catchUpSeconds` with a bus (a lost message with nothing after it).
-    func catchUp(now: UInt64) {
-        let live = clients.filter { !$0.dead && !$0.closing && $0.order.position != nil }
-        guard !live.isEmpty, let heads = try? hub.store.positions(of: Array(Set(live.map(\.uid)))) else { return }
-        for client in live where heads[client.uid, default: 0] > client.order.position! { fill(client, now: now) }
-    }
-
-    /// Sends a socket what its user's inbox holds after its position; one too far behind is
-    /// closed (its client resumes from its cursor).
-    func fill(_ client: Client, now: UInt64) {
-        guard let position = client.order.position,
-              let page = try? hub.store.changes(for: client.uid, after: position, limit: ChangeOrder.maxHeld), !page.hasMore else {
-            close(client, Self.missedChanges, "missed changes; resume from your cursor")
+    mutating func catchUp() {
+        guard !reading else {
+            catchUpWanted = true
             return
         }
-        send(client.order.fill(page.changes, now: now), to: client)
+        read(clients.filter { !$0.dead && !$0.closing && $0.order.position != nil }, headsFirst: true)
+    }
+
+    /// Asks for the inbox after each socket's position, read off this thread.
+    private mutating func read(_ sockets: [Client], headsFirst: Bool) {
+        guard !sockets.isEmpty else { return }
+        reading = true
+        hub.readMissing(sockets.map { (id: $0.id, uid: $0.uid, position: $0.order.position!) }, headsFirst: headsFirst)
+    }
+
+    /// The inbox pages `read` asked for: each socket sends what now follows its position
+    /// without a gap; one too far behind (nil) is closed (its client resumes from its cursor).
+    mutating func filled(_ pages: [(id: Int, changes: [(pts: Int64, body: String)]?)], now: UInt64) {
+        reading = false
+        for page in pages {
+            guard let client = clients.first(where: { $0.id == page.id && !$0.dead && !$0.closing }) else { continue }
+            guard let changes = page.changes else {
+                close(client, Self.missedChanges, "missed changes; resume from your cursor")
+                continue
+            }
+            send(client.order.fill(changes, now: now), to: client)
+        }
+        if catchUpWanted {
+            catchUpWanted = false
+            catchUp()
+        }
     }
 
     /// The close code of a socket that fell behind the changes it should have had.
