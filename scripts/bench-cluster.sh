@@ -34,6 +34,16 @@ measure() {  # measure NAME URL: health baseline, then sends
     echo "$sends" > "$dir/$1.sends"
 }
 
+batching() {  # batching URL...: sends per group commit, over the nodes
+    local url sends=0 commits=0
+    for url in "$@"; do
+        read -r c s < <(curl -s -H "X-Admin-Key: $CHATD_ADMIN_KEY" "$url/metrics" |
+            awk '/^chatd_group_commits / { c = $2 } /^chatd_group_commit_sends / { s = $2 } END { print c + 0, s + 0 }')
+        commits=$((commits + c)); sends=$((sends + s))
+    done
+    awk -v c="$commits" -v s="$sends" 'BEGIN { if (c > 0) printf "  group commit: %d sends in %d transactions (%.2f a transaction)\n", s, c, s / c }'
+}
+
 echo "== single node, embedded SQLite"
 users --data "$dir/single"
 port=$(free_port)
@@ -41,6 +51,7 @@ port=$(free_port)
 pids+=($!)
 wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
 measure single-sqlite "http://127.0.0.1:$port"
+batching "http://127.0.0.1:$port"
 kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
 
 echo "== three nodes on PostgreSQL + NATS behind HAProxy"
@@ -49,7 +60,7 @@ start_nats
 export CHATD_DATABASE=$database
 "$chatd" migrate >/dev/null
 users
-servers=()
+servers=() node_urls=()
 for node in one two three; do
     node_port=$(free_port)
     "$chatd" --listen "127.0.0.1:$node_port" --nats "$nats_url" --node-id "$node" --write-rate 0 \
@@ -57,9 +68,11 @@ for node in one two three; do
     pids+=($!)
     wait_for 20 curl -sf "http://127.0.0.1:$node_port/v1/health"
     servers+=("$node=$node_port")
+    node_urls+=("http://127.0.0.1:$node_port")
 done
 proxy_port=$(free_port)
 start_haproxy "$proxy_port" roundrobin "${servers[@]}"
 measure cluster-haproxy "http://127.0.0.1:$proxy_port"
+batching "${node_urls[@]}"
 awk -v cluster="$(cat "$dir/cluster-haproxy.sends")" -v single="$(cat "$dir/single-sqlite.sends")" \
     'BEGIN { printf "cluster sends / single-node SQLite sends: %.2f\n", cluster / single }'

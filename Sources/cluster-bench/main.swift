@@ -22,16 +22,27 @@ guard LiveCluster.available else {
     print("cluster-bench: needs CHATD_TEST_POSTGRES (scripts/with-postgres.sh), nats-server and haproxy")
     exit(2)
 }
-// chatd's own defaults (catch-up every 5 s), without the write rate limit: the bench measures throughput.
-let cluster = try LiveCluster(nodes: 3, catchUpSeconds: 5, arguments: ["--write-rate", "0"])
-print("cluster-bench: 3 chatd nodes (\(LiveChatd.binary.path)), PostgreSQL (\(LiveCluster.postgres!)), nats-server, HAProxy")
 
-let delivery = try await CrossNodeDelivery(cluster: cluster, users: option("--sockets", default: 300))
-    .run(sends: option("--sends", default: 3_000), rate: option("--rate", default: 200))
-print(delivery)
-let replay = try await Replay(cluster: cluster).run(backlog: option("--backlog", default: 5_000))
-print(replay)
-for settleDelay in [nil, 0] as [Int64?] {
-    let failover = Failover(cluster: cluster, phones: option("--phones", default: 30), settleDelay: settleDelay)
-    print(try await failover.run(kills: option("--kills", default: 3)))
+/// Everything runs in here, so the cluster's processes stop when it returns or throws.
+func run() async throws {
+    // chatd's own defaults (catch-up every 5 s), without the write rate limit: the bench measures throughput.
+    let cluster = try LiveCluster(nodes: 3, catchUpSeconds: 5, arguments: ["--write-rate", "0"])
+    print("cluster-bench: 3 chatd nodes (\(LiveChatd.binary.path)), PostgreSQL (\(LiveCluster.postgres!)), nats-server, HAProxy")
+
+    let delivery = try await CrossNodeDelivery(cluster: cluster, users: option("--sockets", default: 300))
+        .run(sends: option("--sends", default: 3_000), rate: option("--rate", default: 200))
+    print(delivery)
+    let replay = try await Replay(cluster: cluster).run(backlog: option("--backlog", default: 5_000))
+    print(replay)
+    for settleDelay in [nil, 0] as [Int64?] {
+        let failover = Failover(cluster: cluster, phones: option("--phones", default: 30), settleDelay: settleDelay)
+        print(try await failover.run(kills: option("--kills", default: 3)))
+    }
+}
+
+do {
+    try await run()
+} catch {
+    print("cluster-bench: \(error)")
+    exit(1)
 }

@@ -88,6 +88,11 @@ struct Routes {
                                     value: Double(realtime.connectionCount.load(ordering: .relaxed))),
                       Metrics.Gauge(name: "chatd_realtime_users", help: "Users with a realtime socket on this node.",
                                     value: Double(realtime.presence.here))]
+        let commits = store.groupCommit.counts
+        gauges += [Metrics.Gauge(name: "chatd_group_commits", help: "Batches of sends committed together, since start.",
+                                 value: Double(commits.batches)),
+                   Metrics.Gauge(name: "chatd_group_commit_sends", help: "Sends those batches carried, since start.",
+                                 value: Double(commits.writes))]
         if let bus = realtime.bus {
             gauges.append(Metrics.Gauge(name: "chatd_bus_connected", help: "1 while this node's NATS connection is up.",
                                         value: bus.isConnected ? 1 : 0))

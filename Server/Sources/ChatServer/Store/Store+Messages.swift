@@ -44,43 +44,55 @@ extension Store {
     /// Sends a validated message. Idempotent on (sender, muid): a repeat returns the original
     /// with `created == false` and changes nothing.
     public func send(from sender: String, _ request: SendMessageRequest) throws -> (message: MessagePayload, created: Bool) {
-        try write { db, changes in
-            if let id: Int64 = try db.scalar("SELECT id FROM messages WHERE sender = ? AND muid = ?", [sender, request.muid]),
-               let original = try Self.loadMessage(db, id: id) {
-                return (original, false)
-            }
-            let (conversationId, now) = try prepareConversation(db, from: sender, request)
-            var parent: MessagePayload?
-            if let parentId = request.parentMessageId {
-                parent = try Self.loadMessage(db, id: parentId)
-                guard let parent, parent.conversationId == conversationId else {
-                    throw StoreError.validation("`parentMessageId` \(parentId) is not a message of this conversation")
-                }
-                guard parent.parentMessageId == nil else {
-                    throw StoreError.validation("message \(parentId) is itself a reply; reply to its parent \(parent.parentMessageId!)")
-                }
-                guard parent.deletedAt == nil else { throw StoreError.conflict("message \(parentId) is deleted") }
-            }
-            // A new message has no reactions: the row RETURNING gives is the whole message.
-            guard let row = try db.queryFirst("""
-                INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
-                                     attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING \(Self.messageColumns)
-                """, [request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
-                      request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
-                      try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId,
-                      request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil])
-            else { throw StoreError.broken("an inserted message returned no row") }
-            let message = try Self.message(from: row)
-            try Self.linkUpload(db, request.attachment, to: message.id, sender: sender)
-            try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [message.id, now, conversationId])
-            try Self.countSentMessage(db, conversationId, id: message.id, sender: sender)
-            let members = try Self.members(db, of: conversationId)
-            try record(db, .messageCreated, conversationId: conversationId, message: message, audience: members, into: &changes)
-            if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
-            try notifyAbout(message, parent: parent, members: members, db, into: &changes)
-            return (message, true)
+        // A plain message locks only its conversation: it commits together with others (group
+        // commit). A reply (the parent's row), a mention (the mentioned user's feed) or an
+        // attachment (its upload) would lock more, so those commit alone.
+        let plain = request.parentMessageId == nil && request.attachment == nil
+            && FeedItemPayload.mentions(in: request.text ?? "").isEmpty
+        guard plain else { return try write { db, changes in try sendBody(db, from: sender, request, into: &changes) } }
+        let conversation = request.receiverType == .group ? ConversationPayload.groupID(request.receiver)
+                                                          : ConversationPayload.directID(sender, request.receiver)
+        return try writeTogether(conversation: conversation) { db, changes in try self.sendBody(db, from: sender, request, into: &changes) }
+    }
+
+    /// `send`'s transaction.
+    func sendBody(_ db: any SQLDatabase, from sender: String, _ request: SendMessageRequest,
+                          into changes: inout [PublishedChange]) throws -> (message: MessagePayload, created: Bool) {
+        if let id: Int64 = try db.scalar("SELECT id FROM messages WHERE sender = ? AND muid = ?", [sender, request.muid]),
+           let original = try Self.loadMessage(db, id: id) {
+            return (original, false)
         }
+        let (conversationId, now) = try prepareConversation(db, from: sender, request)
+        var parent: MessagePayload?
+        if let parentId = request.parentMessageId {
+            parent = try Self.loadMessage(db, id: parentId)
+            guard let parent, parent.conversationId == conversationId else {
+                throw StoreError.validation("`parentMessageId` \(parentId) is not a message of this conversation")
+            }
+            guard parent.parentMessageId == nil else {
+                throw StoreError.validation("message \(parentId) is itself a reply; reply to its parent \(parent.parentMessageId!)")
+            }
+            guard parent.deletedAt == nil else { throw StoreError.conflict("message \(parentId) is deleted") }
+        }
+        // A new message has no reactions: the row RETURNING gives is the whole message.
+        guard let row = try db.queryFirst("""
+            INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
+                                 attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING \(Self.messageColumns)
+            """, [request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
+                  request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
+                  try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId,
+                  request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil])
+        else { throw StoreError.broken("an inserted message returned no row") }
+        let message = try Self.message(from: row)
+        try Self.linkUpload(db, request.attachment, to: message.id, sender: sender)
+        try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [message.id, now, conversationId])
+        try Self.countSentMessage(db, conversationId, id: message.id, sender: sender)
+        let members = try Self.members(db, of: conversationId)
+        try record(db, .messageCreated, conversationId: conversationId, message: message, audience: members, into: &changes)
+        if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
+        try notifyAbout(message, parent: parent, members: members, db, into: &changes)
+        return (message, true)
     }
 
     /// The conversation a new message goes to, locked (`lockConversation`), and the message's

@@ -29,6 +29,8 @@ public final class Store: Sendable {
     /// Changes kept for replay (0: all). Older cursors get `cursor_expired`.
     let retention: Int64
     private let publisher = PublisherSlot()
+    /// Sends waiting to commit together (`writeTogether`).
+    let groupCommit = GroupCommit()
     /// The last time handed out by `stamp()`.
     private let lastStamp = Atomic<Int64>(0)
     /// The deployment's epoch (lower-case hex), the first part of every changelog cursor.
