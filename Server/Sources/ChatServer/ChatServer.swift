@@ -56,7 +56,7 @@ public final class ChatServer: Sendable {
         }
         _ = MicroHTTPServer.raiseFileLimit(for: configuration.maxConnections)
         hub.start()
-        return try http.start(host: configuration.host, port: configuration.port, threads: configuration.threads, tls: tls)
+        return try http.start(host: configuration.host, port: configuration.port, threads: configuration.workerThreads, tls: tls)
     }
 
     /// The base URL clients use, e.g. `https://[::1]:8443`.
