@@ -126,8 +126,30 @@ for index in 0..<clients {
 readers.wait()
 for socket in sockets { socket.shutdown() }
 
+print("reading history and conversation lists …")
+// 4. A page of history (the newest 30 of a busy conversation) and the conversation list, each
+// from 8 connections as random users, against the same baseline.
+let reads = totalSends / 4
+func readRate(_ path: @escaping @Sendable (Int) -> (String, Int)) -> Double {
+    let seconds = parallel(workers) { worker in
+        let client = try BenchHTTPClient(port: port)
+        for index in 0..<(reads / workers) {
+            let (target, user) = path(worker * reads + index)
+            let (status, _) = try client.request("GET", target, token: tokens[user])
+            guard status == 200 else { throw ConnectionError("\(target) answered \(status)") }
+        }
+    }
+    return Double(reads) / seconds
+}
+let historyRate = readRate { index in
+    let user = index % clients
+    let peer = (user + 1) % clients
+    return ("\(Endpoints.conversations)/\(ConversationPayload.directID("u\(user)", "u\(peer)"))/messages?limit=30", user)
+}
+let listRate = readRate { index in ("\(Endpoints.conversations)?limit=30", index % clients) }
+
 print("replaying the changelog …")
-// 4. Changelog replay of the backlog (u0's view), 1000 changes a page.
+// 5. Changelog replay of the backlog (u0's view), 1000 changes a page.
 let replayer = try BenchHTTPClient(port: port)
 var cursor = "c1.0"
 var pages = 0
@@ -153,6 +175,8 @@ chatd benchmark (release, loopback, \(workers) HTTP connections, \(clients) real
   baseline GET /v1/health        \(format(healthRate)) req/s
   POST /v1/messages              \(format(sendRate)) sends/s   = \(format(sendRate / healthRate, 3)) × baseline
   send → realtime delivery       p50 \(format(samples.percentile(0.5), 2)) ms   p99 \(format(samples.percentile(0.99), 2)) ms   (\(samples.samples.count) of \(totalSends) delivered, \(dropped.load(ordering: .relaxed)) clients dropped as slow)
+  GET a conversation's newest 30 \(format(historyRate)) req/s   = \(format(historyRate / healthRate, 3)) × baseline
+  GET the conversation list (30) \(format(listRate)) req/s   = \(format(listRate / healthRate, 3)) × baseline
   changelog replay               \(format(Double(pages) / replaySeconds, 1)) pages/s = \(format(Double(changes) / replaySeconds)) changes/s (\(changes) changes, \(pages) pages of ≤1000)
                                  one page costs \(format((replaySeconds / Double(pages)) * healthRate, 1)) baseline GETs
   backlog preparation (in-process store)  \(format(Double(backlogSize) / backlogSeconds)) sends/s

@@ -77,6 +77,31 @@ import Testing
         #expect(counts?.count == 20)
     }
 
+    /// A page of history and the conversation list read every message's counts at once: each
+    /// message still shows its own (and one without any shows none).
+    @Test func pagesAndListsShowEachMessagesOwnCounts() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        _ = try await server.user("carol")
+        let first = try await server.send("one", from: alice, to: "bob")
+        let second = try await server.send("two", from: alice, to: "bob")
+        let third = try await server.send("three", from: bob, to: "alice")
+        let toCarol = try await server.send("hi carol", from: alice, to: "carol")
+        for (id, reaction, token) in [(first.id, "👍", bob), (first.id, "👍", alice), (first.id, "🎉", bob),
+                                      (third.id, "❤️", alice), (toCarol.id, "👀", alice)] {
+            #expect(try await server.request("POST", path(id), token: token, json: AddReactionRequest(reaction: reaction)).status == 201)
+        }
+        let page = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: alice).decode([MessagePayload].self)
+        #expect(page.map(\.id) == [first.id, second.id, third.id])
+        #expect(page.map(\.reactions) == [[ReactionCount(reaction: "🎉", count: 1), ReactionCount(reaction: "👍", count: 2)],
+                                          nil, [ReactionCount(reaction: "❤️", count: 1)]])
+        let list = try await server.request("GET", Endpoints.conversations, token: alice).decode(Page<ConversationPayload>.self)
+        let last = Dictionary(uniqueKeysWithValues: list.items.map { ($0.conversationId, $0.lastMessage) })
+        #expect(last["alice~bob"]??.reactions == [ReactionCount(reaction: "❤️", count: 1)])
+        #expect(last["alice~carol"]??.reactions == [ReactionCount(reaction: "👀", count: 1)])
+    }
+
     @Test func reactionsReachTheChangelogWithTheNewCounts() async throws {
         let server = try LiveServer()
         let alice = try await server.user("alice")

@@ -22,14 +22,28 @@ extension Store {
 
     /// `user` with the caller-relative block flags filled in.
     static func flagged(_ user: UserPayload, for caller: String, _ db: any SQLDatabase) throws -> UserPayload {
-        var user = user
-        if try db.scalar("SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?", [caller, user.uid], as: Int.self) != nil {
-            user.blockedByMe = true
+        try flagged([user], for: caller, db)[0]
+    }
+
+    /// `flagged` for many users in one query.
+    static func flagged(_ users: [UserPayload], for caller: String, _ db: any SQLDatabase) throws -> [UserPayload] {
+        guard !users.isEmpty else { return [] }
+        let rows = try db.query("""
+            SELECT blocker, blocked FROM blocks
+            WHERE (blocker = ?1 AND blocked IN (SELECT value FROM json_each(?2)))
+               OR (blocked = ?1 AND blocker IN (SELECT value FROM json_each(?2)))
+            """, [caller, try json(users.map(\.uid)) ?? "[]"])
+        var (blockedByMe, blockedMe) = (Set<String>(), Set<String>())
+        for row in rows {
+            let (blocker, blocked): (String, String) = (try row.get(0), try row.get(1))
+            if blocker == caller { blockedByMe.insert(blocked) } else { blockedMe.insert(blocker) }
         }
-        if try db.scalar("SELECT 1 FROM blocks WHERE blocker = ? AND blocked = ?", [user.uid, caller], as: Int.self) != nil {
-            user.hasBlockedMe = true
+        return users.map { user in
+            var user = user
+            if blockedByMe.contains(user.uid) { user.blockedByMe = true }
+            if blockedMe.contains(user.uid) { user.hasBlockedMe = true }
+            return user
         }
-        return user
     }
 
     /// Every block as "blocker\nblocked" (the realtime loop loads them once at start).

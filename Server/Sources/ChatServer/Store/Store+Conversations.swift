@@ -27,29 +27,34 @@ extension Store {
         LEFT JOIN conversation_members p ON p.conversation_id = m.conversation_id AND p.uid = m.peer
         """
 
-    func conversation(from row: Row, for uid: String, _ db: any SQLDatabase) throws -> ConversationPayload {
-        let id: String = try row.get("id")
-        let with: ConversationPeer
-        if try row.get("type", as: String.self) == "group" {
-            with = .group(try Self.visibleGroup(db, String(id.dropFirst(ConversationPayload.groupID("").count)), for: uid))
-        } else {
-            let peer: String = try row.get("peer")
-            with = .user(try Self.flagged(
-                try db.queryFirst("SELECT \(Self.userColumns) FROM users WHERE uid = ?", [peer]).map(Self.user(from:))
-                    ?? UserPayload(uid: peer, name: peer), for: uid, db))
+    /// The conversations in `rows` (`conversationQuery`) as `uid` sees them. Their peers, the
+    /// block flags between them and `uid`, and their last messages are read once for all rows.
+    func conversations(from rows: [Row], for uid: String, _ db: any SQLDatabase) throws -> [ConversationPayload] {
+        let lastIds = try rows.compactMap { try $0.get("last_message_id", as: Int64?.self) }
+        let lastMessages = try Self.loadMessages(db, ids: lastIds)
+        let peerIds = try rows.filter { try $0.get("type", as: String.self) != "group" }.map { try $0.get("peer", as: String.self) }
+        let found = try peerIds.isEmpty ? [] : db.query("SELECT \(Self.userColumns) FROM users WHERE uid IN (SELECT value FROM json_each(?))",
+                                                         [try Self.json(peerIds) ?? "[]"]).map(Self.user(from:))
+        let known = Dictionary(found.map { ($0.uid, $0) }) { first, _ in first }
+        let peers = try Self.flagged(peerIds.map { known[$0] ?? UserPayload(uid: $0, name: $0) }, for: uid, db)
+        let peerByUid = Dictionary(peers.map { ($0.uid, $0) }) { first, _ in first }
+        return try rows.map { row in
+            let id: String = try row.get("id")
+            let with: ConversationPeer = try row.get("type", as: String.self) == "group"
+                ? .group(try Self.visibleGroup(db, String(id.dropFirst(ConversationPayload.groupID("").count)), for: uid))
+                : .user(peerByUid[try row.get("peer", as: String.self)]!)
+            func positive(_ name: String) throws -> Int64? {
+                let value: Int64? = try row.get(name)
+                return value.flatMap { $0 > 0 ? $0 : nil }
+            }
+            return ConversationPayload(conversationId: id, conversationType: with.group == nil ? .user : .group, conversationWith: with,
+                                       lastMessage: try row.get("last_message_id", as: Int64?.self).flatMap { lastMessages[$0] },
+                                       unreadMessageCount: try row.get("unread"),
+                                       lastDeliveredMessageId: try positive("delivered_id"), lastReadMessageId: try positive("read_id"),
+                                       peerDeliveredMessageId: try positive("peer_delivered_id"),
+                                       peerReadMessageId: try positive("peer_read_id"),
+                                       updatedAt: try row.get("updated_at"))
         }
-        let unread: Int = try row.get("unread")
-        let lastMessage = try (try row.get("last_message_id", as: Int64?.self)).flatMap { try Self.loadMessage(db, id: $0) }
-        func positive(_ name: String) throws -> Int64? {
-            let value: Int64? = try row.get(name)
-            return value.flatMap { $0 > 0 ? $0 : nil }
-        }
-        return ConversationPayload(conversationId: id, conversationType: with.group == nil ? .user : .group, conversationWith: with,
-                                   lastMessage: lastMessage, unreadMessageCount: unread,
-                                   lastDeliveredMessageId: try positive("delivered_id"), lastReadMessageId: try positive("read_id"),
-                                   peerDeliveredMessageId: try positive("peer_delivered_id"),
-                                   peerReadMessageId: try positive("peer_read_id"),
-                                   updatedAt: try row.get("updated_at"))
     }
 
     /// The caller's conversations, most recent activity first. `cursor` is the previous page's `next`.
@@ -61,7 +66,7 @@ extension Store {
                 WHERE m.uid = ? AND (c.updated_at < ? OR (c.updated_at = ? AND c.id < ?))
                 ORDER BY c.updated_at DESC, c.id DESC LIMIT ?
                 """, [uid, beforeTime, beforeTime, beforeId, limit + 1])
-            let items = try rows.prefix(limit).map { try conversation(from: $0, for: uid, db) }
+            let items = try conversations(from: Array(rows.prefix(limit)), for: uid, db)
             let next = rows.count > limit ? items.last.map { ConversationListCursor.encode(updatedAt: $0.updatedAt, conversationId: $0.conversationId) } : nil
             return Page(items: items, next: next)
         }
@@ -82,7 +87,7 @@ extension Store {
             guard let row = try db.queryFirst("\(Self.conversationQuery) WHERE m.uid = ? AND c.id = ?", [uid, id]) else {
                 throw StoreError.notFound("no conversation \(id)")
             }
-            return try conversation(from: row, for: uid, db)
+            return try conversations(from: [row], for: uid, db)[0]
         }
     }
 

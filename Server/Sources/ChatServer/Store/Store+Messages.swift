@@ -28,13 +28,36 @@ extension Store {
         try db.queryFirst("SELECT \(messageColumns) FROM messages WHERE id = ?", [id]).map { try message(from: $0, db) }
     }
 
+    /// The messages with these ids (those that exist), with their reaction counts: two queries.
+    static func loadMessages(_ db: any SQLDatabase, ids: [Int64]) throws -> [Int64: MessagePayload] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try db.query("SELECT \(messageColumns) FROM messages WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))",
+                                [try json(ids) ?? "[]"])
+        return Dictionary(uniqueKeysWithValues: try withReactions(try rows.map(message(from:)), db).map { ($0.id, $0) })
+    }
+
     /// A message row with its reaction counts.
     static func message(from row: Row, _ db: any SQLDatabase) throws -> MessagePayload {
-        var message = try message(from: row)
-        let counts = try db.query("SELECT reaction, count(*) FROM reactions WHERE message_id = ? GROUP BY reaction ORDER BY reaction",
-                                  [message.id]).map { ReactionCount(reaction: try $0.get(0), count: try $0.get(1)) }
-        message.reactions = counts.isEmpty ? nil : counts
-        return message
+        try withReactions([try message(from: row)], db)[0]
+    }
+
+    /// `messages` with their reaction counts, read in one query.
+    static func withReactions(_ messages: [MessagePayload], _ db: any SQLDatabase) throws -> [MessagePayload] {
+        guard !messages.isEmpty else { return [] }
+        let rows = try db.query("""
+            SELECT message_id, reaction, count(*) FROM reactions
+            WHERE message_id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
+            GROUP BY message_id, reaction ORDER BY message_id, reaction
+            """, [try json(messages.map(\.id)) ?? "[]"])
+        var counts: [Int64: [ReactionCount]] = [:]
+        for row in rows {
+            counts[try row.get(0), default: []].append(ReactionCount(reaction: try row.get(1), count: try row.get(2)))
+        }
+        return messages.map { message in
+            var message = message
+            message.reactions = counts[message.id]
+            return message
+        }
     }
 
     static func members(_ db: any SQLDatabase, of conversationId: String) throws -> [String] {
@@ -233,7 +256,7 @@ extension Store {
             let order = query.newestFirst ? "DESC" : "ASC"
             let rows = try db.query("SELECT \(Self.messageColumns) FROM messages WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
                                     arguments + [query.limit])
-            let messages = try rows.map { try Self.message(from: $0, db) }
+            let messages = try Self.withReactions(try rows.map(Self.message(from:)), db)
             return query.newestFirst ? messages.reversed() : messages
         }
     }
