@@ -12,6 +12,8 @@
 #      SQLite node, with wrk;
 #   6. cluster-bench: on a three-node cluster, cross-node send → delivery with 300 sockets,
 #      changelog replay, and the time from a node's kill until SDK clients have caught up;
+#   7. bench-reads-postgres.sh: the conversation list and a history page on one PostgreSQL
+#      node, with wrk;
 #   plus the cost of encryption: cache-bench --compare-encryption and sync-bench's encrypted
 #   ingest put a plain and an SQLCipher cache side by side in one run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
@@ -43,3 +45,6 @@ echo
 # 6. the cluster's delivery, replay and failover figures (next to a throwaway PostgreSQL).
 swift build -c release --product cluster-bench 2>&1 | tail -1
 scripts/with-postgres.sh env CHATD_BINARY=Server/.build/release/chatd .build/release/cluster-bench
+echo
+# 7. reads on PostgreSQL, where every query is a round trip.
+scripts/bench-reads-postgres.sh
