@@ -7,21 +7,10 @@
 #   scripts/bench-cluster.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="/opt/swift/usr/bin:$PATH"
 seconds=${1:-10}
-(cd Server && swift build -c release --product chatd 2>&1 | tail -1)
-chatd=$PWD/Server/.build/release/chatd
 source scripts/cluster-lib.sh
-scratch chatd-bench-cluster
-export CHATD_ADMIN_KEY=bench-admin-key
+bench_start chatd-bench-cluster
 
-users() {  # users ARGS...: 16 users and a token each into $dir/tokens
-    : > "$dir/tokens"
-    for index in $(seq 0 15); do
-        "$chatd" user add "u$index" "$@" >/dev/null
-        "$chatd" token "u$index" "$@" >> "$dir/tokens"
-    done
-}
 measure() {  # measure NAME URL: health baseline, then sends
     local health sends
     health=$(wrk -t4 -c16 -d"${seconds}s" "$2/v1/health" | awk '/Requests\/sec/ { print $2 }')
@@ -45,7 +34,7 @@ batching() {  # batching URL...: sends per group commit, over the nodes
 }
 
 echo "== single node, embedded SQLite"
-users --data "$dir/single"
+bench_users --data "$dir/single"
 port=$(free_port)
 "$chatd" --data "$dir/single" --listen "127.0.0.1:$port" --write-rate 0 > "$dir/single.log" 2>&1 &
 pids+=($!)
@@ -59,7 +48,7 @@ database=$(scripts/postgres.sh start "$dir/postgres" "$(free_port)")/postgres
 start_nats
 export CHATD_DATABASE=$database
 "$chatd" migrate >/dev/null
-users
+bench_users
 servers=() node_urls=()
 for node in one two three; do
     node_port=$(free_port)

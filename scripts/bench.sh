@@ -14,6 +14,8 @@
 #      changelog replay, and the time from a node's kill until SDK clients have caught up;
 #   7. bench-reads-postgres.sh: the conversation list and a history page on one PostgreSQL
 #      node, with wrk;
+#   8. bench-wrk.sh: sends, a history page and the conversation list on one SQLite node, with
+#      wrk, against the same-run health baseline;
 #   plus the cost of encryption: cache-bench --compare-encryption and sync-bench's encrypted
 #   ingest put a plain and an SQLCipher cache side by side in one run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
@@ -48,3 +50,6 @@ scripts/with-postgres.sh env CHATD_BINARY=Server/.build/release/chatd .build/rel
 echo
 # 7. reads on PostgreSQL, where every query is a round trip.
 scripts/bench-reads-postgres.sh
+echo
+# 8. chatd's hot paths on SQLite, driven by wrk.
+scripts/bench-wrk.sh

@@ -1,6 +1,7 @@
-# Sourced by demo-cluster.sh and bench-cluster.sh: a scratch directory whose processes and
-# PostgreSQL cluster go when the script exits, free loopback ports, waits, nats-server, and
-# HAProxy in front of chatd nodes (the configuration docs/DEPLOY.md describes).
+# Sourced by demo-cluster.sh and the bench scripts: a scratch directory whose processes and
+# PostgreSQL cluster go when the script exits, free loopback ports, waits, nats-server,
+# HAProxy in front of chatd nodes (the configuration docs/DEPLOY.md describes), and the
+# benches' release chatd and users.
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -43,4 +44,20 @@ start_haproxy() {  # start_haproxy PORT BALANCE NAME=PORT...: scripts/haproxy.cf
     haproxy -f "$dir/haproxy.cfg" -db > "$dir/haproxy.log" 2>&1 &
     pids+=($!)
     wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
+}
+
+bench_start() {  # bench_start NAME: a release chatd in $chatd, a scratch directory, the benches' admin key
+    export PATH="/opt/swift/usr/bin:$PATH"
+    (cd Server && swift build -c release --product chatd 2>&1 | tail -1)
+    chatd=$PWD/Server/.build/release/chatd
+    scratch "$1"
+    export CHATD_ADMIN_KEY=bench-admin-key
+}
+
+bench_users() {  # bench_users ARGS...: users u0…u15 and a token each, one a line, into $dir/tokens
+    : > "$dir/tokens"
+    for index in $(seq 0 15); do
+        "$chatd" user add "u$index" "$@" >/dev/null
+        "$chatd" token "u$index" "$@" >> "$dir/tokens"
+    done
 }
