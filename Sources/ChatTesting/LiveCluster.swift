@@ -39,23 +39,36 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
         let database = try Self.createDatabase(on: postgres)
 
         let natsPort = try Self.freePort()
-        nats = try Self.start(Self.natsServer, ["-a", "127.0.0.1", "-p", "\(natsPort)"], readyWhen: "Server is ready")
-        let shared = ["--database", database, "--nats", "nats://127.0.0.1:\(natsPort)", "--catch-up", "\(catchUpSeconds)",
-                      "--media", directory.appendingPathComponent("media").path] + arguments
-        nodes = try (0..<count).map { try LiveChatd(arguments: shared + ["--node-id", "node\($0)"]) }
+        let nats = try Self.start(Self.natsServer, ["-a", "127.0.0.1", "-p", "\(natsPort)"], readyWhen: "Server is ready")
+        // A failure past here stops what already runs (deinit does not run for an object whose init threw).
+        var nodes: [LiveChatd] = []
+        do {
+            let shared = ["--database", database, "--nats", "nats://127.0.0.1:\(natsPort)", "--catch-up", "\(catchUpSeconds)",
+                          "--media", directory.appendingPathComponent("media").path] + arguments
+            for index in 0..<count { nodes.append(try LiveChatd(arguments: shared + ["--node-id", "node\(index)"])) }
+            let port = try Self.freePort()
+            let configuration = directory.appendingPathComponent("haproxy.cfg")
+            try Self.haproxyConfiguration(port: port, nodes: nodes.map(\.port)).write(to: configuration, atomically: true, encoding: .utf8)
+            haproxy = try Self.start(Self.haproxyBinary, ["-f", configuration.path, "-db", "-V"], readyWhen: "as the polling mechanism")
+            url = URL(string: "http://127.0.0.1:\(port)")!
+        } catch {
+            Self.stop(nats)
+            for node in nodes { node.stop() }
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        self.nats = nats
+        self.nodes = nodes
+    }
 
-        let port = try Self.freePort()
-        let configuration = directory.appendingPathComponent("haproxy.cfg")
-        try Self.haproxyConfiguration(port: port, nodes: nodes.map(\.port)).write(to: configuration, atomically: true, encoding: .utf8)
-        haproxy = try Self.start(Self.haproxyBinary, ["-f", configuration.path, "-db", "-V"], readyWhen: "as the polling mechanism")
-        url = URL(string: "http://127.0.0.1:\(port)")!
+    private static func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
     }
 
     deinit {
-        for process in [haproxy, nats] where process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        for process in [haproxy, nats] { Self.stop(process) }
         for node in nodes { node.stop() }
         try? FileManager.default.removeItem(at: directory)
     }
