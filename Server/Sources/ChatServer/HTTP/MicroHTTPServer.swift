@@ -16,6 +16,8 @@ public final class MicroHTTPServer: Sendable {
     /// Requests begun and not yet completed; stop() waits for zero.
     private let inFlight = NSCondition()
     private nonisolated(unsafe) var inFlightCount = 0  // guarded by `inFlight`
+    /// The listening socket `quiesce` took back from the daemon, closed once it has stopped.
+    private let quiescedListener = Atomic<Int32>(-1)
     private let draining = Atomic(false)
     /// Who holds a connection, and who is cut to make room (see `ConnectionGuard`).
     let connections: ConnectionGuard
@@ -52,12 +54,17 @@ public final class MicroHTTPServer: Sendable {
         return chatd_mhd_port(started)
     }
 
-    /// Stops accepting connections; requests that arrive on open connections get 503.
+    /// Stops accepting connections; requests that arrive on open connections get 503. The
+    /// listening socket is shut down at once (new connections are refused) but closed only
+    /// after the daemon stops: its worker threads may still hold it in their epoll sets, and
+    /// closing it under them is a fatal error in libmicrohttpd ("Failed to remove listen FD").
     public func quiesce() {
         guard let current = OpaquePointer(bitPattern: daemon.load(ordering: .acquiring)) else { return }
         guard !draining.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let listener = MHD_quiesce_daemon(current)
-        if listener >= 0 { Glibc.close(listener) }
+        guard listener >= 0 else { return }
+        Glibc.shutdown(listener, Int32(SHUT_RDWR))
+        quiescedListener.store(listener, ordering: .releasing)
     }
 
     /// Quiesces, lets requests in flight finish (up to `grace` seconds), then stops the daemon.
@@ -69,6 +76,8 @@ public final class MicroHTTPServer: Sendable {
         while inFlightCount > 0 && inFlight.wait(until: deadline) {}
         inFlight.unlock()
         MHD_stop_daemon(current)
+        let listener = quiescedListener.exchange(-1, ordering: .acquiringAndReleasing)
+        if listener >= 0 { Glibc.close(listener) }
         connections.stopWatching()
         Unmanaged.passUnretained(self).release()  // the daemon's reference from start()
     }
