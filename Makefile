@@ -22,7 +22,7 @@ server:
 test: deps server test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz
 
 # A hung test fails the run (after 15 minutes, $$TEST_TIME_LIMIT seconds) and names the tests
-# that never finished, instead of stalling CI.
+# that never finished, instead of stalling CI; a hung run is run once more (never a failed one).
 SWIFT_TEST = SWIFT=$(SWIFT) $(CURDIR)/scripts/swift-test.sh
 
 test-sdk: server
