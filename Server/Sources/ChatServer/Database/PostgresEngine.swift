@@ -60,9 +60,7 @@ final class PostgresEngine: StoreEngine {
 
     func readStatement<T>(_ body: (any SQLDatabase) throws -> T) throws -> T {
         do {
-            let db = try pool.take()
-            defer { pool.give(db) }
-            return try body(db)
+            return try transaction(nil, body)
         } catch {
             throw Self.translate(error)
         }
@@ -70,10 +68,12 @@ final class PostgresEngine: StoreEngine {
 
     static let uniqueViolation = "23505"
 
-    /// One transaction on a pooled connection, rolled back when `body` throws.
-    private func transaction<T>(_ begin: String, _ body: (any SQLDatabase) throws -> T) throws -> T {
+    /// One transaction on a pooled connection, rolled back when `body` throws; with no `begin`,
+    /// `body`'s single statement runs on its own (autocommit).
+    private func transaction<T>(_ begin: String?, _ body: (any SQLDatabase) throws -> T) throws -> T {
         let db = try pool.take()
         defer { pool.give(db) }
+        guard let begin else { return try body(db) }
         do {
             try db.execute(begin)
             let result = try body(db)

@@ -37,7 +37,7 @@ extension Store {
                                                          [try Self.json(peerIds) ?? "[]"]).map(Self.user(from:))
         let known = Dictionary(found.map { ($0.uid, $0) }) { first, _ in first }
         let peers = try Self.flagged(peerIds.map { known[$0] ?? UserPayload(uid: $0, name: $0) }, for: uid, db)
-        let peerByUid = Dictionary(peers.map { ($0.uid, $0) }) { first, _ in first }
+        let peerByUid = Dictionary(zip(peerIds, peers)) { first, _ in first }
         return try rows.map { row in
             let id: String = try row.get("id")
             let with: ConversationPeer = try row.get("type", as: String.self) == "group"

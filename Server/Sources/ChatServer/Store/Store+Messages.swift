@@ -130,12 +130,10 @@ extension Store {
             return (conversationId, now)
         }
         let (a, b) = (sender, request.receiver)
-        let found = try db.queryFirst("""
-            SELECT (SELECT count(*) FROM users WHERE uid = ?),
-                   (SELECT count(*) FROM blocks WHERE (blocker = ? AND blocked = ?) OR (blocker = ? AND blocked = ?))
-            """, [b, a, b, b, a])
-        guard let found, try found.get(0, as: Int64.self) > 0 else { throw StoreError.notFound("no user \(b)") }
-        guard try found.get(1, as: Int64.self) == 0 else {
+        guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [b], as: Int.self) != nil else {
+            throw StoreError.notFound("no user \(b)")
+        }
+        if try Self.blocked(db, a, b) {
             throw StoreError(.blocked, "\(a) and \(b) have a block between them; unblock to send")
         }
         let conversationId = ConversationPayload.directID(a, b)
