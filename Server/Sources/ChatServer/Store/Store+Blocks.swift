@@ -11,8 +11,13 @@ public enum BlockDirection: String, Sendable, CaseIterable {
 extension Store {
     /// True when either user has blocked the other.
     static func blocked(_ db: any SQLDatabase, _ a: String, _ b: String) throws -> Bool {
-        try db.scalar("SELECT 1 FROM blocks WHERE (blocker = ? AND blocked = ?) OR (blocker = ? AND blocked = ?)",
-                      [a, b, b, a], as: Int.self) != nil
+        try db.scalar("SELECT 1 FROM blocks WHERE \(blockBetween("?1", "?2"))", [a, b], as: Int.self) != nil
+    }
+
+    /// The SQL condition on `blocks` rows for a block either way between the users that the
+    /// parameters `a` and `b` (such as `?1`) stand for.
+    static func blockBetween(_ a: String, _ b: String) -> String {
+        "(blocker = \(a) AND blocked = \(b)) OR (blocker = \(b) AND blocked = \(a))"
     }
 
     /// The users who have blocked `uid` (to whom they count as offline).

@@ -81,11 +81,13 @@ extension Store {
     /// `send`'s transaction.
     func sendBody(_ db: any SQLDatabase, from sender: String, _ request: SendMessageRequest,
                           into changes: inout [PublishedChange]) throws -> (message: MessagePayload, created: Bool) {
-        if let id: Int64 = try db.scalar("SELECT id FROM messages WHERE sender = ? AND muid = ?", [sender, request.muid]),
-           let original = try Self.loadMessage(db, id: id) {
+        let (conversationId, now): (String, Int64)
+        switch try prepareConversation(db, from: sender, request) {
+        case .repeated(let id):
+            guard let original = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message \(id) vanished") }
             return (original, false)
+        case .ready(let id, let time): (conversationId, now) = (id, time)
         }
-        let (conversationId, now) = try prepareConversation(db, from: sender, request)
         var parent: MessagePayload?
         if let parentId = request.parentMessageId {
             parent = try Self.loadMessage(db, id: parentId)
@@ -110,39 +112,52 @@ extension Store {
         let message = try Self.message(from: row)
         try Self.linkUpload(db, request.attachment, to: message.id, sender: sender)
         try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [message.id, now, conversationId])
-        try Self.countSentMessage(db, conversationId, id: message.id, sender: sender)
-        let members = try Self.members(db, of: conversationId)
+        let members = try Self.countSentMessage(db, conversationId, id: message.id, sender: sender)
         try record(db, .messageCreated, conversationId: conversationId, message: message, audience: members, into: &changes)
         if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
         try notifyAbout(message, parent: parent, members: members, db, into: &changes)
         return (message, true)
     }
 
-    /// The conversation a new message goes to, locked (`lockConversation`), and the message's
-    /// time, checking the sender may post there: a group they are a member of, or a user with
-    /// no block between them (the one-to-one conversation is created on first use).
-    func prepareConversation(_ db: any SQLDatabase, from sender: String,
-                             _ request: SendMessageRequest) throws -> (id: String, now: Int64) {
+    /// Where a send goes: a repeat of one already stored (its id), or a conversation the sender
+    /// may post to, locked (`lockConversation`), with the new message's time.
+    enum SendTarget {
+        case repeated(Int64)
+        case ready(conversationId: String, now: Int64)
+    }
+
+    /// The message `sender` already sent with this `muid` (`?1`, `?2`): a repeat changes nothing.
+    static let originalQuery = "SELECT id FROM messages WHERE sender = ?1 AND muid = ?2"
+
+    /// The send's target: a repeat, or the conversation locked after checking the sender may
+    /// post there: a group they are a member of, or a user with no block between them (the
+    /// one-to-one conversation is created on first use). A one-to-one send asks whether it is
+    /// a repeat, whether the receiver exists and whether a block stands in one query.
+    func prepareConversation(_ db: any SQLDatabase, from sender: String, _ request: SendMessageRequest) throws -> SendTarget {
         if request.receiverType == .group {
+            if let id: Int64 = try db.scalar(Self.originalQuery, [sender, request.muid]) { return .repeated(id) }
             let conversationId = ConversationPayload.groupID(request.receiver)
             let now = try lockConversation(db, conversationId)
             _ = try Self.memberScope(db, request.receiver, sender)
-            return (conversationId, now)
+            return .ready(conversationId: conversationId, now: now)
         }
         let (a, b) = (sender, request.receiver)
-        guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [b], as: Int.self) != nil else {
-            throw StoreError.notFound("no user \(b)")
-        }
-        if try Self.blocked(db, a, b) {
+        guard let checks = try db.queryFirst("""
+            SELECT (\(Self.originalQuery)), (SELECT count(*) FROM users WHERE uid = ?3),
+                   (SELECT count(*) FROM blocks WHERE \(Self.blockBetween("?1", "?3")))
+            """, [a, request.muid, b]) else { throw StoreError.broken("the send's checks returned no row") }
+        if let id = try checks.get(0, as: Int64?.self) { return .repeated(id) }
+        guard try checks.get(1, as: Int.self) > 0 else { throw StoreError.notFound("no user \(b)") }
+        guard try checks.get(2, as: Int.self) == 0 else {
             throw StoreError(.blocked, "\(a) and \(b) have a block between them; unblock to send")
         }
         let conversationId = ConversationPayload.directID(a, b)
         // A one-to-one conversation never loses its two members: once its row exists, lock it and go.
-        if let now = try lockExistingConversation(db, conversationId) { return (conversationId, now) }
+        if let now = try lockExistingConversation(db, conversationId) { return .ready(conversationId: conversationId, now: now) }
         try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING", [conversationId, stamp()])
         try db.insertRows("INSERT INTO conversation_members(conversation_id, uid, peer)",
                           [[conversationId, a, b], [conversationId, b, a]], "ON CONFLICT DO NOTHING")
-        return (conversationId, try lockConversation(db, conversationId))
+        return .ready(conversationId: conversationId, now: try lockConversation(db, conversationId))
     }
 
     /// A message the caller may read; 404 when missing, 403 when in someone else's conversation.

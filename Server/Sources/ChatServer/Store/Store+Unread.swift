@@ -15,15 +15,16 @@ extension Store {
 
     /// `sender` sent message `id`, the conversation's newest: it counts for everyone else who
     /// has not read past it, and the sender has read everything up to it (their count is 0:
-    /// the conversation is locked, so no message comes after theirs yet).
-    static func countSentMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws {
-        try db.run("""
+    /// the conversation is locked, so no message comes after theirs yet). Every member's row
+    /// is visited, so the uids it returns are the conversation's members.
+    static func countSentMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws -> [String] {
+        try db.query("""
             UPDATE conversation_members SET
-                unread = CASE WHEN uid = ?1 THEN 0 ELSE unread + 1 END,
+                unread = CASE WHEN uid = ?1 THEN 0 WHEN read_id < ?2 THEN unread + 1 ELSE unread END,
                 read_id = CASE WHEN uid = ?1 THEN greatest(read_id, ?2) ELSE read_id END,
                 delivered_id = CASE WHEN uid = ?1 THEN greatest(delivered_id, ?2) ELSE delivered_id END
-            WHERE conversation_id = ?3 AND (uid = ?1 OR read_id < ?2)
-            """, [sender, id, conversationId])
+            WHERE conversation_id = ?3 RETURNING uid
+            """, [sender, id, conversationId]).map { try $0.get(0) }
     }
 
     /// Message `id` by `sender` was deleted (it was not before).
