@@ -22,10 +22,23 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
 /// per connection and run with text parameters whose types PostgreSQL infers; results come
 /// back as `Row`s (integers, reals, text, bytea as blobs, booleans as 0/1). Not thread-safe:
 /// one thread at a time, as the pool hands it out.
+///
+/// A transaction's `BEGIN` and the statements given to `runLater` wait in `queued` and go out
+/// in one pipeline (libpq's pipeline mode) with the next statement whose answer is needed, or
+/// with the `COMMIT`: one round trip instead of several. Their errors surface there.
 public final class PostgresConnection: SQLDatabase {
     let handle: OpaquePointer
     private var prepared: [String: String] = [:]
     public private(set) var changes = 0
+    private var queued: [Statement] = []
+
+    /// A statement waiting for the next round trip: a prepared one (`name`) with its
+    /// parameters as text, or plain SQL without parameters (`name` nil).
+    private struct Statement {
+        let sql: String
+        let name: String?
+        let texts: [String?]
+    }
 
     /// Connects to `url` (`postgres://user@host:port/database?…`).
     public init(url: String) throws {
@@ -43,6 +56,7 @@ public final class PostgresConnection: SQLDatabase {
     public var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
 
     public func execute(_ sql: String) throws {
+        if let last = queued.popLast() { PQclear(try send(last)) }
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -51,6 +65,28 @@ public final class PostgresConnection: SQLDatabase {
     public func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws {
         let result = try exec(sql, arguments)
         PQclear(result)
+    }
+
+    /// Queues the statement for the next round trip (see the type's comment).
+    public func runLater(_ sql: String, _ arguments: [any SQLValueConvertible]) throws {
+        queued.append(Statement(sql: sql, name: try statementName(sql), texts: arguments.map { Self.text($0.sqlValue) }))
+    }
+
+    /// Starts a transaction with `sql` (`BEGIN …`), sent with the transaction's first statement.
+    func begin(_ sql: String) {
+        queued.append(Statement(sql: sql, name: nil, texts: []))
+    }
+
+    /// Sends what is queued and `COMMIT` in one round trip.
+    func commit() throws {
+        PQclear(try send(Statement(sql: "COMMIT", name: nil, texts: [])))
+    }
+
+    /// Drops what is queued and rolls back whatever reached the server.
+    func rollback() {
+        queued.removeAll()
+        guard isOpen, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
+        PQclear(PQexec(handle, "ROLLBACK"))
     }
 
     public func query(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [Row] {
@@ -72,19 +108,66 @@ public final class PostgresConnection: SQLDatabase {
 
     /// Prepares `sql` (translated) on first use, runs it with `arguments` as text.
     private func exec(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> OpaquePointer? {
-        let name = try statementName(sql)
-        let texts: [String?] = arguments.map { Self.text($0.sqlValue) }
-        let result = Self.withCStrings(texts) { values in
-            PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0)
+        let statement = Statement(sql: sql, name: try statementName(sql), texts: arguments.map { Self.text($0.sqlValue) })
+        let result = try send(statement)
+        changes = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return result
+    }
+
+    /// Runs `last` after whatever is queued, in one round trip, and returns its result (the
+    /// caller clears it). The first statement that fails throws; the rest were not run.
+    private func send(_ last: Statement) throws -> OpaquePointer? {
+        guard !queued.isEmpty else {
+            let result = last.name.map { name in
+                Self.withCStrings(last.texts) { PQexecPrepared(handle, name, Int32($0.count), $0, nil, nil, 0) }
+            } ?? PQexec(handle, last.sql)
+            return try checked(result, sql: last.sql)
         }
+        let statements = queued + [last]
+        queued.removeAll()
+        guard PQenterPipelineMode(handle) == 1 else { throw connectionError("entering pipeline mode") }
+        defer { PQexitPipelineMode(handle) }
+        for statement in statements {
+            let sent = statement.name.map { name in
+                Self.withCStrings(statement.texts) { PQsendQueryPrepared(handle, name, Int32($0.count), $0, nil, nil, 0) }
+            } ?? PQsendQueryParams(handle, statement.sql, 0, nil, nil, nil, nil, 0)
+            guard sent == 1 else { throw connectionError("sending `\(statement.sql.prefix(200))`") }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw connectionError("ending a pipeline") }
+        var failure: (any Error)?
+        var answer: OpaquePointer?
+        for (index, statement) in statements.enumerated() {
+            guard let result = PQgetResult(handle) else { throw connectionError("reading `\(statement.sql.prefix(200))`") }
+            while let end = PQgetResult(handle) { PQclear(end) }  // nil ends each statement's results
+            if failure != nil {  // skipped by the server (PGRES_PIPELINE_ABORTED)
+                PQclear(result)
+                continue
+            }
+            do {
+                let succeeded = try checked(result, sql: statement.sql)
+                if index == statements.count - 1 { answer = succeeded } else { PQclear(succeeded) }
+            } catch {
+                failure = error
+            }
+        }
+        PQclear(PQgetResult(handle))  // the pipeline's end (PGRES_PIPELINE_SYNC)
+        if let failure { throw failure }
+        return answer
+    }
+
+    /// `result` when it succeeded; otherwise it is cleared and its error thrown.
+    private func checked(_ result: OpaquePointer?, sql: String) throws -> OpaquePointer? {
         do {
             try check(result, sql: sql)
+            return result
         } catch {
             PQclear(result)
             throw error
         }
-        changes = Int(String(cString: PQcmdTuples(result))) ?? 0
-        return result
+    }
+
+    private func connectionError(_ doing: String) -> PostgresError {
+        PostgresError(sqlState: isOpen ? "08000" : "", message: "\(Self.errorText(handle)) \(doing)")
     }
 
     private func statementName(_ sql: String) throws -> String {

@@ -75,12 +75,12 @@ final class PostgresEngine: StoreEngine {
         defer { pool.give(db) }
         guard let begin else { return try body(db) }
         do {
-            try db.execute(begin)
+            db.begin(begin)
             let result = try body(db)
-            try db.execute("COMMIT")
+            try db.commit()
             return result
         } catch {
-            if db.isOpen { try? db.execute("ROLLBACK") }
+            db.rollback()
             throw error
         }
     }

@@ -11,6 +11,10 @@ import SQLiteKit
 public protocol SQLDatabase: AnyObject {
     /// Runs one statement, discarding rows.
     func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws
+    /// Runs one statement inside a transaction, discarding rows, at the latest before the
+    /// transaction's next statement with an answer or its commit: PostgreSQL sends it with that
+    /// one (a round trip saved); its failure surfaces there. Nothing may read `changes` after it.
+    func runLater(_ sql: String, _ arguments: [any SQLValueConvertible]) throws
     /// Runs one statement and returns every row.
     func query(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [Row]
     /// The first row, or nil when there is none (the rest are not read).
@@ -43,22 +47,34 @@ extension SQLDatabase {
     /// (PostgreSQL locks them in that order); the rows `suffix`'s RETURNING yields come back.
     @discardableResult
     public func insertRows(_ insert: String, _ rows: [[any SQLValueConvertible]], _ suffix: String = "") throws -> [Row] {
-        guard let width = rows.first?.count else { return [] }
-        let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
         var returned: [Row] = []
+        try insertBatches(insert, rows, suffix) { sql, arguments in returned += try query(sql, arguments) }
+        return returned
+    }
+
+    /// `insertRows` through `runLater`: nothing comes back.
+    public func insertRowsLater(_ insert: String, _ rows: [[any SQLValueConvertible]]) throws {
+        try insertBatches(insert, rows, "") { sql, arguments in try runLater(sql, arguments) }
+    }
+
+    private func insertBatches(_ insert: String, _ rows: [[any SQLValueConvertible]], _ suffix: String,
+                               _ run: (String, [any SQLValueConvertible]) throws -> Void) throws {
+        guard let width = rows.first?.count else { return }
+        let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
         var start = 0
         while start < rows.count {
             var size = 64
             while size > rows.count - start { size /= 2 }
             let batch = rows[start..<start + size]
-            let sql = insert + " VALUES " + Array(repeating: tuple, count: size).joined(separator: ", ") + " " + suffix
-            returned += try query(sql, batch.flatMap { $0 })
+            try run(insert + " VALUES " + Array(repeating: tuple, count: size).joined(separator: ", ") + " " + suffix,
+                    batch.flatMap { $0 })
             start += size
         }
-        return returned
     }
 }
 
 extension Connection: SQLDatabase {
     public func lockRows(_ table: String, where column: String, is value: String) throws {}
+
+    public func runLater(_ sql: String, _ arguments: [any SQLValueConvertible]) throws { try run(sql, arguments) }
 }

@@ -94,7 +94,7 @@ extension Store {
                 return Position(uid: uid, pts: pts)
             }
         }
-        try db.insertRows("INSERT INTO inbox(uid, pts, change)", inbox)
+        try db.insertRowsLater("INSERT INTO inbox(uid, pts, change)", inbox)
     }
 
     /// Forgets changes up to id `through`; cursors before them then get `cursor_expired`.

@@ -111,7 +111,7 @@ extension Store {
         else { throw StoreError.broken("an inserted message returned no row") }
         let message = try Self.message(from: row)
         try Self.linkUpload(db, request.attachment, to: message.id, sender: sender)
-        try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [message.id, now, conversationId])
+        try db.runLater("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [message.id, now, conversationId])
         let members = try Self.countSentMessage(db, conversationId, id: message.id, sender: sender)
         try record(db, .messageCreated, conversationId: conversationId, message: message, audience: members, into: &changes)
         if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
