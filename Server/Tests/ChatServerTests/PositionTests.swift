@@ -20,10 +20,12 @@ import Testing
 
     static let uids = ["ann", "ben", "cat", "dan", "eve", "fay"]
 
-    /// One change for `audience`; `beforeCommit` runs inside the transaction after it.
-    func change(for audience: [String], beforeCommit: (any SQLDatabase) throws -> Void = { _ in }) throws {
+    /// One change for `audience` in `conversation`; `beforeCommit` runs inside the
+    /// transaction after it was recorded.
+    func change(for audience: [String], in conversation: String = "test",
+                beforeCommit: (any SQLDatabase) throws -> Void = { _ in }) throws {
         try store.write { db, changes in
-            try store.record(db, .notificationCreated, conversationId: "test", audience: audience, into: &changes)
+            try store.record(db, .notificationCreated, conversationId: conversation, audience: audience, into: &changes)
             try beforeCommit(db)
         }
     }
@@ -31,18 +33,26 @@ import Testing
     /// A transaction takes its change's id, then waits; a second change for the same user
     /// commits meanwhile. A reader paging by position sees both; paging by change id (the
     /// naive design: ids are taken in one order and committed in another) loses the late one.
+    /// The late change's row waits in a trigger for an advisory lock the test holds: its id
+    /// is taken by then (column defaults come before BEFORE triggers), its position is not.
     @Test func aReaderNeverPassesAChangeThatCommitsLate() throws {
-        let recorded = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let late = Self.thread { [self] in
-            try change(for: ["ben"]) { _ in
-                recorded.signal()
-                release.wait()
-            }
+        let naive = try PostgresConnection(url: url)
+        try naive.execute("""
+            CREATE FUNCTION hold_late() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.conversation_id = 'late' THEN PERFORM pg_advisory_xact_lock_shared(7); END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER hold_late BEFORE INSERT ON changes FOR EACH ROW EXECUTE FUNCTION hold_late();
+            SELECT pg_advisory_lock(7);
+            """)
+        let late = Self.thread { [self] in try change(for: ["ben"], in: "late") }
+        let deadline = Date().addingTimeInterval(30)
+        while try naive.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", as: Int64.self) == 0 {
+            guard Date() < deadline else { Issue.record("the late change never reached its trigger"); return }
         }
-        recorded.wait()
         try change(for: ["ben"])
 
-        let naive = try PostgresConnection(url: url)
         func naiveRead(after id: Int64) throws -> [Int64] {
             try naive.query("SELECT change FROM inbox WHERE uid = 'ben' AND change > ? ORDER BY change", [id]).map { try $0.get(0) }
         }
@@ -51,7 +61,7 @@ import Testing
         let naiveSeen = try naiveRead(after: 0)
         #expect(naiveSeen.count == 1)
 
-        release.signal()
+        try naive.execute("SELECT pg_advisory_unlock(7)")
         try late.join()
         let next = try store.changes(for: "ben", cursor: start.cursor, limit: 100)
         #expect(next.payloads.count == 1, "the late change has the next position")

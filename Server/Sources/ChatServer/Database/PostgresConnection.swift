@@ -56,7 +56,7 @@ public final class PostgresConnection: SQLDatabase {
     public var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
 
     public func execute(_ sql: String) throws {
-        if let last = queued.popLast() { PQclear(try send(last)) }
+        if let last = queued.popLast() { PQclear(try send([last])[0]) }
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -79,7 +79,14 @@ public final class PostgresConnection: SQLDatabase {
 
     /// Sends what is queued and `COMMIT` in one round trip.
     func commit() throws {
-        PQclear(try send(Statement(sql: "COMMIT", name: nil, texts: [])))
+        PQclear(try send([Statement(sql: "COMMIT", name: nil, texts: [])])[0])
+    }
+
+    /// Runs the statements in one round trip (with what is queued) and returns their rows.
+    public func queries(_ statements: [(sql: String, arguments: [any SQLValueConvertible])]) throws -> [[Row]] {
+        let results = try send(try statements.map { try statement($0.sql, $0.arguments) })
+        defer { results.forEach { PQclear($0) } }
+        return results.map { Self.rows($0) }
     }
 
     /// Drops what is queued and rolls back whatever reached the server.
@@ -108,26 +115,30 @@ public final class PostgresConnection: SQLDatabase {
 
     /// Prepares `sql` (translated) on first use, runs it with `arguments` as text.
     private func exec(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> OpaquePointer? {
-        let statement = Statement(sql: sql, name: try statementName(sql), texts: arguments.map { Self.text($0.sqlValue) })
-        let result = try send(statement)
+        let result = try send([try statement(sql, arguments)])[0]
         changes = Int(String(cString: PQcmdTuples(result))) ?? 0
         return result
     }
 
-    /// Runs `last` after whatever is queued, in one round trip, and returns its result (the
-    /// caller clears it). The first statement that fails throws; the rest were not run.
-    private func send(_ last: Statement) throws -> OpaquePointer? {
-        guard !queued.isEmpty else {
-            let result = last.name.map { name in
-                Self.withCStrings(last.texts) { PQexecPrepared(handle, name, Int32($0.count), $0, nil, nil, 0) }
-            } ?? PQexec(handle, last.sql)
-            return try checked(result, sql: last.sql)
+    private func statement(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Statement {
+        Statement(sql: sql, name: try statementName(sql), texts: arguments.map { Self.text($0.sqlValue) })
+    }
+
+    /// Runs what is queued, then `statements`, in one round trip, and returns the results of
+    /// `statements` (the caller clears them). The first statement that fails throws; the
+    /// server skipped the rest.
+    private func send(_ statements: [Statement]) throws -> [OpaquePointer?] {
+        if queued.isEmpty, statements.count == 1, let only = statements.first {
+            let result = only.name.map { name in
+                Self.withCStrings(only.texts) { PQexecPrepared(handle, name, Int32($0.count), $0, nil, nil, 0) }
+            } ?? PQexec(handle, only.sql)
+            return [try checked(result, sql: only.sql)]
         }
-        let statements = queued + [last]
+        let all = queued + statements
         queued.removeAll()
         guard PQenterPipelineMode(handle) == 1 else { throw connectionError("entering pipeline mode") }
         defer { PQexitPipelineMode(handle) }
-        for statement in statements {
+        for statement in all {
             let sent = statement.name.map { name in
                 Self.withCStrings(statement.texts) { PQsendQueryPrepared(handle, name, Int32($0.count), $0, nil, nil, 0) }
             } ?? PQsendQueryParams(handle, statement.sql, 0, nil, nil, nil, nil, 0)
@@ -135,8 +146,8 @@ public final class PostgresConnection: SQLDatabase {
         }
         guard PQpipelineSync(handle) == 1 else { throw connectionError("ending a pipeline") }
         var failure: (any Error)?
-        var answer: OpaquePointer?
-        for (index, statement) in statements.enumerated() {
+        var answers: [OpaquePointer?] = []
+        for (index, statement) in all.enumerated() {
             guard let result = PQgetResult(handle) else { throw connectionError("reading `\(statement.sql.prefix(200))`") }
             while let end = PQgetResult(handle) { PQclear(end) }  // nil ends each statement's results
             if failure != nil {  // skipped by the server (PGRES_PIPELINE_ABORTED)
@@ -145,14 +156,17 @@ public final class PostgresConnection: SQLDatabase {
             }
             do {
                 let succeeded = try checked(result, sql: statement.sql)
-                if index == statements.count - 1 { answer = succeeded } else { PQclear(succeeded) }
+                if index >= all.count - statements.count { answers.append(succeeded) } else { PQclear(succeeded) }
             } catch {
                 failure = error
             }
         }
         PQclear(PQgetResult(handle))  // the pipeline's end (PGRES_PIPELINE_SYNC)
-        if let failure { throw failure }
-        return answer
+        if let failure {
+            answers.forEach { PQclear($0) }
+            throw failure
+        }
+        return answers
     }
 
     /// `result` when it succeeded; otherwise it is cleared and its error thrown.

@@ -19,6 +19,9 @@ public protocol SQLDatabase: AnyObject {
     func query(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> [Row]
     /// The first row, or nil when there is none (the rest are not read).
     func queryFirst(_ sql: String, _ arguments: [any SQLValueConvertible]) throws -> Row?
+    /// Runs statements that do not depend on each other's answers, in order, and returns the
+    /// rows of each: PostgreSQL runs them in one round trip.
+    func queries(_ statements: [(sql: String, arguments: [any SQLValueConvertible])]) throws -> [[Row]]
     /// Runs SQL text that may hold several statements and no parameters (schema changes).
     func execute(_ sql: String) throws
     /// Rows changed by the last INSERT, UPDATE or DELETE.
@@ -41,35 +44,39 @@ extension SQLDatabase {
         try queryFirst(sql, arguments)?.get(0, as: type)
     }
 
-    /// Runs `INSERT … VALUES (…), (…) <suffix>` for `rows` in as few round trips as a bounded
-    /// set of statement texts allows: batches of 64, 32, … 1 rows (a power-of-two split, so
-    /// each connection prepares at most seven texts per insert). Rows go in the order given
-    /// (PostgreSQL locks them in that order); the rows `suffix`'s RETURNING yields come back.
+    /// Runs `INSERT … VALUES (…), (…) <suffix>` for `rows` (`MultiRowInsert.statements`) and returns the
+    /// rows `suffix`'s RETURNING yields.
     @discardableResult
     public func insertRows(_ insert: String, _ rows: [[any SQLValueConvertible]], _ suffix: String = "") throws -> [Row] {
-        var returned: [Row] = []
-        try insertBatches(insert, rows, suffix) { sql, arguments in returned += try query(sql, arguments) }
-        return returned
+        try queries(MultiRowInsert.statements(insert, rows, suffix)).flatMap { $0 }
     }
 
     /// `insertRows` through `runLater`: nothing comes back.
     public func insertRowsLater(_ insert: String, _ rows: [[any SQLValueConvertible]]) throws {
-        try insertBatches(insert, rows, "") { sql, arguments in try runLater(sql, arguments) }
+        for statement in MultiRowInsert.statements(insert, rows) { try runLater(statement.sql, statement.arguments) }
     }
+}
 
-    private func insertBatches(_ insert: String, _ rows: [[any SQLValueConvertible]], _ suffix: String,
-                               _ run: (String, [any SQLValueConvertible]) throws -> Void) throws {
-        guard let width = rows.first?.count else { return }
+/// Multi-row inserts.
+public enum MultiRowInsert {
+    /// `INSERT … VALUES (…), (…) <suffix>` for `rows` in as few statements as a bounded set of
+    /// statement texts allows: batches of 64, 32, … 1 rows (a power-of-two split, so each
+    /// connection prepares at most seven texts per insert). Rows go in the order given
+    /// (PostgreSQL locks them in that order).
+    public static func statements(_ insert: String, _ rows: [[any SQLValueConvertible]],
+                                  _ suffix: String = "") -> [(sql: String, arguments: [any SQLValueConvertible])] {
+        guard let width = rows.first?.count else { return [] }
         let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        var statements: [(sql: String, arguments: [any SQLValueConvertible])] = []
         var start = 0
         while start < rows.count {
             var size = 64
             while size > rows.count - start { size /= 2 }
-            let batch = rows[start..<start + size]
-            try run(insert + " VALUES " + Array(repeating: tuple, count: size).joined(separator: ", ") + " " + suffix,
-                    batch.flatMap { $0 })
+            statements.append((insert + " VALUES " + Array(repeating: tuple, count: size).joined(separator: ", ") + " " + suffix,
+                               rows[start..<start + size].flatMap { $0 }))
             start += size
         }
+        return statements
     }
 }
 
@@ -77,4 +84,8 @@ extension Connection: SQLDatabase {
     public func lockRows(_ table: String, where column: String, is value: String) throws {}
 
     public func runLater(_ sql: String, _ arguments: [any SQLValueConvertible]) throws { try run(sql, arguments) }
+
+    public func queries(_ statements: [(sql: String, arguments: [any SQLValueConvertible])]) throws -> [[Row]] {
+        try statements.map { try query($0.sql, $0.arguments) }
+    }
 }

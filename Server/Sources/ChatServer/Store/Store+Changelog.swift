@@ -50,7 +50,7 @@ public struct Position: Sendable, Equatable {
 
 extension Store {
     /// Appends a change for `audience` and queues it for realtime publication; the audience's
-    /// positions are given at the end of the transaction (`assignPositions`).
+    /// row and positions are given at the end of the transaction (`storeChanges`).
     @discardableResult
     func record(_ db: any SQLDatabase, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
                 receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
@@ -61,23 +61,36 @@ extension Store {
                                    group: group, at: stamp())
         // Encoded once: replays and realtime frames serve this text with each reader's `seq` in front.
         let body = try StoredChange.body(of: change)
-        let id: Int64 = try db.scalar("INSERT INTO changes(conversation_id, payload, at) VALUES (?, ?, ?) RETURNING id",
-                                      [conversationId, body, change.at]) ?? 0
-        changes.append(PublishedChange(id: id, change: change, body: body, audience: Array(Set(audience)).sorted()))
-        if retention > 0 && id % min(256, retention) == 0 { try prune(db, through: id - retention) }
+        changes.append(PublishedChange(id: 0, change: change, body: body, audience: Array(Set(audience)).sorted()))
         return change
     }
 
-    /// Numbers the transaction's changes for each user who sees them: the `user_heads` rows are
-    /// taken last and in uid order (every writer takes them in the same order, after its scope
-    /// rows), each bumped once by the number of changes the user sees.
-    static func assignPositions(_ db: any SQLDatabase, _ changes: inout [PublishedChange]) throws {
+    /// Stores the transaction's changes (`record`) and numbers them for each user who sees
+    /// them: the `user_heads` rows are taken last and in uid order (every writer takes them in
+    /// the same order, after its scope rows), each bumped once by the number of changes the
+    /// user sees. The changes' rows and the heads go in one round trip, the inbox rows with
+    /// the commit.
+    func storeChanges(_ db: any SQLDatabase, _ changes: inout [PublishedChange]) throws {
         guard !changes.isEmpty else { return }
         var counts: [String: Int64] = [:]
         for change in changes { for uid in change.audience { counts[uid, default: 0] += 1 } }
         let uids = counts.keys.sorted()
-        let heads = try db.insertRows("INSERT INTO user_heads(uid, pts)", uids.map { [$0, counts[$0]!] },
-                                      "ON CONFLICT(uid) DO UPDATE SET pts = user_heads.pts + excluded.pts RETURNING uid, pts")
+        let inserts = MultiRowInsert.statements("INSERT INTO changes(conversation_id, payload, at)",
+                                             changes.map { [$0.change.conversationId, $0.body, $0.change.at] }, "RETURNING id, at")
+        let answers = try db.queries(inserts + MultiRowInsert.statements(
+            "INSERT INTO user_heads(uid, pts)", uids.map { [$0, counts[$0]!] },
+            "ON CONFLICT(uid) DO UPDATE SET pts = user_heads.pts + excluded.pts RETURNING uid, pts"))
+        // RETURNING promises no order: each row is matched by its time, unique per write (`stamp`).
+        var ids: [Int64: Int64] = [:]
+        for row in answers.prefix(inserts.count).joined() { ids[try row.get(1)] = try row.get(0) }
+        for index in changes.indices {
+            guard let id = ids[changes[index].change.at] else { throw StoreError.broken("a change came back without its id") }
+            changes[index].id = id
+        }
+        if retention > 0, let crossed = ids.values.filter({ $0 % min(256, retention) == 0 }).max() {
+            try prune(db, through: crossed - retention)
+        }
+        let heads = answers.dropFirst(inserts.count).joined()
         var next: [String: Int64] = [:]
         for row in heads {
             let uid: String = try row.get(0)

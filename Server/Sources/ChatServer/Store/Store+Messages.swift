@@ -142,18 +142,23 @@ extension Store {
             return .ready(conversationId: conversationId, now: now)
         }
         let (a, b) = (sender, request.receiver)
-        guard let checks = try db.queryFirst("""
-            SELECT (\(Self.originalQuery)), (SELECT count(*) FROM users WHERE uid = ?3),
-                   (SELECT count(*) FROM blocks WHERE \(Self.blockBetween("?1", "?3")))
-            """, [a, request.muid, b]) else { throw StoreError.broken("the send's checks returned no row") }
+        let conversationId = ConversationPayload.directID(a, b)
+        // A one-to-one conversation never loses its two members: once its row exists, lock it
+        // and go. The lock goes with the checks (one round trip on PostgreSQL): a refused send
+        // rolls it back, and a repeat keeps only a later `last_stamp`, which promises nothing more.
+        let answers = try db.queries([
+            ("""
+             SELECT (\(Self.originalQuery)), (SELECT count(*) FROM users WHERE uid = ?3),
+                    (SELECT count(*) FROM blocks WHERE \(Self.blockBetween("?1", "?3")))
+             """, [a, request.muid, b]),
+            (Self.lockConversationQuery, [stamp(), conversationId])])
+        guard let checks = answers[0].first else { throw StoreError.broken("the send's checks returned no row") }
         if let id = try checks.get(0, as: Int64?.self) { return .repeated(id) }
         guard try checks.get(1, as: Int.self) > 0 else { throw StoreError.notFound("no user \(b)") }
         guard try checks.get(2, as: Int.self) == 0 else {
             throw StoreError(.blocked, "\(a) and \(b) have a block between them; unblock to send")
         }
-        let conversationId = ConversationPayload.directID(a, b)
-        // A one-to-one conversation never loses its two members: once its row exists, lock it and go.
-        if let now = try lockExistingConversation(db, conversationId) { return .ready(conversationId: conversationId, now: now) }
+        if let now = try answers[1].first?.get(0, as: Int64.self) { return .ready(conversationId: conversationId, now: now) }
         try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING", [conversationId, stamp()])
         try db.insertRows("INSERT INTO conversation_members(conversation_id, uid, peer)",
                           [[conversationId, a, b], [conversationId, b, a]], "ON CONFLICT DO NOTHING")

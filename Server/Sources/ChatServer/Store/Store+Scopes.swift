@@ -11,9 +11,11 @@ extension Store {
 
     /// `lockConversation`, or nil when there is no such conversation (nothing locked).
     func lockExistingConversation(_ db: any SQLDatabase, _ conversationId: String) throws -> Int64? {
-        try db.scalar("UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ? RETURNING last_stamp",
-                      [stamp(), conversationId])
+        try db.scalar(Self.lockConversationQuery, [stamp(), conversationId])
     }
+
+    /// `lockExistingConversation`'s statement: parameters a `stamp()` and the conversation's id.
+    static let lockConversationQuery = "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ? RETURNING last_stamp"
 
     /// `lockConversation` for the conversation of message `id` (when there is no such message,
     /// the caller's own read refuses it).

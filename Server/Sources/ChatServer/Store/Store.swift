@@ -5,8 +5,8 @@ import Synchronization
 
 /// A committed change and the users it concerns, handed to the realtime hub.
 public struct PublishedChange: Sendable {
-    /// The change's row (its global id: orders nothing clients see).
-    public let id: Int64
+    /// The change's row (its global id: orders nothing clients see), given when it is stored.
+    public internal(set) var id: Int64
     /// The change; its `seq` is 0, each reader's is their position.
     public let change: ChangePayload
     /// `change` as stored, without `seq` (`StoredChange`).
@@ -21,7 +21,7 @@ public struct PublishedChange: Sendable {
 /// either engine (`StoreEngine`): embedded SQLite, or PostgreSQL for several nodes.
 ///
 /// Every write runs in one transaction together with the changelog rows it produces and the
-/// positions it gives them (`assignPositions`, last); the changes are published once it has
+/// positions it gives them (`storeChanges`, last); the changes are published once it has
 /// committed (on SQLite while its single writer's lock is still held).
 public final class Store: Sendable {
     let engine: any StoreEngine
@@ -88,7 +88,7 @@ public final class Store: Sendable {
         return try engine.write({ db in
             changes = []  // a retried run starts over
             let result = try body(db, &changes)
-            try Self.assignPositions(db, &changes)
+            try storeChanges(db, &changes)
             return result
         }, committed: {
             if !changes.isEmpty { publisher.publish(changes) }
@@ -97,11 +97,14 @@ public final class Store: Sendable {
 
     /// The time for a write, epoch milliseconds: call it inside `write`, so stamps follow
     /// commit order, and each is strictly greater than the last, so `sentAfter` /
-    /// `updatedAfter` paging never skips a row that shares a millisecond.
+    /// `updatedAfter` paging never skips a row that shares a millisecond. Concurrent writers
+    /// (PostgreSQL) never get the same one.
     func stamp() -> Int64 {
-        let next = max(clock.now(), lastStamp.load(ordering: .relaxed) + 1)
-        lastStamp.store(next, ordering: .relaxed)
-        return next
+        while true {
+            let last = lastStamp.load(ordering: .relaxed)
+            let next = max(clock.now(), last + 1)
+            if lastStamp.compareExchange(expected: last, desired: next, ordering: .relaxed).exchanged { return next }
+        }
     }
 
     /// Closes every connection; on SQLite the last close checkpoints and removes the WAL file.
