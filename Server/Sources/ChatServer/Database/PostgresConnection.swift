@@ -266,8 +266,9 @@ public final class PostgresConnection: SQLDatabase {
 /// The store's SQL (written for SQLite, kept portable) as PostgreSQL reads it.
 enum PostgresDialect {
     /// `?` and `?N` become `$N`; `json_each(x)` becomes `json_array_elements_text((x)::json)`
-    /// (the store keeps JSON arrays as text); `LIKE` becomes `ILIKE` (SQLite's LIKE ignores
-    /// ASCII case). Quoted text is left alone.
+    /// (the store keeps JSON arrays as text); `last_insert_rowid()` becomes `lastval()` (the
+    /// session's last generated id); `LIKE` becomes `ILIKE` (SQLite's LIKE ignores ASCII
+    /// case). Quoted text is left alone.
     static func translate(_ sql: String) -> String {
         var output = ""
         var next = 1
@@ -307,6 +308,9 @@ enum PostgresDialect {
                     output += "json_array_elements_text(("
                     parentheses.append(true)
                     index = sql.index(index, offsetBy: "json_each(".count - 1)
+                } else if atWordStart, rest.hasPrefix("last_insert_rowid()") {
+                    output += "lastval()"
+                    index = sql.index(index, offsetBy: "last_insert_rowid()".count - 1)
                 } else if atWordStart, rest.hasPrefix("LIKE ") {
                     output += "ILIKE "
                     index = sql.index(index, offsetBy: "LIKE ".count - 1)

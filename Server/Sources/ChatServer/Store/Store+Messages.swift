@@ -99,20 +99,24 @@ extension Store {
             }
             guard parent.deletedAt == nil else { throw StoreError.conflict("message \(parentId) is deleted") }
         }
-        // A new message has no reactions: the row RETURNING gives is the whole message.
-        guard let row = try db.queryFirst("""
-            INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
-                                 attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING \(Self.messageColumns)
-            """, [request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
-                  request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
-                  try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId,
-                  request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil])
-        else { throw StoreError.broken("an inserted message returned no row") }
+        // The message, the conversation's last message and the members' counts go in one round
+        // trip: both updates name the new message as the connection's last insert. A new message
+        // has no reactions: the row RETURNING gives is the whole message.
+        let answers = try db.queries([
+            ("""
+             INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
+                                  attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING \(Self.messageColumns)
+             """, [request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
+                   request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
+                   try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId,
+                   request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil]),
+            ("UPDATE conversations SET last_message_id = last_insert_rowid(), updated_at = ? WHERE id = ?", [now, conversationId]),
+            (Self.countSentMessage, [sender, conversationId])])
+        guard let row = answers[0].first else { throw StoreError.broken("an inserted message returned no row") }
         let message = try Self.message(from: row)
+        let members: [String] = try answers[2].map { try $0.get(0) }
         try Self.linkUpload(db, request.attachment, to: message.id, sender: sender)
-        try db.runLater("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [message.id, now, conversationId])
-        let members = try Self.countSentMessage(db, conversationId, id: message.id, sender: sender)
         try record(db, .messageCreated, conversationId: conversationId, message: message, audience: members, into: &changes)
         if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
         try notifyAbout(message, parent: parent, members: members, db, into: &changes)

@@ -13,19 +13,18 @@ extension Store {
                    [conversationId, sender, id])
     }
 
-    /// `sender` sent message `id`, the conversation's newest: it counts for everyone else who
-    /// has not read past it, and the sender has read everything up to it (their count is 0:
-    /// the conversation is locked, so no message comes after theirs yet). Every member's row
-    /// is visited, so the uids it returns are the conversation's members.
-    static func countSentMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws -> [String] {
-        try db.query("""
-            UPDATE conversation_members SET
-                unread = CASE WHEN uid = ?1 THEN 0 WHEN read_id < ?2 THEN unread + 1 ELSE unread END,
-                read_id = CASE WHEN uid = ?1 THEN greatest(read_id, ?2) ELSE read_id END,
-                delivered_id = CASE WHEN uid = ?1 THEN greatest(delivered_id, ?2) ELSE delivered_id END
-            WHERE conversation_id = ?3 RETURNING uid
-            """, [sender, id, conversationId]).map { try $0.get(0) }
-    }
+    /// The counts once `?1` sent the newest message of conversation `?2`, the connection's
+    /// last insert: it counts for everyone else who has not read past it, and the sender has
+    /// read everything up to it (their count is 0: the conversation is locked, so no message
+    /// comes after theirs yet). Every member's row is visited, so the uids it returns are the
+    /// conversation's members.
+    static let countSentMessage = """
+        UPDATE conversation_members SET
+            unread = CASE WHEN uid = ?1 THEN 0 WHEN read_id < last_insert_rowid() THEN unread + 1 ELSE unread END,
+            read_id = CASE WHEN uid = ?1 THEN greatest(read_id, last_insert_rowid()) ELSE read_id END,
+            delivered_id = CASE WHEN uid = ?1 THEN greatest(delivered_id, last_insert_rowid()) ELSE delivered_id END
+        WHERE conversation_id = ?2 RETURNING uid
+        """
 
     /// Message `id` by `sender` was deleted (it was not before).
     static func uncountDeletedMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws {
