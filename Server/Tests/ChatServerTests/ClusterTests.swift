@@ -164,6 +164,10 @@ extension ClusterTests {
         var closed: (CloseCode, String)?
         while closed == nil { if case .close(let code, let reason) = try bobSocket.receive() { closed = (code, reason) } }
         #expect(closed?.0 == .policyViolation && closed?.1 == "token revoked")
+        // The second node had checked bob's token (his socket, his block): it forgot it with
+        // the same bus message, before the socket closed.
+        let refused = try await second.request("GET", Endpoints.me, token: bob)
+        #expect(refused.status == 401 && refused.error?.code == .tokenRevoked)
     }
 }
 

@@ -30,6 +30,7 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
         try Self.check(natsOptions_SetReconnectWait(options, 250), "reconnect wait")
         let context = Unmanaged.passUnretained(self).toOpaque()
         try Self.check(natsOptions_SetReconnectedCB(options, busReconnected, context), "reconnected callback")
+        try Self.check(natsOptions_SetDisconnectedCB(options, busDisconnected, context), "disconnected callback")
         var connection: OpaquePointer?
         try Self.check(natsConnection_Connect(&connection, options), "connect to \(url)")
         self.connection = connection
@@ -165,6 +166,11 @@ private let busReconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPoin
     Unmanaged<NatsBus>.fromOpaque(context).takeUnretainedValue().deliver(.reconnected)
 }
 
+private let busDisconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, context in
+    guard let context else { return }
+    Unmanaged<NatsBus>.fromOpaque(context).takeUnretainedValue().deliver(.disconnected)
+}
+
 /// What travels on the bus, one line of kind and fields, then the payload:
 /// `c\n<pts>\n<uid>\n<published at, epoch ms>\n<stored change>`, `t\n<uid>\n<typing frame>`,
 /// `r\n<token hash>`.
@@ -174,13 +180,15 @@ enum BusMessage: Equatable, Sendable {
     case revoke(tokenHash: String)
     /// Not sent: the connection came back after a loss.
     case reconnected
+    /// Not sent: the connection was lost (messages may go missing until it is back).
+    case disconnected
 
     var encoded: [UInt8] {
         switch self {
         case .change(let position, let body, let publishedAt): Array("c\n\(position.pts)\n\(position.uid)\n\(publishedAt)\n\(body)".utf8)
         case .typing(let uid, let frame): Array("t\n\(uid)\n".utf8) + frame
         case .revoke(let hash): Array("r\n\(hash)".utf8)
-        case .reconnected: []
+        case .reconnected, .disconnected: []
         }
     }
 

@@ -168,8 +168,13 @@ public final class RealtimeHub: Sendable {
             }
             send(commands)
         case .typing(let uid, let frame): send(.typing(uid: uid, frame: frame))
-        case .revoke(let hash): send(.revoke(tokenHash: hash))
-        case .reconnected: send(.catchUp)
+        case .revoke(let hash):
+            store.sessions.forget(hash)  // before the sockets close: a client that saw them close is refused
+            send(.revoke(tokenHash: hash))
+        case .reconnected:
+            store.sessions.setTrusted(true)
+            send(.catchUp)
+        case .disconnected: store.sessions.setTrusted(false)  // a revocation could pass unheard
         }
     }
 

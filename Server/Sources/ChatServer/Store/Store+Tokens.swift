@@ -30,33 +30,48 @@ extension Store {
     }
 
     /// The uid and expiry (epoch seconds) of a valid bearer token, or a 401 saying why not.
+    /// A token the database vouched for lately is taken from `sessions` (no round trip).
     /// Also records the user's activity, writing at most once a minute per user.
     func session(token: String?) throws -> (uid: String, expiresAt: Int64) {
         guard let token else { throw StoreError(.unauthorized, "send Authorization: Bearer <authToken>") }
-        let nowSeconds = clock.now() / 1000
-        let row = try readStatement { db in
-            try db.queryFirst("""
-                SELECT t.uid, t.expires_at, t.revoked_at, u.last_active_at
-                FROM tokens t JOIN users u ON u.uid = t.uid WHERE t.token = ?
-                """, [Self.tokenHash(token)])
+        let now = clock.now()
+        let nowSeconds = now / 1000
+        let hash = Self.tokenHash(token)
+        var session: SessionCache.Entry
+        if let known = sessions.entry(hash, at: now) {
+            session = known
+        } else {
+            let generation = sessions.currentGeneration
+            let row = try readStatement { db in
+                try db.queryFirst("""
+                    SELECT t.uid, t.expires_at, t.revoked_at, u.last_active_at
+                    FROM tokens t JOIN users u ON u.uid = t.uid WHERE t.token = ?
+                    """, [hash])
+            }
+            guard let row else { throw StoreError(.unauthorized, "unknown auth token") }
+            if try row.get("revoked_at", as: Int64?.self) != nil {
+                throw StoreError(.tokenRevoked, "the auth token was revoked; log in again")
+            }
+            session = SessionCache.Entry(uid: try row.get("uid"), expiresAt: try row.get("expires_at"),
+                                         lastActiveAt: try row.get("last_active_at", as: Int64?.self) ?? 0, checkedAt: now)
+            sessions.remember(hash, session, readAfter: generation)
         }
-        guard let row else { throw StoreError(.unauthorized, "unknown auth token") }
-        if try row.get("revoked_at", as: Int64?.self) != nil {
-            throw StoreError(.tokenRevoked, "the auth token was revoked; log in again")
-        }
-        if try row.get("expires_at", as: Int64.self) <= nowSeconds {
+        if session.expiresAt <= nowSeconds {
             throw StoreError(.tokenExpired, "the auth token expired; log in again")
         }
-        let uid: String = try row.get("uid")
-        if (try row.get("last_active_at", as: Int64?.self) ?? 0) < nowSeconds - 60 {
-            try write { db, _ in try db.run("UPDATE users SET last_active_at = ? WHERE uid = ?", [nowSeconds, uid]) }
+        if session.lastActiveAt < nowSeconds - 60 {
+            let generation = sessions.currentGeneration
+            try write { db, _ in try db.run("UPDATE users SET last_active_at = ? WHERE uid = ?", [nowSeconds, session.uid]) }
+            session.lastActiveAt = nowSeconds
+            sessions.remember(hash, session, readAfter: generation)
         }
-        return (uid, try row.get("expires_at"))
+        return (session.uid, session.expiresAt)
     }
 
     /// Revokes the token with this hash (`tokenHash`); false when there is no such token.
     public func revoke(tokenHash hash: String) throws -> Bool {
         let now = clock.now()
+        defer { sessions.forget(hash) }  // also when the write failed: the next use asks the database
         return try write { db, _ in
             try db.run("UPDATE tokens SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [now, hash])
             return try db.scalar("SELECT 1 FROM tokens WHERE token = ?", [hash], as: Int.self) != nil

@@ -31,6 +31,8 @@ public final class Store: Sendable {
     private let publisher = PublisherSlot()
     /// Sends waiting to commit together (`writeTogether`).
     let groupCommit = GroupCommit()
+    /// Bearer tokens found valid lately (`session(token:)`).
+    let sessions = SessionCache()
     /// The last time handed out by `stamp()`.
     private let lastStamp = Atomic<Int64>(0)
     /// The deployment's epoch (lower-case hex), the first part of every changelog cursor.
