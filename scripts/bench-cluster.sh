@@ -3,7 +3,9 @@
 # (a load generator nobody here wrote): POST /v1/messages with a fresh muid each, 16 users
 # writing to 16 conversations, 16 connections for 10 s, after a GET /v1/health baseline on
 # the same front. The cluster is a throwaway PostgreSQL (fsync on), nats-server, three
-# chatd nodes and HAProxy in front, all on this machine's cores.
+# chatd nodes and HAProxy in front, all on this machine's cores. Each phase also prints the
+# CPU its processes spent per send (scripts/process-cpu.py; wrk's own is not counted).
+# CHATD_BINARY=path runs that chatd instead of building one (to compare two builds in turn).
 #   scripts/bench-cluster.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +16,9 @@ bench_start chatd-bench-cluster
 measure() {  # measure NAME URL: health baseline, then sends
     local health sends
     health=$(wrk -t4 -c16 -d"${seconds}s" "$2/v1/health" | awk '/Requests\/sec/ { print $2 }')
+    scripts/process-cpu.py snap "$dir/cpu.json"
     BENCH_TOKENS="$dir/tokens" wrk -t16 -c16 -d"${seconds}s" --latency -s scripts/wrk/send.lua "$2" > "$dir/$1.wrk"
+    scripts/process-cpu.py report "$dir/cpu.json" "$(awk '/requests in/ { print $1 }' "$dir/$1.wrk")"
     sends=$(awk '/Requests\/sec/ { print $2 }' "$dir/$1.wrk")
     if grep -q "Non-2xx" "$dir/$1.wrk"; then echo "  refused: $(grep Non-2xx "$dir/$1.wrk")"; fi
     echo "  send latency: $(awk '/^ +50%/ { p50 = $2 } /^ +99%/ { p99 = $2 } END { print "p50 " p50 ", p99 " p99 }' "$dir/$1.wrk")"

@@ -46,10 +46,14 @@ start_haproxy() {  # start_haproxy PORT BALANCE NAME=PORT...: scripts/haproxy.cf
     wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
 }
 
-bench_start() {  # bench_start NAME: a release chatd in $chatd, a scratch directory, the benches' admin key
+bench_start() {  # bench_start NAME: a release chatd in $chatd ($CHATD_BINARY, or built), a scratch directory, the benches' admin key
     export PATH="/opt/swift/usr/bin:$PATH"
-    (cd Server && swift build -c release --product chatd 2>&1 | tail -1)
-    chatd=$PWD/Server/.build/release/chatd
+    if [ -n "${CHATD_BINARY:-}" ]; then
+        chatd=$(realpath "$CHATD_BINARY")
+    else
+        (cd Server && swift build -c release --product chatd 2>&1 | tail -1)
+        chatd=$PWD/Server/.build/release/chatd
+    fi
     scratch "$1"
     export CHATD_ADMIN_KEY=bench-admin-key
 }

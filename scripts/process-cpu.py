@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""CPU time per operation, by process name, over a stretch of a benchmark (Linux /proc).
+
+    scripts/process-cpu.py snap FILE          remember every process's CPU time so far
+    scripts/process-cpu.py report FILE COUNT  CPU spent since, in µs per operation (COUNT of them)
+
+Processes are grouped by name (PostgreSQL's backends all count as `postgres`); a process that
+ended in between is not counted, so snap after the servers started and report before they stop.
+"""
+import json
+import os
+import sys
+
+
+def cpu_by_process():
+    ticks = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                line = stat.read()
+        except OSError:
+            continue
+        name = line[line.index("(") + 1:line.rindex(")")]
+        fields = line[line.rindex(")") + 2:].split()
+        ticks[pid] = ("postgres" if name.startswith("postgres") else name, int(fields[11]) + int(fields[12]))
+    return ticks
+
+
+def main():
+    command, path = sys.argv[1], sys.argv[2]
+    if command == "snap":
+        with open(path, "w") as file:
+            json.dump(cpu_by_process(), file)
+        return
+    with open(path) as file:
+        before = json.load(file)
+    count = float(sys.argv[3])
+    spent = {}
+    for pid, (name, ticks) in cpu_by_process().items():
+        spent[name] = spent.get(name, 0) + ticks - before.get(pid, (name, 0))[1]
+    per_tick = 1e6 / os.sysconf("SC_CLK_TCK")
+    busiest = sorted(((ticks, name) for name, ticks in spent.items() if ticks > 0), reverse=True)[:5]
+    print("  CPU per send: " + ", ".join(f"{name} {ticks * per_tick / count:.0f} µs" for ticks, name in busiest))
+
+
+if __name__ == "__main__":
+    main()
