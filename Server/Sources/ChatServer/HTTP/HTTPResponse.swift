@@ -17,17 +17,11 @@ public struct HTTPResponse: Sendable {
         self.upgrade = upgrade
     }
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
-    /// A JSON body.
+    /// A JSON body (`CompactJSONEncoder`: keys in the types' order).
     public static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
         do {
-            let body = try encoder.encode(value)
-            return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: Array(body))
+            let body = try CompactJSONEncoder().encode(value)
+            return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: body)
         } catch {
             return .error(HTTPError(500, .internalError, "cannot encode the response: \(error)"))
         }

@@ -215,8 +215,8 @@ public final class RealtimeHub: Sendable {
     }
 
     static func frame(_ envelope: RealtimeEnvelope) -> [UInt8]? {
-        guard let json = try? HTTPResponse.encoder.encode(envelope) else { return nil }
-        return Frame(opcode: .text, payload: Array(json)).encoded()
+        guard let json = try? CompactJSONEncoder().encode(envelope) else { return nil }
+        return Frame(opcode: .text, payload: json).encoded()
     }
 
     /// Shares this node's socket counts and learns who is online on the other live nodes (a
