@@ -38,7 +38,6 @@ public final class Store: Sendable {
     /// The deployment's epoch (lower-case hex), the first part of every changelog cursor.
     let epoch: String
 
-    static let encoder = JSONEncoder()
     static let decoder = JSONDecoder()
 
     /// Opens (creating and migrating) `directory/chatd.sqlite`.
@@ -124,7 +123,7 @@ public final class Store: Sendable {
 
     static func json(_ value: (some Encodable)?) throws -> String? {
         guard let value else { return nil }
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        return String(decoding: try CompactJSONEncoder().encode(value), as: UTF8.self)
     }
 
     static func decodeJSON<T: Decodable>(_ type: T.Type, _ text: String?) throws -> T? {
