@@ -10,6 +10,9 @@ public struct Row: Sendable {
     }
 
     /// Reads column `index` as `T`; throws `.mismatch` when the stored value does not fit.
+    /// Inlinable, as the conversions are: a caller's reads compile to its types (chatd's
+    /// conversation list spent 40% of its store time in unspecialized reads).
+    @inlinable
     public func get<T: SQLValueConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T {
         guard values.indices.contains(index) else {
             throw SQLiteError(code: .range, message: "no column at index \(index)")
@@ -22,6 +25,7 @@ public struct Row: Sendable {
     }
 
     /// Reads the column named `name` as `T`.
+    @inlinable
     public func get<T: SQLValueConvertible>(_ name: String, as type: T.Type = T.self) throws -> T {
         guard let index = columns.firstIndex(of: name) else {
             throw SQLiteError(code: .range, message: "no column named \(name)")

@@ -22,12 +22,16 @@ public protocol SQLValueConvertible: Sendable {
 }
 
 extension SQLValue: SQLValueConvertible {
+    @inlinable
     public var sqlValue: SQLValue { self }
+    @inlinable
     public init?(sqlValue: SQLValue) { self = sqlValue }
 }
 
 extension Int64: SQLValueConvertible {
+    @inlinable
     public var sqlValue: SQLValue { .integer(self) }
+    @inlinable
     public init?(sqlValue: SQLValue) {
         guard case .integer(let value) = sqlValue else { return nil }
         self = value
@@ -35,7 +39,9 @@ extension Int64: SQLValueConvertible {
 }
 
 extension Int: SQLValueConvertible {
+    @inlinable
     public var sqlValue: SQLValue { .integer(Int64(self)) }
+    @inlinable
     public init?(sqlValue: SQLValue) {
         guard let value = Int64(sqlValue: sqlValue) else { return nil }
         self = Int(value)
@@ -43,7 +49,9 @@ extension Int: SQLValueConvertible {
 }
 
 extension Bool: SQLValueConvertible {
+    @inlinable
     public var sqlValue: SQLValue { .integer(self ? 1 : 0) }
+    @inlinable
     public init?(sqlValue: SQLValue) {
         guard let value = Int64(sqlValue: sqlValue) else { return nil }
         self = value != 0
@@ -51,7 +59,9 @@ extension Bool: SQLValueConvertible {
 }
 
 extension Double: SQLValueConvertible {
+    @inlinable
     public var sqlValue: SQLValue { .real(self) }
+    @inlinable
     public init?(sqlValue: SQLValue) {
         switch sqlValue {
         case .real(let value): self = value
@@ -62,7 +72,9 @@ extension Double: SQLValueConvertible {
 }
 
 extension String: SQLValueConvertible {
+    @inlinable
     public var sqlValue: SQLValue { .text(self) }
+    @inlinable
     public init?(sqlValue: SQLValue) {
         guard case .text(let value) = sqlValue else { return nil }
         self = value
@@ -70,7 +82,9 @@ extension String: SQLValueConvertible {
 }
 
 extension Data: SQLValueConvertible {
+    @inlinable
     public var sqlValue: SQLValue { .blob([UInt8](self)) }
+    @inlinable
     public init?(sqlValue: SQLValue) {
         guard case .blob(let bytes) = sqlValue else { return nil }
         self = Data(bytes)
@@ -78,7 +92,9 @@ extension Data: SQLValueConvertible {
 }
 
 extension Optional: SQLValueConvertible where Wrapped: SQLValueConvertible {
+    @inlinable
     public var sqlValue: SQLValue { self?.sqlValue ?? .null }
+    @inlinable
     public init?(sqlValue: SQLValue) {
         if case .null = sqlValue {
             self = .none
