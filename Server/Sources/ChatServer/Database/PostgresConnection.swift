@@ -56,7 +56,7 @@ public final class PostgresConnection: SQLDatabase {
     public var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
 
     public func execute(_ sql: String) throws {
-        if let last = queued.popLast() { PQclear(try send([last])[0]) }
+        try flush()
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -75,6 +75,11 @@ public final class PostgresConnection: SQLDatabase {
     /// Starts a transaction with `sql` (`BEGIN …`), sent with the transaction's first statement.
     func begin(_ sql: String) {
         queued.append(Statement(sql: sql, name: nil, texts: []))
+    }
+
+    /// Sends what is queued, if anything.
+    private func flush() throws {
+        if !queued.isEmpty { _ = try send([]) }
     }
 
     /// Sends what is queued and `COMMIT` in one round trip.

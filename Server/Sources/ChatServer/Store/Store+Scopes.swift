@@ -6,15 +6,11 @@ extension Store {
     /// (`sentAfter`/`updatedAfter`) never passes a row that commits later. The time is later
     /// than every one the conversation gave out before, whichever node gave it.
     func lockConversation(_ db: any SQLDatabase, _ conversationId: String) throws -> Int64 {
-        try lockExistingConversation(db, conversationId) ?? stamp()
+        try db.scalar(Self.lockConversationQuery, [stamp(), conversationId]) ?? stamp()
     }
 
-    /// `lockConversation`, or nil when there is no such conversation (nothing locked).
-    func lockExistingConversation(_ db: any SQLDatabase, _ conversationId: String) throws -> Int64? {
-        try db.scalar(Self.lockConversationQuery, [stamp(), conversationId])
-    }
-
-    /// `lockExistingConversation`'s statement: parameters a `stamp()` and the conversation's id.
+    /// `lockConversation`'s statement (no row when there is no such conversation): parameters
+    /// a `stamp()` and the conversation's id.
     static let lockConversationQuery = "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ? RETURNING last_stamp"
 
     /// `lockConversation` for the conversation of message `id` (when there is no such message,
