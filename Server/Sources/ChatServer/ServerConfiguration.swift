@@ -50,13 +50,14 @@ public struct ServerConfiguration: Sendable {
     public var headerTimeout: TimeInterval = 10
     /// Seconds a shutdown (SIGTERM) gives requests in flight before it closes them.
     public var shutdownGrace: TimeInterval = 10
-    /// HTTP worker threads; nil: 4 on SQLite (its work is on this machine's cores), 16 on
-    /// PostgreSQL (a thread spends most of a request waiting on the database's round trips:
-    /// 16 gave 10-25% more sends through a three-node cluster than 4, `docs/PERFORMANCE.md`).
+    /// HTTP worker threads; nil: 16. A thread waits with its request on the database: on
+    /// PostgreSQL for its round trips (16 gave 10-25% more sends through a three-node cluster
+    /// than 4), on SQLite for its send's group commit, which then carries more sends at once
+    /// (16 gave 10-25% more sends than 4 on one node; `docs/PERFORMANCE.md`).
     public var threads: UInt32?
 
-    /// `threads`, or the default for the engine.
-    var workerThreads: UInt32 { threads ?? (database == nil ? 4 : 16) }
+    /// `threads`, or the default.
+    var workerThreads: UInt32 { threads ?? 16 }
     /// Changes kept for replay (0: all).
     public var changelogRetention: Int64 = 0
     /// Expose `POST /v1/admin/clock` to move chatd's clock forward (tests only).

@@ -8,11 +8,11 @@ import WebSocket
 // same run (a trivial GET /v1/health on the same server), so the report shows the cost of
 // chatd's layers over libmicrohttpd.
 //
-// usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N]
+// usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N (chatd's HTTP threads; its default)]
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    print("usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N]")
+    print("usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N]")
     exit(2)
 }
 func option(_ name: String, _ fallback: Int) -> Int {
@@ -28,7 +28,8 @@ let data = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-
 defer { try? FileManager.default.removeItem(at: data) }
 
 // Users, tokens and the replay backlog are written straight into the data dir (in-process
-// store), then the real chatd serves them.
+// store, with chatd's allocator settings), then the real chatd serves them.
+MemoryAllocator.keepFreedMemory()
 print("preparing \(clients) users and a \(backlogSize)-change backlog …")
 let backlogStart = now()
 let tokens: [String] = try {
@@ -50,7 +51,8 @@ let backlogSeconds = Double(now() - backlogStart) / 1e9
 let process = Process()
 let output = Pipe()
 process.executableURL = URL(fileURLWithPath: arguments[1])
-process.arguments = ["--data", data.path, "--port", "0", "--admin-key", "bench", "--threads", "4", "--write-rate", "0"]
+process.arguments = ["--data", data.path, "--port", "0", "--admin-key", "bench", "--write-rate", "0"]
+    + (arguments.contains("--threads") ? ["--threads", String(option("--threads", 4))] : [])
 process.standardOutput = output
 try process.run()
 var banner = ""

@@ -38,6 +38,7 @@ case .addUser, .token, .addGroup, .addGroupMember, .migrate, .export, .importFil
         fail("\(error)")
     }
 case .serve:
+    MemoryAllocator.keepFreedMemory()
     let signals = TerminationSignals()
     if configuration.stopOnStdinEOF { signals.terminateOnStdinEOF() }
     let server: ChatServer

@@ -145,6 +145,10 @@ enum PostgresSchema {
                 sockets bigint NOT NULL,
                 PRIMARY KEY(node, uid));
             """),
+        (3, "one index of a conversation's messages", """
+            -- messages_unread begins with the same two columns: every send wrote both.
+            DROP INDEX messages_by_conversation;
+            """),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

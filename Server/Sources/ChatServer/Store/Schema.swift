@@ -226,6 +226,10 @@ enum Schema {
                 sockets INTEGER NOT NULL,
                 PRIMARY KEY(node, uid)) WITHOUT ROWID;
             """)
+        migrator.register(15, "one index of a conversation's messages", sql: """
+            -- messages_unread begins with the same two columns: every send wrote both.
+            DROP INDEX messages_by_conversation;
+            """)
         return migrator
     }()
 }

@@ -16,23 +16,22 @@ enum Cursor {
 }
 
 /// A change as stored: its JSON without `seq`, which differs per reader (their position).
-/// Keys are sorted, so `seq` is the last one: the stored text is the JSON up to it,
-/// `{"at":…,"receipt":…`, and a reader gets it followed by `,"seq":<position>}`.
+/// The stored text is the object up to its end, `{"kind":…,"at":…`, and a reader gets it
+/// followed by `,"seq":<position>}`. (Changes stored before chatd wrote its JSON itself have
+/// their keys sorted; the same ending completes them.)
 enum StoredChange {
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-    static let placeholder = #","seq":0}"#
+    /// How `CompactJSONEncoder` begins a change whose `seq` is 0 (its first key).
+    static let opening = Array(#"{"seq":0,"#.utf8)
 
-    /// The change encoded with `seq` 0, that last key cut off.
+    /// The change encoded without `seq`, its closing brace cut off.
     static func body(of change: ChangePayload) throws -> String {
         var zeroed = change
         zeroed.seq = 0
-        let json = String(decoding: try encoder.encode(zeroed), as: UTF8.self)
-        guard json.hasSuffix(placeholder) else { throw StoreError.broken("a change did not encode with `seq` last") }
-        return String(json.dropLast(placeholder.count))
+        let json = try CompactJSONEncoder().encode(zeroed)
+        guard json.starts(with: opening), json.last == UInt8(ascii: "}") else {
+            throw StoreError.broken("a change did not encode with `seq` first")
+        }
+        return "{" + String(decoding: json[opening.count..<(json.count - 1)], as: UTF8.self)
     }
 
     /// The change as `uid` sees it at `position`.
