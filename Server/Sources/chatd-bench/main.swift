@@ -56,7 +56,14 @@ process.arguments = ["--data", data.path, "--port", "0", "--admin-key", "bench",
 process.standardOutput = output
 try process.run()
 var banner = ""
-while !banner.contains("listening on") { banner += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self) }
+while !banner.contains("listening on") {
+    let more = output.fileHandleForReading.availableData
+    guard !more.isEmpty else {  // chatd exited (its error went to stderr)
+        print("chatd did not start: \(banner)")
+        exit(1)
+    }
+    banner += String(decoding: more, as: UTF8.self)
+}
 let port = Int(banner.split(separator: ":").last!.trimmingCharacters(in: .whitespacesAndNewlines))!
 defer { process.terminate(); process.waitUntilExit() }
 
