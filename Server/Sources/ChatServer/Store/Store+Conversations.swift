@@ -27,33 +27,45 @@ extension Store {
         LEFT JOIN conversation_members p ON p.conversation_id = m.conversation_id AND p.uid = m.peer
         """
 
+    /// One row of `conversationQuery`, read by position.
+    struct ConversationRow {
+        let id: String, isGroup: Bool, lastMessageId: Int64?, updatedAt: Int64, peer: String?
+        let deliveredId: Int64?, readId: Int64?, unread: Int, peerDeliveredId: Int64?, peerReadId: Int64?
+
+        init(_ row: Row) throws {
+            (id, isGroup, lastMessageId, updatedAt) = (try row.get(0), try row.get(1, as: String.self) == "group", try row.get(2), try row.get(3))
+            (peer, deliveredId, readId, unread) = (try row.get(4), try row.get(5), try row.get(6), try row.get(7))
+            (peerDeliveredId, peerReadId) = (try row.get(8), try row.get(9))
+        }
+    }
+
     /// The conversations in `rows` (`conversationQuery`) as `uid` sees them. Their peers, the
     /// block flags between them and `uid`, and their last messages are read once for all rows.
     func conversations(from rows: [Row], for uid: String, _ db: any SQLDatabase) throws -> [ConversationPayload] {
-        let lastIds = try rows.compactMap { try $0.get("last_message_id", as: Int64?.self) }
-        let lastMessages = try Self.loadMessages(db, ids: lastIds)
-        let peerIds = try rows.filter { try $0.get("type", as: String.self) != "group" }.map { try $0.get("peer", as: String.self) }
+        let rows = try rows.map(ConversationRow.init)
+        let lastMessages = try Self.loadMessages(db, ids: rows.compactMap(\.lastMessageId))
+        let peerIds = rows.compactMap { $0.isGroup ? nil : $0.peer }
         let found = try peerIds.isEmpty ? [] : db.query("SELECT \(Self.userColumns) FROM users WHERE uid IN (SELECT value FROM json_each(?))",
                                                          [try Self.json(peerIds) ?? "[]"]).map(Self.user(from:))
         let known = Dictionary(found.map { ($0.uid, $0) }) { first, _ in first }
         let peers = try Self.flagged(peerIds.map { known[$0] ?? UserPayload(uid: $0, name: $0) }, for: uid, db)
         let peerByUid = Dictionary(zip(peerIds, peers)) { first, _ in first }
+        func positive(_ value: Int64?) -> Int64? { value.flatMap { $0 > 0 ? $0 : nil } }
         return try rows.map { row in
-            let id: String = try row.get("id")
-            let with: ConversationPeer = try row.get("type", as: String.self) == "group"
-                ? .group(try Self.visibleGroup(db, String(id.dropFirst(ConversationPayload.groupID("").count)), for: uid))
-                : .user(peerByUid[try row.get("peer", as: String.self)]!)
-            func positive(_ name: String) throws -> Int64? {
-                let value: Int64? = try row.get(name)
-                return value.flatMap { $0 > 0 ? $0 : nil }
+            let with: ConversationPeer
+            if row.isGroup {
+                with = .group(try Self.visibleGroup(db, String(row.id.dropFirst(ConversationPayload.groupID("").count)), for: uid))
+            } else {
+                guard let peer = row.peer.flatMap({ peerByUid[$0] }) else { throw StoreError.broken("conversation \(row.id) has no peer") }
+                with = .user(peer)
             }
-            return ConversationPayload(conversationId: id, conversationType: with.group == nil ? .user : .group, conversationWith: with,
-                                       lastMessage: try row.get("last_message_id", as: Int64?.self).flatMap { lastMessages[$0] },
-                                       unreadMessageCount: try row.get("unread"),
-                                       lastDeliveredMessageId: try positive("delivered_id"), lastReadMessageId: try positive("read_id"),
-                                       peerDeliveredMessageId: try positive("peer_delivered_id"),
-                                       peerReadMessageId: try positive("peer_read_id"),
-                                       updatedAt: try row.get("updated_at"))
+            return ConversationPayload(conversationId: row.id, conversationType: row.isGroup ? .group : .user, conversationWith: with,
+                                       lastMessage: row.lastMessageId.flatMap { lastMessages[$0] },
+                                       unreadMessageCount: row.unread,
+                                       lastDeliveredMessageId: positive(row.deliveredId), lastReadMessageId: positive(row.readId),
+                                       peerDeliveredMessageId: positive(row.peerDeliveredId),
+                                       peerReadMessageId: positive(row.peerReadId),
+                                       updatedAt: row.updatedAt)
         }
     }
 

@@ -4,12 +4,13 @@ import SQLiteKit
 extension Store {
     static let userColumns = "uid, name, avatar, metadata, tags, role, last_active_at"
 
+    /// A row that begins with `userColumns`, read by position (each list reads one per peer).
     static func user(from row: Row) throws -> UserPayload {
-        UserPayload(uid: try row.get("uid"), name: try row.get("name"), avatar: try row.get("avatar"),
-                    metadata: try decodeJSON([String: JSONValue].self, try row.get("metadata")),
-                    tags: try decodeJSON([String].self, try row.get("tags")) ?? [],
-                    role: try row.get("role"),
-                    lastActiveAt: try row.get("last_active_at"))
+        let tags: String? = try row.get(4)
+        return UserPayload(uid: try row.get(0), name: try row.get(1), avatar: try row.get(2),
+                           metadata: try decodeJSON([String: JSONValue].self, try row.get(3)),
+                           tags: tags == "[]" ? [] : try decodeJSON([String].self, tags) ?? [],
+                           role: try row.get(5), lastActiveAt: try row.get(6))
     }
 
     /// Creates a user; 409 when the uid is taken.
