@@ -6,9 +6,9 @@ import Foundation
 /// `blockUsers` / `unblockUsers`; the server phase pages through chatd's list.
 public final class BlockedUserRequest: Sendable {
     public final class BlockedUserRequestBuilder {
-        var limit = 30
-        public init(limit: Int = 30) { self.limit = min(max(limit, 1), 100) }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        var limit = PageLimit.standard
+        public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
 
         public func build(client: ChatClient) -> BlockedUserRequest {
             let limit = limit

@@ -9,8 +9,8 @@ public final class ConversationRequest: Sendable {
     public final class ConversationRequestBuilder {
         var limit: Int
         /// Conversations per page, 1…100.
-        public init(limit: Int = 30) { self.limit = min(max(limit, 1), 100) }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
         public func build(client: ChatClient) -> ConversationRequest { ConversationRequest(client: client, limit: limit) }
     }
 

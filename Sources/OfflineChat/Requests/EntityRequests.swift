@@ -5,13 +5,13 @@ import Foundation
 /// is server only: no cached phase content.
 public final class UsersRequest: Sendable {
     public final class UsersRequestBuilder {
-        var limit = 30
+        var limit = PageLimit.standard
         var searchKeyword: String?
         var tags: [String] = []
         var roles: [String] = []
         var status: UserStatus?
         public init() {}
-        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
         @discardableResult public func set(searchKeyword: String) -> Self { self.searchKeyword = searchKeyword; return self }
         @discardableResult public func set(tags: [String]) -> Self { self.tags = tags; return self }
         @discardableResult public func set(roles: [String]) -> Self { self.roles = roles; return self }
@@ -48,12 +48,12 @@ public final class UsersRequest: Sendable {
 /// Groups the user may see, in guid order, in two phases. A keyword is server only.
 public final class GroupsRequest: Sendable {
     public final class GroupsRequestBuilder {
-        var limit = 30
+        var limit = PageLimit.standard
         var searchKeyword: String?
         var tags: [String] = []
         var joinedOnly = false
-        public init(limit: Int = 30) { self.limit = min(max(limit, 1), 100) }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
         @discardableResult public func set(searchKeyword: String) -> Self { self.searchKeyword = searchKeyword; return self }
         @discardableResult public func set(tags: [String]) -> Self { self.tags = tags; return self }
         @discardableResult public func joinedOnly(_ joined: Bool) -> Self { joinedOnly = joined; return self }
@@ -90,12 +90,12 @@ public final class GroupsRequest: Sendable {
 public final class GroupMembersRequest: Sendable {
     public final class GroupMembersRequestBuilder {
         let guid: String
-        var limit = 30
+        var limit = PageLimit.standard
         var searchKeyword: String?
         var scopes: [GroupScope] = []
         var status: UserStatus?
         public init(guid: String) { self.guid = guid }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
         @discardableResult public func set(searchKeyword: String) -> Self { self.searchKeyword = searchKeyword; return self }
         @discardableResult public func set(scopes: [GroupScope]) -> Self { self.scopes = scopes; return self }
         @discardableResult public func set(status: UserStatus) -> Self { self.status = status; return self }
@@ -133,9 +133,9 @@ public final class GroupMembersRequest: Sendable {
 public final class BannedGroupMembersRequest: Sendable {
     public final class BannedGroupMembersRequestBuilder {
         let guid: String
-        var limit = 30
+        var limit = PageLimit.standard
         public init(guid: String) { self.guid = guid }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
 
         public func build(client: ChatClient) -> BannedGroupMembersRequest {
             let query: [(String, String?)] = [("limit", "\(limit)")]
@@ -167,9 +167,9 @@ public final class BannedGroupMembersRequest: Sendable {
 /// The logged-in user's notification feed, newest first, in two phases.
 public final class NotificationFeedRequest: Sendable {
     public final class NotificationFeedRequestBuilder {
-        var limit = 30
+        var limit = PageLimit.standard
         public init() {}
-        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
 
         public func build(client: ChatClient) -> NotificationFeedRequest {
             let limit = limit
@@ -205,12 +205,12 @@ public final class ReactionsRequest: Sendable {
     public final class ReactionsRequestBuilder {
         var messageId: Int64?
         var reaction: String?
-        var limit = 30
+        var limit = PageLimit.standard
         public init() {}
         @discardableResult public func set(messageId: Int64) -> Self { self.messageId = messageId; return self }
         /// Only this reaction.
         @discardableResult public func set(reaction: String) -> Self { self.reaction = reaction; return self }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
 
         public func build(client: ChatClient) throws -> ReactionsRequest {
             guard let messageId else { throw ChatException.invalid("set a messageId") }

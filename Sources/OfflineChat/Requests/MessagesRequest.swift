@@ -19,7 +19,7 @@ public final class MessagesRequest: Sendable {
         var uid: String?
         var guid: String?
         var parentMessageId: Int64?
-        var limit = 30
+        var limit = PageLimit.standard
         var messageId: Int64?
         var timestamp: Int64?
         var categories: [MessageCategory] = []
@@ -42,7 +42,7 @@ public final class MessagesRequest: Sendable {
         /// The replies to this message (a thread).
         @discardableResult public func set(parentMessageId: Int64) -> Self { settings.parentMessageId = parentMessageId; return self }
         /// Messages per page, 1…100.
-        @discardableResult public func set(limit: Int) -> Self { settings.limit = min(max(limit, 1), 100); return self }
+        @discardableResult public func set(limit: Int) -> Self { settings.limit = PageLimit.clamped(limit); return self }
         /// Start paging from this message id (exclusive).
         @discardableResult public func set(messageId: Int64) -> Self { settings.messageId = messageId; return self }
         /// Start paging from this send time, epoch milliseconds (server only for the first page).

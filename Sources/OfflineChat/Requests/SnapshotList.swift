@@ -103,3 +103,13 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
 func snapshotKey(_ list: String, _ settings: [(String, String?)]) -> String {
     ([list] + settings.compactMap { name, value in value.map { "\(name)=\($0)" } }).joined(separator: "|")
 }
+
+/// How many items a page of a list request may hold: 1 to 100 (chatd's bound), 30 unless set.
+/// A builder's `set(limit:)` keeps any number inside the bounds.
+public enum PageLimit {
+    public static let range = 1...100
+    public static let standard = 30
+
+    /// `limit` moved into `range`.
+    public static func clamped(_ limit: Int) -> Int { min(max(limit, range.lowerBound), range.upperBound) }
+}

@@ -6,9 +6,9 @@ import Foundation
 public final class ThreadsRequest: Sendable {
     public final class ThreadsRequestBuilder {
         let parentMessageId: Int64
-        var limit = 30
+        var limit = PageLimit.standard
         public init(parentMessageId: Int64) { self.parentMessageId = parentMessageId }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = min(max(limit, 1), 100); return self }
+        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
 
         public func build(client: ChatClient) throws -> ThreadsRequest {
             ThreadsRequest(messages: try MessagesRequest.MessageRequestBuilder().set(parentMessageId: parentMessageId).set(limit: limit)
