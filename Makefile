@@ -3,7 +3,7 @@ SWIFT ?= swift
 STRICT = -Xswiftc -warnings-as-errors
 SYSTEM_SQLITE = --disable-default-traits --traits SystemSQLite --scratch-path .build/system-sqlite
 
-.PHONY: deps build server test test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz fuzz demo demo-cluster bench clean
+.PHONY: deps build server format lint test test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz fuzz demo demo-cluster bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -16,10 +16,20 @@ build: deps
 server:
 	cd Server && $(SWIFT) build $(STRICT)
 
+## swift-format with the repository's .swift-format: `make format` rewrites the sources,
+## `make lint` (the first step of `make test`) fails on any file it would change.
+FORMATTED = Sources Tests Server/Sources Server/Tests Fuzz
+
+format:
+	swift-format format --in-place --recursive --parallel $(FORMATTED)
+
+lint:
+	swift-format lint --strict --recursive --parallel $(FORMATTED)
+
 ## Every test: the SDK packages on both SQLite flavours, SDK clients against a chatd cluster that
 ## loses nodes, then chatd (unit, live-server, interop, schemathesis)
 ## on SQLite and again on PostgreSQL, then a short run of each fuzz target (a crash fails the run).
-test: deps server test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz
+test: deps lint server test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz
 
 # A hung test fails the run (after 15 minutes, $$TEST_TIME_LIMIT seconds) and names the tests
 # that never finished, instead of stalling CI; a hung run is run once more (never a failed one).

@@ -37,10 +37,12 @@ private let router: Router = {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTPRequests(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    let parts = UnsafeBufferPointer(start: data, count: size).split(separator: 10, maxSplits: 3, omittingEmptySubsequences: false)
+    let parts = UnsafeBufferPointer(start: data, count: size).split(
+        separator: 10, maxSplits: 3, omittingEmptySubsequences: false)
     guard parts.count == 4 else { return 0 }
     let method = String(decoding: parts[0], as: UTF8.self)
-    let target = String(decoding: parts[1], as: UTF8.self).split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+    let target = String(decoding: parts[1], as: UTF8.self).split(
+        separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
     guard let path = HTTPRequest.KeptEscapes.path(String(target[0])) else { return 0 }
     var raw: [String: String] = [:]
     for pair in (target.count > 1 ? target[1] : "").split(separator: "&") {
@@ -48,8 +50,9 @@ public func fuzzHTTPRequests(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32
         raw[String(field[0])] = field.count > 1 ? String(field[1]) : ""
     }
     guard let query = HTTPRequest.KeptEscapes.query(raw) else { return 0 }
-    let request = HTTPRequest(method: method, path: path, query: query,
-                              headers: ["content-type": String(decoding: parts[2], as: UTF8.self)], body: Array(parts[3]))
+    let request = HTTPRequest(
+        method: method, path: path, query: query,
+        headers: ["content-type": String(decoding: parts[2], as: UTF8.self)], body: Array(parts[3]))
     _ = router.respond(to: request)
     return 0
 }

@@ -33,8 +33,10 @@ public struct CacheOpening: Sendable {
     /// Why there is no cache, or what was downgraded; for the log, never containing a key.
     public var problem: String?
 
-    public init(cache: ChatCache? = nil, reset: (reason: CacheResetReason, pendingLost: Int)? = nil, encrypted: Bool = false,
-                keyFromStore: Bool = false, problem: String? = nil) {
+    public init(
+        cache: ChatCache? = nil, reset: (reason: CacheResetReason, pendingLost: Int)? = nil, encrypted: Bool = false,
+        keyFromStore: Bool = false, problem: String? = nil
+    ) {
         self.cache = cache
         self.reset = reset
         self.encrypted = encrypted
@@ -67,8 +69,10 @@ public struct CacheOpener: Sendable {
     /// Deletes a cache directory (replaceable in tests, to make a deletion fail).
     public var removeDirectory: @Sendable (URL) throws -> Void = { try ChatCache.destroy(directory: $0) }
 
-    public init(directory: URL, uid: String, account: String, encrypt: Bool, keyStore: any KeyStore, limits: CacheLimits,
-                clock: @escaping @Sendable () -> Int64) {
+    public init(
+        directory: URL, uid: String, account: String, encrypt: Bool, keyStore: any KeyStore, limits: CacheLimits,
+        clock: @escaping @Sendable () -> Int64
+    ) {
         self.directory = directory
         self.uid = uid
         self.account = account
@@ -87,7 +91,9 @@ public struct CacheOpener: Sendable {
     enum DiskFormat: Equatable {
         /// `inaccessible`: the file exists but cannot be opened right now (permissions, file
         /// protection before the first unlock, no descriptors left): not evidence of damage.
-        case absent, plaintext, encrypted(salt: [UInt8]), unreadable, inaccessible
+        case absent, plaintext
+        case encrypted(salt: [UInt8])
+        case unreadable, inaccessible
     }
 
     func diskFormat() -> DiskFormat {
@@ -134,8 +140,12 @@ public struct CacheOpener: Sendable {
             do {
                 record = try loadKey()
             } catch {
-                if encrypt { return CacheOpening(problem: "the key store is unavailable (\(error)); running online only this session") }
-                return failedLaunch("the key store is unavailable (\(error)) and the cache does not look like plain SQLite")
+                if encrypt {
+                    return CacheOpening(
+                        problem: "the key store is unavailable (\(error)); running online only this session")
+                }
+                return failedLaunch(
+                    "the key store is unavailable (\(error)) and the cache does not look like plain SQLite")
             }
         }
         var reset: (CacheResetReason, Int)?
@@ -148,12 +158,21 @@ public struct CacheOpener: Sendable {
             (reset, discarded) = ((.encryptionChanged, old.lost), old.discarded)
         case (false, .encrypted):
             // Without a key there is no telling an encrypted file from a damaged plain one.
-            guard let record else { reset = (.corrupted, -1); break }
+            guard let record else {
+                reset = (.corrupted, -1)
+                break
+            }
             let old = queued(key: record.key)
             (reset, discarded) = ((.encryptionChanged, old.lost), old.discarded)
         case (true, .encrypted(let salt)):
-            guard let record else { reset = (.keyLost, -1); break }
-            if let stored = record.salt, stored != salt { reset = (.wrongKey, -1); break }
+            guard let record else {
+                reset = (.keyLost, -1)
+                break
+            }
+            if let stored = record.salt, stored != salt {
+                reset = (.wrongKey, -1)
+                break
+            }
             return attempt(key: record.key, keyFromStore: true, salt: salt)
         case (false, .plaintext):
             return attempt(key: nil, keyFromStore: false, salt: nil)
@@ -192,7 +211,8 @@ public struct CacheOpener: Sendable {
     private func failedLaunch(_ reason: String) -> CacheOpening {
         let failures = countFailedLaunch()
         if failures >= 3 { return rebuild(.escalated, pendingLost: -1) }
-        return CacheOpening(problem: "the offline cache cannot be opened (\(reason)); launch \(failures) of 3 before it is rebuilt")
+        return CacheOpening(
+            problem: "the offline cache cannot be opened (\(reason)); launch \(failures) of 3 before it is rebuilt")
     }
 
     /// Deletes the old cache and starts a new one in the configured format.
@@ -200,7 +220,8 @@ public struct CacheOpener: Sendable {
         do {
             try removeDirectory(directory)
         } catch {
-            return CacheOpening(problem: "the old offline cache cannot be deleted (\(error)); offline support is off this session")
+            return CacheOpening(
+                problem: "the old offline cache cannot be deleted (\(error)); offline support is off this session")
         }
         var opening = create()
         if opening.cache != nil { opening.reset = (reason, pendingLost) }
@@ -226,7 +247,8 @@ public struct CacheOpener: Sendable {
             } catch {
                 cache.close()
                 try? ChatCache.destroy(directory: directory)
-                return CacheOpening(problem: "the key store refused the new key (\(error)); running online only this session")
+                return CacheOpening(
+                    problem: "the key store refused the new key (\(error)); running online only this session")
             }
             return CacheOpening(cache: cache, encrypted: true, keyFromStore: true)
         } catch {
@@ -257,11 +279,14 @@ public struct CacheOpener: Sendable {
         defer { try? db.close() }
         guard let count: Int = try? db.scalar("SELECT count(*) FROM outbox") else { return (-1, []) }
         let items = (try? ChatCache.outboxItems(db, where: "o.state != ?", [OutboxItem.State.failed.rawValue])) ?? []
-        return (count, items.map { item in
-            var item = item
-            item.mediaPath = nil  // the copy is deleted with the old cache
-            return item
-        })
+        return (
+            count,
+            items.map { item in
+                var item = item
+                item.mediaPath = nil  // the copy is deleted with the old cache
+                return item
+            }
+        )
     }
 
     /// One more launch whose open failed; the count lives beside the database.
@@ -289,7 +314,10 @@ extension ChatCache {
             let pages: Int64 = try db.scalar("PRAGMA page_count") ?? 0
             let size: Int64 = try db.scalar("PRAGMA page_size") ?? 4096
             let onDisk = ChatCache.fileSize(directory.appendingPathComponent(ChatCache.databaseName))
-            if onDisk > 0 && pages * size > onDisk + ChatCache.fileSize(directory.appendingPathComponent(ChatCache.databaseName + "-wal")) {
+            if onDisk > 0
+                && pages * size > onDisk
+                    + ChatCache.fileSize(directory.appendingPathComponent(ChatCache.databaseName + "-wal"))
+            {
                 throw SQLiteError(code: .corrupt, message: "the cache file is shorter than its pages")
             }
         }

@@ -4,7 +4,8 @@ import SQLiteKit
 extension ChatCache {
     /// A page of the cached conversation list, most recent first, after `after` (the last
     /// conversation of the previous cached page).
-    public func cachedConversations(after: (updatedAt: Int64, id: String)?, limit: Int) throws -> [ConversationPayload] {
+    public func cachedConversations(after: (updatedAt: Int64, id: String)?, limit: Int) throws -> [ConversationPayload]
+    {
         try read { db in
             let (time, id) = after ?? (Int64.max, "")
             var page: [ConversationPayload] = []
@@ -17,7 +18,8 @@ extension ChatCache {
         }
     }
 
-    static let listPage = ConversationRow.select
+    static let listPage =
+        ConversationRow.select
         + " WHERE c.updated_at < ?1 OR (c.updated_at = ?2 AND c.id < ?3) ORDER BY c.updated_at DESC, c.id DESC LIMIT ?4"
 
     public func conversation(id: String) throws -> ConversationPayload? {
@@ -52,10 +54,12 @@ extension ChatCache {
             let top = page.first.map { ($0.updatedAt, $0.conversationId) } ?? (Int64.max, "")
             let bottom = last ? (Int64.min, "") : (page.last!.updatedAt, page.last!.conversationId)
             let keep = Set(page.map(\.conversationId))
-            let stale = try db.query("""
+            let stale = try db.query(
+                """
                 SELECT id FROM conversations
                 WHERE (updated_at < ?1 OR (updated_at = ?1 AND id <= ?2)) AND (updated_at > ?3 OR (updated_at = ?3 AND id >= ?4))
-                """, [top.0, top.1, bottom.0, bottom.1]).map { try $0.get("id") as String }.filter { !keep.contains($0) }
+                """, [top.0, top.1, bottom.0, bottom.1]
+            ).map { try $0.get("id") as String }.filter { !keep.contains($0) }
             for id in stale { try removeConversation(db, id) }
             return stale
         }
@@ -83,9 +87,12 @@ extension ChatCache {
     /// `incoming`: from someone else (one more unread).
     /// (On every live message: three small statements on the columns, nothing decoded.)
     func bumpConversation(_ db: Connection, with message: MessagePayload, incoming: Bool) throws {
-        guard let last: Int64 = try db.scalar(Self.lastMessageID, [message.conversationId]), last <= message.id else { return }
-        try db.run("UPDATE conversations SET updated_at = max(updated_at, ?), unread = unread + ? WHERE id = ?",
-                   [message.sentAt, incoming && message.category != .action ? 1 : 0, message.conversationId])
+        guard let last: Int64 = try db.scalar(Self.lastMessageID, [message.conversationId]), last <= message.id else {
+            return
+        }
+        try db.run(
+            "UPDATE conversations SET updated_at = max(updated_at, ?), unread = unread + ? WHERE id = ?",
+            [message.sentAt, incoming && message.category != .action ? 1 : 0, message.conversationId])
         try ConversationRow.storeLast(db, message, of: message.conversationId)
     }
 
@@ -101,10 +108,13 @@ extension ChatCache {
     /// Inside a write: the conversation's rows go now, its media files after the commit.
     func removeConversation(_ db: Connection, _ id: String) throws {
         liveEpochCounter.withLock { $0 += 1 }  // what the stream stored of it is gone
-        let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id > 0", [id]).map { try $0.get("id") as Int64 }
+        let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id > 0", [id]).map {
+            try $0.get("id") as Int64
+        }
         let files = forgetMedia(mediaFiles(of: Set(gone)))
         if !files.isEmpty { doomedMedia.withLock { $0 += files } }
-        try db.run("""
+        try db.run(
+            """
             DELETE FROM ranges WHERE scope = ?1
                OR scope IN (SELECT 'thread:' || id FROM messages WHERE conversation_id = ?1 AND id > 0)
                OR scope IN (SELECT 'thread:' || parent_id FROM messages WHERE conversation_id = ?1 AND parent_id IS NOT NULL)

@@ -28,7 +28,8 @@ extension ChatCache {
         let files = FileManager.default
         var total: Int64 = 0
         for name in [Self.databaseName, Self.databaseName + "-wal", Self.databaseName + "-shm"] {
-            total += (try? files.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.size] as? Int64) ?? 0
+            total +=
+                (try? files.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.size] as? Int64) ?? 0
         }
         return total + mediaBytes()
     }
@@ -59,7 +60,8 @@ extension ChatCache {
     /// Records that a conversation's data was just used.
     func noteUse(_ db: Connection, _ conversationId: String) throws {
         touchedInWrite.withLock { _ = $0.insert(conversationId) }
-        try db.run("INSERT OR REPLACE INTO usage(conversation_id, last_access) VALUES (?, ?)", [conversationId, clock()])
+        try db.run(
+            "INSERT OR REPLACE INTO usage(conversation_id, last_access) VALUES (?, ?)", [conversationId, clock()])
     }
 
     /// Marks conversations as read just now (after a cached phase), outside any read.
@@ -72,7 +74,10 @@ extension ChatCache {
     func enforceLimits(_ db: Connection) throws -> [URL] {
         var media: [URL] = []
         // Only conversations this write touched can have grown (cost: an index walk of `keep`).
-        let touched = touchedInWrite.withLock { value -> Set<String> in defer { value = [] }; return value }
+        let touched = touchedInWrite.withLock { value -> Set<String> in
+            defer { value = [] }
+            return value
+        }
         if limits.maxMessagesPerConversation < .max {
             for id in touched.sorted() { media += try trim(db, id, keep: limits.maxMessagesPerConversation) }
         }
@@ -98,12 +103,18 @@ extension ChatCache {
     /// SQLite under Debian's SQLCipher (3.15) does not bound an index scan by IS NOT NULL, so a
     /// large outbox (its rows have no id) made every write walk all queued rows.
     func trim(_ db: Connection, _ conversationId: String, keep: Int) throws -> [URL] {
-        guard let cut = try db.queryFirst("""
-            SELECT id FROM messages WHERE conversation_id = ? AND id > 0 ORDER BY id DESC LIMIT 1 OFFSET ?
-            """, [conversationId, keep - 1])?.get("id", as: Int64.self) else { return [] }
-        let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id < ?", [conversationId, cut]).map { try $0.get("id") as Int64 }
-        let threads = try db.query("SELECT DISTINCT parent_id FROM messages WHERE conversation_id = ? AND id < ? AND parent_id IS NOT NULL",
-                                   [conversationId, cut]).map { CacheScope.thread(parentId: try $0.get(0)).key }
+        guard
+            let cut = try db.queryFirst(
+                """
+                SELECT id FROM messages WHERE conversation_id = ? AND id > 0 ORDER BY id DESC LIMIT 1 OFFSET ?
+                """, [conversationId, keep - 1])?.get("id", as: Int64.self)
+        else { return [] }
+        let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id < ?", [conversationId, cut])
+            .map { try $0.get("id") as Int64 }
+        let threads = try db.query(
+            "SELECT DISTINCT parent_id FROM messages WHERE conversation_id = ? AND id < ? AND parent_id IS NOT NULL",
+            [conversationId, cut]
+        ).map { CacheScope.thread(parentId: try $0.get(0)).key }
         try db.run("DELETE FROM messages WHERE conversation_id = ? AND id < ?", [conversationId, cut])
         // The conversation's stretches, and those of threads that lost replies, now start at the cut.
         for scope in [conversationId] + threads {
@@ -123,11 +134,13 @@ extension ChatCache {
     /// most recent ones alone.
     func leastRecentlyUsed(_ db: Connection, _ count: Int, sparing: Int = 0) throws -> [String] {
         let total: Int = try db.scalar("SELECT count(*) FROM usage") ?? 0
-        return try db.query("""
+        return try db.query(
+            """
             SELECT conversation_id FROM usage u
             WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = u.conversation_id AND m.id IS NULL)
             ORDER BY last_access, conversation_id LIMIT ?
-            """, [min(count, max(0, total - sparing))]).map { try $0.get("conversation_id") }
+            """, [min(count, max(0, total - sparing))]
+        ).map { try $0.get("conversation_id") }
     }
 
     func usedBytes(_ db: Connection) throws -> Int64 {

@@ -21,7 +21,8 @@ extension ChatCache {
         let file = mediaFile(messageId: messageId, name: name)
         _ = mediaBytes()  // counted before the file changes
         let replaced = Self.fileSize(file)
-        guard FileManager.default.createFile(atPath: file.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+        guard FileManager.default.createFile(atPath: file.path, contents: data, attributes: [.posixPermissions: 0o600])
+        else {
             throw SQLiteError(code: .cantOpen, message: "cannot write a media file")
         }
         mediaTotal.withLock { total in total = total.map { $0 - replaced + Int64(data.count) } }
@@ -34,7 +35,9 @@ extension ChatCache {
     /// (`MediaTooLarge`); other failures are the copy's own errors. Returns the copy.
     public func copyForOutbox(_ source: URL, muid: String, name: String) throws -> URL {
         let size = Self.fileSize(source)
-        if limits.maxStorageSize > 0 && size > limits.maxStorageSize { throw MediaTooLarge(size: size, limit: limits.maxStorageSize) }
+        if limits.maxStorageSize > 0 && size > limits.maxStorageSize {
+            throw MediaTooLarge(size: size, limit: limits.maxStorageSize)
+        }
         let copy = mediaDirectory.appendingPathComponent("outbox-\(Self.safeName(muid))-\(Self.safeName(name))")
         _ = mediaBytes()
         try? FileManager.default.removeItem(at: copy)
@@ -61,7 +64,9 @@ extension ChatCache {
 
     /// Deletes queued files whose sends were dropped.
     public func discardQueuedMedia(_ paths: [String]) {
-        for file in forgetMedia(paths.map { URL(fileURLWithPath: $0) }) { try? FileManager.default.removeItem(at: file) }
+        for file in forgetMedia(paths.map { URL(fileURLWithPath: $0) }) {
+            try? FileManager.default.removeItem(at: file)
+        }
     }
 
     static func safeName(_ name: String) -> String {

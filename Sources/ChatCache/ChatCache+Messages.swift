@@ -56,29 +56,40 @@ extension ChatCache {
     /// A page from the cache, oldest first, never crossing a hole: only messages inside the
     /// contiguous stretch around the anchor (invariant 4). Empty when the cache knows no
     /// stretch there. `.latest` starts at the newest cached message of the scope.
-    public func cachedPage(_ scope: CacheScope, _ anchor: PageAnchor, limit: Int,
-                           filter: CachedMessageFilter = CachedMessageFilter()) throws -> [MessagePayload] {
+    public func cachedPage(
+        _ scope: CacheScope, _ anchor: PageAnchor, limit: Int,
+        filter: CachedMessageFilter = CachedMessageFilter()
+    ) throws -> [MessagePayload] {
         try read { db in
             let point: Int64
             switch anchor {
             case .latest:
                 // The newest known stretch (a message cached outside any stretch proves nothing).
-                guard let top = try db.queryFirst("SELECT hi FROM ranges WHERE scope = ? ORDER BY hi DESC LIMIT 1",
-                                                  [scope.key])?.get(0, as: Int64.self) else { return [] }
+                guard
+                    let top = try db.queryFirst(
+                        "SELECT hi FROM ranges WHERE scope = ? ORDER BY hi DESC LIMIT 1",
+                        [scope.key])?.get(0, as: Int64.self)
+                else { return [] }
                 point = top
             case .before(let id): point = id - 1
             case .after(let id): point = id + 1
             }
-            guard let range = try db.queryFirst("SELECT lo, hi FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?",
-                                                [scope.key, point, point]) else { return [] }
-            let lo: Int64 = try range.get("lo"), hi: Int64 = try range.get("hi")
+            guard
+                let range = try db.queryFirst(
+                    "SELECT lo, hi FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?",
+                    [scope.key, point, point])
+            else { return [] }
+            let lo: Int64 = try range.get("lo")
+            let hi: Int64 = try range.get("hi")
             let newestFirst = if case .after = anchor { false } else { true }
-            let (low, high) = switch anchor {
-            case .latest: (lo, hi)
-            case .before(let id): (lo, min(hi, id - 1))
-            case .after(let id): (max(lo, id + 1), hi)
-            }
-            let page = try Self.readPage(db, scope: scope, newestFirst: newestFirst, low: low, high: high, limit: limit, filter: filter)
+            let (low, high) =
+                switch anchor {
+                case .latest: (lo, hi)
+                case .before(let id): (lo, min(hi, id - 1))
+                case .after(let id): (max(lo, id + 1), hi)
+                }
+            let page = try Self.readPage(
+                db, scope: scope, newestFirst: newestFirst, low: low, high: high, limit: limit, filter: filter)
             return newestFirst ? page.reversed() : page
         }
     }
@@ -86,7 +97,9 @@ extension ChatCache {
     /// One cached message by server id.
     public func message(id: Int64) throws -> MessagePayload? {
         try read { db in
-            try db.queryFirst("SELECT \(MessageRow.columns) FROM messages WHERE id = ?", [id]).map { try MessageRow.message($0) }
+            try db.queryFirst("SELECT \(MessageRow.columns) FROM messages WHERE id = ?", [id]).map {
+                try MessageRow.message($0)
+            }
         }
     }
 
@@ -100,8 +113,10 @@ extension ChatCache {
     /// up at the fetch's start (`liveSince`) and has not dropped since). Cached messages of the
     /// scope inside that stretch that the server did not return are dropped (the page
     /// replaces its slice).
-    public func storePage(_ messages: [MessagePayload], scope: CacheScope, anchor: PageAnchor, limit: Int,
-                          complete: Bool, liveSince: Int?) throws {
+    public func storePage(
+        _ messages: [MessagePayload], scope: CacheScope, anchor: PageAnchor, limit: Int,
+        complete: Bool, liveSince: Int?
+    ) throws {
         try write { db in
             // Checked under the writer's lock, where `closeOpenRanges` also runs.
             let live = liveSince != nil && liveSince == liveEpochCounter.current
@@ -111,7 +126,9 @@ extension ChatCache {
             guard complete else { return }
             let ids = messages.map(\.id)
             let short = messages.count < limit
-            let lo: Int64, hi: Int64, open: Bool
+            let lo: Int64
+            let hi: Int64
+            let open: Bool
             switch anchor {
             case .latest:
                 lo = short ? 0 : ids.min()!
@@ -129,8 +146,10 @@ extension ChatCache {
             guard lo <= hi || (lo == hi + 1 && open) else { return }
             // The page replaces its slice: anything else cached there is gone on the server.
             let keep = Set(ids)
-            let stale = try db.query("SELECT id FROM messages WHERE \(Self.scopeCondition(scope)) AND id BETWEEN ? AND ?",
-                                     [Self.scopeValue(scope), lo, hi]).map { try $0.get("id") as Int64 }.filter { !keep.contains($0) }
+            let stale = try db.query(
+                "SELECT id FROM messages WHERE \(Self.scopeCondition(scope)) AND id BETWEEN ? AND ?",
+                [Self.scopeValue(scope), lo, hi]
+            ).map { try $0.get("id") as Int64 }.filter { !keep.contains($0) }
             for id in stale { try db.run("DELETE FROM messages WHERE id = ?", [id]) }
             try addRange(db, scope: scope, lo: lo, hi: max(lo, hi), open: open)
         }
@@ -145,7 +164,9 @@ extension ChatCache {
             try noteUse(db, message.conversationId)
             try bumpConversation(db, with: message, incoming: message.sender != uid)
             try extendLive(db, scope: .conversation(message.conversationId), to: message.id)
-            if let parent = message.parentMessageId { try extendLive(db, scope: .thread(parentId: parent), to: message.id) }
+            if let parent = message.parentMessageId {
+                try extendLive(db, scope: .thread(parentId: parent), to: message.id)
+            }
             return inserted
         }
     }
@@ -181,8 +202,10 @@ extension ChatCache {
     /// Reads up to `limit` messages of `scope` with ids in `low…high` that pass `filter`,
     /// from the high end (`newestFirst`) or the low end. Filters run in Swift on the rows, so
     /// a filtered read goes on in batches until the page is full or the stretch ends.
-    static func readPage(_ db: Connection, scope: CacheScope, newestFirst: Bool, low: Int64, high: Int64, limit: Int,
-                         filter: CachedMessageFilter) throws -> [MessagePayload] {
+    static func readPage(
+        _ db: Connection, scope: CacheScope, newestFirst: Bool, low: Int64, high: Int64, limit: Int,
+        filter: CachedMessageFilter
+    ) throws -> [MessagePayload] {
         var page: [MessagePayload] = []
         page.reserveCapacity(limit)
         var cursor = newestFirst ? high : low
@@ -192,7 +215,8 @@ extension ChatCache {
         while page.count < limit && (newestFirst ? cursor >= low : cursor <= high) {
             var read = 0
             var last = cursor
-            try db.forEachRow(sql, [scopeValue(scope), cursor, low, high, batch]) { (row: borrowing RowCursor) throws -> Bool in
+            try db.forEachRow(sql, [scopeValue(scope), cursor, low, high, batch]) {
+                (row: borrowing RowCursor) throws -> Bool in
                 read += 1
                 let message = try MessageRow.message(row)
                 last = message.id
@@ -206,12 +230,20 @@ extension ChatCache {
     }
 
     /// The page queries per scope kind (fixed SQL texts, so their statements are cached).
-    static let pageBackward = Dictionary(uniqueKeysWithValues: CacheScope.Kind.allCases.map { kind in
-        (kind, "SELECT \(MessageRow.columns) FROM messages WHERE \(kind.condition) AND id <= ? AND id BETWEEN ? AND ? ORDER BY id DESC LIMIT ?")
-    })
-    static let pageForward = Dictionary(uniqueKeysWithValues: CacheScope.Kind.allCases.map { kind in
-        (kind, "SELECT \(MessageRow.columns) FROM messages WHERE \(kind.condition) AND id >= ? AND id BETWEEN ? AND ? ORDER BY id ASC LIMIT ?")
-    })
+    static let pageBackward = Dictionary(
+        uniqueKeysWithValues: CacheScope.Kind.allCases.map { kind in
+            (
+                kind,
+                "SELECT \(MessageRow.columns) FROM messages WHERE \(kind.condition) AND id <= ? AND id BETWEEN ? AND ? ORDER BY id DESC LIMIT ?"
+            )
+        })
+    static let pageForward = Dictionary(
+        uniqueKeysWithValues: CacheScope.Kind.allCases.map { kind in
+            (
+                kind,
+                "SELECT \(MessageRow.columns) FROM messages WHERE \(kind.condition) AND id >= ? AND id BETWEEN ? AND ? ORDER BY id ASC LIMIT ?"
+            )
+        })
 
     static func scopeCondition(_ scope: CacheScope) -> String {
         switch scope {
@@ -242,16 +274,22 @@ extension ChatCache {
     /// Adds a stretch and merges it with every stretch it overlaps or touches. The merged
     /// stretch reaches the live head if the highest one did; closed, it reaches the sync point
     /// the highest one reached (`provenAt`, see `applySyncPage`).
-    func addRange(_ db: Connection, scope: CacheScope, lo: Int64, hi: Int64, open: Bool, provenAt: Int64? = nil) throws {
+    func addRange(_ db: Connection, scope: CacheScope, lo: Int64, hi: Int64, open: Bool, provenAt: Int64? = nil) throws
+    {
         try addRange(db, scope: scope.key, lo: lo, hi: hi, open: open, provenAt: provenAt)
     }
 
     func addRange(_ db: Connection, scope: String, lo: Int64, hi: Int64, open: Bool, provenAt: Int64? = nil) throws {
-        let touching = try db.query("SELECT rowid, lo, hi, open, proven_at FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?",
-                                    [scope, hi + 1, lo - 1])
-        var newLo = lo, newHi = hi, newOpen = open, newProven = provenAt
+        let touching = try db.query(
+            "SELECT rowid, lo, hi, open, proven_at FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?",
+            [scope, hi + 1, lo - 1])
+        var newLo = lo
+        var newHi = hi
+        var newOpen = open
+        var newProven = provenAt
         for row in touching {
-            let rowLo: Int64 = try row.get("lo"), rowHi: Int64 = try row.get("hi")
+            let rowLo: Int64 = try row.get("lo")
+            let rowHi: Int64 = try row.get("hi")
             let rowOpen = try row.get("open", as: Int.self) != 0
             let rowProven: Int64? = try row.get("proven_at")
             if rowHi > newHi {
@@ -264,15 +302,20 @@ extension ChatCache {
             newHi = max(newHi, rowHi)
             try db.run("DELETE FROM ranges WHERE rowid = ?", [try row.get("rowid") as Int64])
         }
-        try db.run("INSERT INTO ranges(scope, lo, hi, open, proven_at) VALUES (?, ?, ?, ?, ?)",
-                   [scope, newLo, newHi, newOpen ? 1 : 0, newOpen ? nil : newProven])
+        try db.run(
+            "INSERT INTO ranges(scope, lo, hi, open, proven_at) VALUES (?, ?, ?, ?, ?)",
+            [scope, newLo, newHi, newOpen ? 1 : 0, newOpen ? nil : newProven])
     }
 
     func extendLive(_ db: Connection, scope: CacheScope, to id: Int64) throws {
-        if let row = try db.queryFirst("SELECT rowid, hi FROM ranges WHERE scope = ? AND open = 1 ORDER BY hi DESC", [scope.key]) {
+        if let row = try db.queryFirst(
+            "SELECT rowid, hi FROM ranges WHERE scope = ? AND open = 1 ORDER BY hi DESC", [scope.key])
+        {
             let hi: Int64 = try row.get("hi")
             if id > hi { try db.run("UPDATE ranges SET hi = ? WHERE rowid = ?", [id, try row.get("rowid") as Int64]) }
-        } else if try db.queryFirst("SELECT 1 FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?", [scope.key, id, id]) == nil {
+        } else if try db.queryFirst("SELECT 1 FROM ranges WHERE scope = ? AND lo <= ? AND hi >= ?", [scope.key, id, id])
+            == nil
+        {
             try addRange(db, scope: scope, lo: id, hi: id, open: true)
         }
     }

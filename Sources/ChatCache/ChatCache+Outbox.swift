@@ -37,8 +37,10 @@ extension ChatCache {
     /// Queues a send: the message row (no server id yet) and its outbox row in one
     /// transaction. Refuses (`OutboxFull`) when `maxPending` items are already queued or
     /// failed: an old one is never dropped to make room. Returns the local id.
-    public func enqueue(_ request: SendMessageRequest, showing message: MessagePayload, mediaPath: String? = nil,
-                        maxPending: Int) throws -> Int64 {
+    public func enqueue(
+        _ request: SendMessageRequest, showing message: MessagePayload, mediaPath: String? = nil,
+        maxPending: Int
+    ) throws -> Int64 {
         try write { db in
             let queued: Int = try db.scalar("SELECT count(*) FROM outbox") ?? 0
             guard queued < maxPending else { throw OutboxFull(limit: maxPending) }
@@ -47,7 +49,8 @@ extension ChatCache {
                 try row.bindNull(1)  // no server id while queued
             }
             let localId = db.lastInsertRowID
-            try db.run("""
+            try db.run(
+                """
                 INSERT INTO outbox(local_id, conversation_id, state, media_path, request) VALUES (?, ?, 'pending', ?, ?)
                 """, [localId, message.conversationId, mediaPath, try Self.json(request)])
             try noteUse(db, message.conversationId)
@@ -60,26 +63,34 @@ extension ChatCache {
         try read { db in try Self.outboxItems(db, where: "1") }
     }
 
-    static func outboxItems(_ db: Connection, where condition: String, _ arguments: [any SQLValueConvertible] = []) throws -> [OutboxItem] {
-        try db.query("""
+    static func outboxItems(
+        _ db: Connection, where condition: String, _ arguments: [any SQLValueConvertible] = []
+    ) throws -> [OutboxItem] {
+        try db.query(
+            """
             SELECT o.local_id, o.conversation_id, o.state, o.attempts, o.next_attempt_at, o.failure_reason, o.error_code,
                    o.error_message, o.media_path, o.request, \(MessageRow.columns.split(separator: ",").map { "m." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", "))
             FROM outbox o JOIN messages m ON m.local_id = o.local_id WHERE \(condition) ORDER BY o.local_id
-            """, arguments).map { row in
+            """, arguments
+        ).map { row in
             let message = try MessageRow.message(row, offset: 10)
-            return OutboxItem(localId: try row.get(0), conversationId: try row.get(1),
-                              state: OutboxItem.State(rawValue: try row.get(2)) ?? .pending, attempts: try row.get(3),
-                              nextAttemptAt: try row.get(4), failureReason: try row.get(5), errorCode: try row.get(6),
-                              errorMessage: try row.get(7), mediaPath: try row.get(8),
-                              request: try Self.decode(SendMessageRequest.self, try row.get(9)), message: message)
+            return OutboxItem(
+                localId: try row.get(0), conversationId: try row.get(1),
+                state: OutboxItem.State(rawValue: try row.get(2)) ?? .pending, attempts: try row.get(3),
+                nextAttemptAt: try row.get(4), failureReason: try row.get(5), errorCode: try row.get(6),
+                errorMessage: try row.get(7), mediaPath: try row.get(8),
+                request: try Self.decode(SendMessageRequest.self, try row.get(9)), message: message)
         }
     }
 
     /// Records progress of one item (a send starting, a retry scheduled, a failure).
-    public func updateOutbox(_ localId: Int64, state: OutboxItem.State, attempts: Int, nextAttemptAt: Int64,
-                             failureReason: String? = nil, errorCode: String? = nil, errorMessage: String? = nil) throws {
+    public func updateOutbox(
+        _ localId: Int64, state: OutboxItem.State, attempts: Int, nextAttemptAt: Int64,
+        failureReason: String? = nil, errorCode: String? = nil, errorMessage: String? = nil
+    ) throws {
         try write { db in
-            try db.run("""
+            try db.run(
+                """
                 UPDATE outbox SET state = ?, attempts = ?, next_attempt_at = ?, failure_reason = ?, error_code = ?, error_message = ?
                 WHERE local_id = ?
                 """, [state.rawValue, attempts, nextAttemptAt, failureReason, errorCode, errorMessage, localId])
@@ -126,14 +137,18 @@ extension ChatCache {
     /// Replaces an item's request, e.g. with the attachment its upload answered, so a
     /// restart does not upload again.
     public func updateOutboxRequest(_ localId: Int64, _ request: SendMessageRequest) throws {
-        try write { db in try db.run("UPDATE outbox SET request = ? WHERE local_id = ?", [try Self.json(request), localId]) }
+        try write { db in
+            try db.run("UPDATE outbox SET request = ? WHERE local_id = ?", [try Self.json(request), localId])
+        }
     }
 
     /// Marks a pending item as on the wire; false when it is no longer pending (discarded,
     /// or taken by another flush), and then it must not be sent.
     public func claimForSend(_ localId: Int64, attempts: Int) throws -> Bool {
         try write { db in
-            try db.run("UPDATE outbox SET state = 'sending', attempts = ? WHERE local_id = ? AND state = 'pending'", [attempts, localId])
+            try db.run(
+                "UPDATE outbox SET state = 'sending', attempts = ? WHERE local_id = ? AND state = 'pending'",
+                [attempts, localId])
             return db.changes > 0
         }
     }
@@ -141,14 +156,17 @@ extension ChatCache {
     /// Items left `sending` by a process that died mid-send go back to pending (the server
     /// dedupes on muid, so a repeat is harmless). Call once at startup.
     public func recoverInterruptedSends() throws {
-        try write { db in try db.run("UPDATE outbox SET state = 'pending', next_attempt_at = 0 WHERE state = 'sending'") }
+        try write { db in try db.run("UPDATE outbox SET state = 'pending', next_attempt_at = 0 WHERE state = 'sending'")
+        }
     }
 
     /// After a reconnect every pending item may go at once, whatever its backoff (or only
     /// `localId`: a retry asked for).
     public func makePendingDue(_ localId: Int64? = nil) throws {
         try write { db in
-            try db.run("UPDATE outbox SET next_attempt_at = 0 WHERE state = 'pending' AND (? IS NULL OR local_id = ?)", [localId, localId])
+            try db.run(
+                "UPDATE outbox SET next_attempt_at = 0 WHERE state = 'pending' AND (? IS NULL OR local_id = ?)",
+                [localId, localId])
         }
     }
 }

@@ -17,7 +17,9 @@ extension ChatCache {
 
 extension ChatCache {
     public static func encodeSnapshot(_ value: some Encodable) throws -> String { try json(value) }
-    public static func decodeSnapshot<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try decode(type, text) }
+    public static func decodeSnapshot<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try decode(type, text)
+    }
 }
 
 extension ChatCache {

@@ -45,15 +45,19 @@ extension ChatCache {
     }
 
     static func syncPoint(_ db: Connection) throws -> SyncPoint {
-        SyncPoint(cursor: try db.scalar("SELECT value FROM meta WHERE key = ?", [SyncKey.cursor]),
-                  number: Int64(try db.scalar("SELECT value FROM meta WHERE key = ?", [SyncKey.number]) as String? ?? "") ?? 0,
-                  serverTime: Int64(try db.scalar("SELECT value FROM meta WHERE key = ?", [SyncKey.serverTime]) as String? ?? "") ?? 0)
+        SyncPoint(
+            cursor: try db.scalar("SELECT value FROM meta WHERE key = ?", [SyncKey.cursor]),
+            number: Int64(try db.scalar("SELECT value FROM meta WHERE key = ?", [SyncKey.number]) as String? ?? "")
+                ?? 0,
+            serverTime: Int64(
+                try db.scalar("SELECT value FROM meta WHERE key = ?", [SyncKey.serverTime]) as String? ?? "") ?? 0)
     }
 
     /// A cold start (or a rebuild): resume from the server's head, replaying nothing.
     public func recordSyncHead(cursor: String, serverTime: Int64) throws {
         try write { db in
-            try Self.setSyncPoint(db, SyncPoint(cursor: cursor, number: try Self.syncPoint(db).number + 1, serverTime: serverTime))
+            try Self.setSyncPoint(
+                db, SyncPoint(cursor: cursor, number: try Self.syncPoint(db).number + 1, serverTime: serverTime))
         }
     }
 
@@ -86,11 +90,15 @@ extension ChatCache {
     ///
     /// The live stream may have moved the cursor meanwhile (`followLiveCursor`); the page
     /// still applies, since every change up to either cursor is stored.
-    public func applySyncPage(_ changes: [ChangePayload], from: SyncPoint, cursor: String, serverTime: Int64,
-                              liveSince: Int? = nil) throws -> SyncMerge {
+    public func applySyncPage(
+        _ changes: [ChangePayload], from: SyncPoint, cursor: String, serverTime: Int64,
+        liveSince: Int? = nil
+    ) throws -> SyncMerge {
         try write { db in
             let current = try Self.syncPoint(db)
-            guard current.cursor != nil, current.number == from.number, current.serverTime == from.serverTime else { throw SyncPointMoved() }
+            guard current.cursor != nil, current.number == from.number, current.serverTime == from.serverTime else {
+                throw SyncPointMoved()
+            }
             var merge = SyncMerge()
             var proof = ReplayProof()
             var used = Set<String>()
@@ -127,7 +135,9 @@ extension ChatCache {
                 try addRange(db, scope: scope, lo: first, hi: seen.highest, open: false, provenAt: from.number)
             }
             try db.run("UPDATE ranges SET proven_at = ? WHERE proven_at >= ?", [from.number + 1, from.number])
-            if liveSince != nil && liveSince == liveEpochCounter.current { try openProvenRanges(db, provenAt: from.number + 1) }
+            if liveSince != nil && liveSince == liveEpochCounter.current {
+                try openProvenRanges(db, provenAt: from.number + 1)
+            }
             try Self.setSyncPoint(db, SyncPoint(cursor: cursor, number: from.number + 1, serverTime: serverTime))
             return merge
         }
@@ -185,7 +195,8 @@ extension ChatCache {
     }
 
     static let lookupChunk = 64
-    static let lookupByIds = "SELECT \(MessageRow.columns) FROM messages WHERE id IN (\(Array(repeating: "?", count: lookupChunk).joined(separator: ", ")))"
+    static let lookupByIds =
+        "SELECT \(MessageRow.columns) FROM messages WHERE id IN (\(Array(repeating: "?", count: lookupChunk).joined(separator: ", ")))"
 
     /// Stores one replayed message with as few statements as it takes (`stored`: its cached
     /// row, if any), and says whether it is new to the cache, a newer state of a cached one
@@ -194,14 +205,20 @@ extension ChatCache {
     /// reports it).
     private func store(_ db: Connection, _ message: MessagePayload, over stored: MessagePayload?) throws -> Novelty {
         if let stored {
-            guard stored.updatedAt < message.updatedAt || (stored.updatedAt == message.updatedAt && stored != MessageRow.asStored(message)) else {
+            guard
+                stored.updatedAt < message.updatedAt
+                    || (stored.updatedAt == message.updatedAt && stored != MessageRow.asStored(message))
+            else {
                 return .same
             }
             try upsert(db, message)
             return .newer
         }
         if message.sender == uid, let muid = message.muid,
-           try db.scalar("SELECT 1 FROM messages WHERE id IS NULL AND sender = ? AND muid = ?", [message.sender, muid], as: Int.self) != nil {
+            try db.scalar(
+                "SELECT 1 FROM messages WHERE id IS NULL AND sender = ? AND muid = ?", [message.sender, muid],
+                as: Int.self) != nil
+        {
             try upsert(db, message)
             return .same
         }
@@ -222,10 +239,13 @@ extension ChatCache {
     /// died, then the next one); growing only the newest left what came between them outside
     /// every stretch. False when the scope has none.
     private func extendProven(_ db: Connection, scope: String, to id: Int64, since: Int64) throws -> Bool {
-        let proven = try db.query("SELECT rowid, lo, hi, proven_at FROM ranges WHERE scope = ? AND proven_at >= ? AND lo <= ?",
-                                  [scope, since, id])
+        let proven = try db.query(
+            "SELECT rowid, lo, hi, proven_at FROM ranges WHERE scope = ? AND proven_at >= ? AND lo <= ?",
+            [scope, since, id])
         guard !proven.isEmpty else { return false }
-        var lo = Int64.max, hi = id, provenAt = since
+        var lo = Int64.max
+        var hi = id
+        var provenAt = since
         for row in proven {
             lo = min(lo, try row.get("lo"))
             hi = max(hi, try row.get("hi"))
@@ -240,12 +260,14 @@ extension ChatCache {
     /// `provenAt` reaches the live head, and joins the stretches the stream opened (each holds
     /// everything from its start to the head, so together they hold their whole span).
     private func openProvenRanges(_ db: Connection, provenAt: Int64) throws {
-        let proven = try db.query("SELECT rowid, scope, lo, hi FROM ranges WHERE proven_at = ? ORDER BY scope, hi DESC", [provenAt])
+        let proven = try db.query(
+            "SELECT rowid, scope, lo, hi FROM ranges WHERE proven_at = ? ORDER BY scope, hi DESC", [provenAt])
         var done = Set<String>()
         for row in proven {
             let scope: String = try row.get("scope")
             guard done.insert(scope).inserted else { continue }
-            var lo: Int64 = try row.get("lo"), hi: Int64 = try row.get("hi")
+            var lo: Int64 = try row.get("lo")
+            var hi: Int64 = try row.get("hi")
             try db.run("DELETE FROM ranges WHERE rowid = ?", [try row.get("rowid") as Int64])
             for live in try db.query("SELECT rowid, lo, hi FROM ranges WHERE scope = ? AND open = 1", [scope]) {
                 lo = min(lo, try live.get("lo"))
@@ -264,8 +286,10 @@ extension ChatCache {
     }
 
     static func setSyncPoint(_ db: Connection, _ point: SyncPoint) throws {
-        for (key, value) in [(SyncKey.cursor, point.cursor), (SyncKey.number, String(point.number)),
-                             (SyncKey.serverTime, String(point.serverTime))] {
+        for (key, value) in [
+            (SyncKey.cursor, point.cursor), (SyncKey.number, String(point.number)),
+            (SyncKey.serverTime, String(point.serverTime))
+        ] {
             if let value {
                 try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [key, value])
             } else {
@@ -291,7 +315,8 @@ extension ChatCache {
             for key in [SyncKey.cursor, SyncKey.serverTime] { try db.run("DELETE FROM meta WHERE key = ?", [key]) }
         }
         // Downloaded files went with their messages; queued sends keep their copies.
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? [] where !name.hasPrefix("outbox-") {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? []
+        where !name.hasPrefix("outbox-") {
             try? FileManager.default.removeItem(at: mediaDirectory.appendingPathComponent(name))
         }
         mediaTotal.withLock { $0 = nil }

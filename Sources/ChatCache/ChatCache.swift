@@ -43,10 +43,13 @@ public final class ChatCache: Sendable {
 
     /// Opens (creating and migrating) the cache in `directory`. With a `key` the database
     /// is encrypted; a wrong key throws `.notADatabase`.
-    public init(directory: URL, uid: String, key: EncryptionKey? = nil, limits: CacheLimits = CacheLimits(),
-                clock: @escaping @Sendable () -> Int64) throws {
+    public init(
+        directory: URL, uid: String, key: EncryptionKey? = nil, limits: CacheLimits = CacheLimits(),
+        clock: @escaping @Sendable () -> Int64
+    ) throws {
         let files = FileManager.default
-        try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try files.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         let path = directory.appendingPathComponent(Self.databaseName).path
         // SQLite gives -wal and -shm the database file's mode: create it 0600 first.
@@ -71,7 +74,8 @@ public final class ChatCache: Sendable {
         self.uid = uid
         self.clock = clock
         self.limits = limits
-        try FileManager.default.createDirectory(at: mediaDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: mediaDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
     /// Closes every connection (the WAL is checkpointed away).
@@ -173,7 +177,8 @@ extension ChatCache {
             for table in ["messages", "ranges", "conversations", "last_messages", "snapshots", "usage", "outbox"] {
                 try db.run("DELETE FROM \(table)")
             }
-            try db.run("DELETE FROM meta WHERE key NOT IN (\(keeping.map { _ in "?" }.joined(separator: ", ")))", keeping)
+            try db.run(
+                "DELETE FROM meta WHERE key NOT IN (\(keeping.map { _ in "?" }.joined(separator: ", ")))", keeping)
         }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? [] {
             try? FileManager.default.removeItem(at: mediaDirectory.appendingPathComponent(name))

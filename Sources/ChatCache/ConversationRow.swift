@@ -13,7 +13,7 @@ enum ConversationRow {
         "peer_id", "peer_name", "peer_image", "peer_metadata", "peer_tags",
         "user_role", "user_last_active_at", "user_status", "user_blocked_by_me", "user_has_blocked_me",
         "group_type", "group_description", "group_owner", "group_members_count", "group_created_at", "group_updated_at",
-        "group_has_joined", "group_scope", "group_joined_at",
+        "group_has_joined", "group_scope", "group_joined_at"
     ]
 
     /// The table (schema v6).
@@ -38,18 +38,23 @@ enum ConversationRow {
     static let byID = select + " WHERE c.id = ?"
 
     /// A conversation with its last message: `conversation(_:)` reads the rows it selects.
-    static let select = "SELECT " + columns.map { "c." + $0 }.joined(separator: ", ") + ", "
-        + MessageRow.columns.split(separator: ",").map { "l." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
+    static let select =
+        "SELECT " + columns.map { "c." + $0 }.joined(separator: ", ") + ", "
+        + MessageRow.columns.split(separator: ",").map { "l." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        .joined(separator: ", ")
         + " FROM conversations c LEFT JOIN last_messages l ON l.conversation_id = c.id"
 
     /// Refreshes a stored conversation (?1…?27 as in `columns`, ?28 the access time or NULL to keep it).
-    static let update = "UPDATE conversations SET "
+    static let update =
+        "UPDATE conversations SET "
         + columns.enumerated().dropFirst().map { "\($0.element) = ?\($0.offset + 1)" }.joined(separator: ", ")
         + ", last_access = coalesce(?28, last_access) WHERE id = ?1"
     /// Adds one (?29: the access time when ?28 is NULL).
-    static let insert = "INSERT INTO conversations(\(columns.joined(separator: ", ")), last_access) VALUES ("
+    static let insert =
+        "INSERT INTO conversations(\(columns.joined(separator: ", ")), last_access) VALUES ("
         + (1...27).map { "?\($0)" }.joined(separator: ", ") + ", coalesce(?28, ?29))"
-    static let storeLastMessage = "INSERT OR REPLACE INTO last_messages(\(MessageRow.columns)) VALUES ("
+    static let storeLastMessage =
+        "INSERT OR REPLACE INTO last_messages(\(MessageRow.columns)) VALUES ("
         + Array(repeating: "?", count: 17).joined(separator: ", ") + ")"
 
     /// Writes `conversation` (and its last message); `access`: when it was used, nil to keep
@@ -75,20 +80,26 @@ enum ConversationRow {
 
     static func values(_ conversation: ConversationPayload) throws -> [any SQLValueConvertible] {
         let own: [any SQLValueConvertible] = [
-            conversation.conversationId, conversation.conversationType.rawValue, conversation.updatedAt, conversation.unreadMessageCount,
+            conversation.conversationId, conversation.conversationType.rawValue, conversation.updatedAt,
+            conversation.unreadMessageCount,
             conversation.lastDeliveredMessageId, conversation.lastReadMessageId, conversation.peerDeliveredMessageId,
-            conversation.peerReadMessageId,
+            conversation.peerReadMessageId
         ]
         switch conversation.conversationWith {
         case .user(let user):
-            return own + [user.uid, user.name, user.avatar, try metadata(user.metadata), try tags(user.tags),
-                          user.role, user.lastActiveAt, user.status, user.blockedByMe, user.hasBlockedMe]
+            return own + [
+                user.uid, user.name, user.avatar, try metadata(user.metadata), try tags(user.tags),
+                user.role, user.lastActiveAt, user.status, user.blockedByMe, user.hasBlockedMe
+            ]
                 + Array(repeating: Int64?.none, count: 9)
         case .group(let group):
             return own + [group.guid, group.name, group.icon, try metadata(group.metadata), try tags(group.tags)]
                 + Array(repeating: Int64?.none, count: 5)
-                + [group.type.rawValue, group.description, group.owner, group.membersCount, group.createdAt, group.updatedAt,
-                   group.hasJoined, group.scope?.rawValue, group.joinedAt]
+                + [
+                    group.type.rawValue, group.description, group.owner, group.membersCount, group.createdAt,
+                    group.updatedAt,
+                    group.hasJoined, group.scope?.rawValue, group.joinedAt
+                ]
         }
     }
 
@@ -98,24 +109,29 @@ enum ConversationRow {
         let tags = try row.textOrNil(12).map(Self.tags(from:)) ?? []
         let peer: ConversationPeer
         if row.text(1) == ReceiverType.group.rawValue {
-            peer = .group(GroupPayload(guid: row.text(8), name: row.text(9), type: GroupType(rawValue: row.text(18)) ?? .public,
-                                       icon: row.textOrNil(10), description: row.textOrNil(19), metadata: metadata, tags: tags,
-                                       owner: row.text(20), membersCount: row.int(21), createdAt: row.int64(22), updatedAt: row.int64(23),
-                                       hasJoined: row.int(24) != 0, scope: row.textOrNil(25).flatMap(GroupScope.init(rawValue:)),
-                                       joinedAt: row.int64OrNil(26)))
+            peer = .group(
+                GroupPayload(
+                    guid: row.text(8), name: row.text(9), type: GroupType(rawValue: row.text(18)) ?? .public,
+                    icon: row.textOrNil(10), description: row.textOrNil(19), metadata: metadata, tags: tags,
+                    owner: row.text(20), membersCount: row.int(21), createdAt: row.int64(22), updatedAt: row.int64(23),
+                    hasJoined: row.int(24) != 0, scope: row.textOrNil(25).flatMap(GroupScope.init(rawValue:)),
+                    joinedAt: row.int64OrNil(26)))
         } else {
-            var user = UserPayload(uid: row.text(8), name: row.text(9), avatar: row.textOrNil(10), metadata: metadata, tags: tags,
-                                   role: row.textOrNil(13), lastActiveAt: row.int64OrNil(14))
+            var user = UserPayload(
+                uid: row.text(8), name: row.text(9), avatar: row.textOrNil(10), metadata: metadata, tags: tags,
+                role: row.textOrNil(13), lastActiveAt: row.int64OrNil(14))
             user.status = row.textOrNil(15)
             user.blockedByMe = row.int64OrNil(16).map { $0 != 0 }
             user.hasBlockedMe = row.int64OrNil(17).map { $0 != 0 }
             peer = .user(user)
         }
-        return ConversationPayload(conversationId: row.text(0), conversationType: ReceiverType(rawValue: row.text(1)) ?? .user,
-                                   conversationWith: peer,
-                                   lastMessage: row.isNull(lastMessageColumn) ? nil : try MessageRow.message(row, offset: lastMessageColumn),
-                                   unreadMessageCount: row.int(3), lastDeliveredMessageId: row.int64OrNil(4), lastReadMessageId: row.int64OrNil(5),
-                                   peerDeliveredMessageId: row.int64OrNil(6), peerReadMessageId: row.int64OrNil(7), updatedAt: row.int64(2))
+        return ConversationPayload(
+            conversationId: row.text(0), conversationType: ReceiverType(rawValue: row.text(1)) ?? .user,
+            conversationWith: peer,
+            lastMessage: row.isNull(lastMessageColumn) ? nil : try MessageRow.message(row, offset: lastMessageColumn),
+            unreadMessageCount: row.int(3), lastDeliveredMessageId: row.int64OrNil(4),
+            lastReadMessageId: row.int64OrNil(5),
+            peerDeliveredMessageId: row.int64OrNil(6), peerReadMessageId: row.int64OrNil(7), updatedAt: row.int64(2))
     }
 
     /// Where the last message's columns start in `select`.
@@ -131,7 +147,9 @@ enum ConversationRow {
 
     private static func metadata(from text: String) throws -> [String: JSONValue] {
         var reader = JSONReader(Data(text.utf8))
-        guard case .object(let members) = try reader.value() else { throw JSONReader.Failure(offset: 0, reason: "metadata is not an object") }
+        guard case .object(let members) = try reader.value() else {
+            throw JSONReader.Failure(offset: 0, reason: "metadata is not an object")
+        }
         return members
     }
 

@@ -53,12 +53,15 @@ public struct FileKeyStore: KeyStore {
     public func load(account: String) throws -> Data? {
         let file = self.file(account)
         guard FileManager.default.fileExists(atPath: file.path) else { return nil }
-        do { return try Data(contentsOf: file) } catch { throw KeyStoreUnavailable("cannot read the key file: \(error.localizedDescription)") }
+        do { return try Data(contentsOf: file) } catch {
+            throw KeyStoreUnavailable("cannot read the key file: \(error.localizedDescription)")
+        }
     }
 
     public func save(_ secret: Data, account: String) throws {
         let files = FileManager.default
-        try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try files.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp")
         guard files.createFile(atPath: temporary.path, contents: secret, attributes: [.posixPermissions: 0o600]) else {

@@ -12,7 +12,10 @@ public struct KeychainKeyStore: KeyStore {
     }
 
     private func query(_ account: String) -> [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account]
+        [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            kSecAttrAccount as String: account
+        ]
     }
 
     public func load(account: String) throws -> Data? {
@@ -39,7 +42,9 @@ public struct KeychainKeyStore: KeyStore {
 
     public func delete(account: String) throws {
         let status = SecItemDelete(query(account) as CFDictionary)
-        guard status == errSecSuccess || status == errSecItemNotFound else { throw KeyStoreUnavailable("the Keychain answered \(status)") }
+        guard status == errSecSuccess || status == errSecItemNotFound else {
+            throw KeyStoreUnavailable("the Keychain answered \(status)")
+        }
     }
 }
 #endif

@@ -11,7 +11,8 @@ enum MessageRow {
 
     /// `col = ?n` for every column, numbered as in `columns`.
     private static let assignments = columns.split(separator: ",").enumerated()
-        .map { "\($0.element.trimmingCharacters(in: .whitespacesAndNewlines)) = ?\($0.offset + 1)" }.joined(separator: ", ")
+        .map { "\($0.element.trimmingCharacters(in: .whitespacesAndNewlines)) = ?\($0.offset + 1)" }.joined(
+            separator: ", ")
     private static let placeholders = Array(repeating: "?", count: 17).joined(separator: ", ")
 
     /// Refreshes a row with `values` (numbered as in `columns`) when the stored state is not
@@ -63,10 +64,15 @@ enum MessageRow {
 
     /// The JSON of the rarer parts, nil when a message has none.
     private static func extras(_ message: MessagePayload) throws -> String? {
-        guard message.attachment != nil || message.customData != nil || message.metadata != nil || message.reactions != nil
-            || message.action != nil else { return nil }
-        return try ChatCache.json(Extras(attachment: message.attachment, customData: message.customData, metadata: message.metadata,
-                                         reactions: message.reactions, action: message.action))
+        guard
+            message.attachment != nil || message.customData != nil || message.metadata != nil
+                || message.reactions != nil
+                || message.action != nil
+        else { return nil }
+        return try ChatCache.json(
+            Extras(
+                attachment: message.attachment, customData: message.customData, metadata: message.metadata,
+                reactions: message.reactions, action: message.action))
     }
 
     /// `message` as it reads back from its row (a reply count of 0 is stored as none).
@@ -82,19 +88,25 @@ enum MessageRow {
         let extras = try row.textOrNil(offset + 16).map { try ChatCache.decode(Extras.self, $0) }
         let replies = row.int(offset + 14)
         return MessagePayload(
-            id: row.int64(offset), muid: row.textOrNil(offset + 1), conversationId: row.text(offset + 2), sender: row.text(offset + 4),
+            id: row.int64(offset), muid: row.textOrNil(offset + 1), conversationId: row.text(offset + 2),
+            sender: row.text(offset + 4),
             receiver: row.text(offset + 5), receiverType: ReceiverType(rawValue: row.text(offset + 6)) ?? .user,
             category: MessageCategory(rawValue: row.text(offset + 7)) ?? .message, type: row.text(offset + 8),
-            text: row.textOrNil(offset + 9), attachment: extras?.attachment, customData: extras?.customData, metadata: extras?.metadata,
+            text: row.textOrNil(offset + 9), attachment: extras?.attachment, customData: extras?.customData,
+            metadata: extras?.metadata,
             sentAt: row.int64(offset + 10), updatedAt: row.int64(offset + 11), editedAt: row.int64OrNil(offset + 12),
-            deletedAt: row.int64OrNil(offset + 13), reactions: extras?.reactions, parentMessageId: row.int64OrNil(offset + 3),
-            replyCount: replies == 0 ? nil : replies, callStatus: row.textOrNil(offset + 15).flatMap(CallStatus.init(rawValue:)),
+            deletedAt: row.int64OrNil(offset + 13), reactions: extras?.reactions,
+            parentMessageId: row.int64OrNil(offset + 3),
+            replyCount: replies == 0 ? nil : replies,
+            callStatus: row.textOrNil(offset + 15).flatMap(CallStatus.init(rawValue:)),
             action: extras?.action)
     }
 
     /// A message from a row selected with `columns` (starting at column `offset`).
     static func message(_ row: Row, offset: Int = 0) throws -> MessagePayload {
-        func get<T: SQLValueConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T { try row.get(offset + index, as: type) }
+        func get<T: SQLValueConvertible>(_ index: Int, as type: T.Type = T.self) throws -> T {
+            try row.get(offset + index, as: type)
+        }
         let extras = try (try get(16, as: String?.self)).map { try ChatCache.decode(Extras.self, $0) }
         let replies: Int = try get(14)
         return MessagePayload(

@@ -59,9 +59,11 @@ public struct ChangePayload: Codable, Sendable, Equatable {
     /// Epoch milliseconds of the change.
     public var at: Int64
 
-    public init(seq: Int64, kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
-                receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
-                notification: FeedItemPayload? = nil, group: GroupPayload? = nil, at: Int64) {
+    public init(
+        seq: Int64, kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
+        receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
+        notification: FeedItemPayload? = nil, group: GroupPayload? = nil, at: Int64
+    ) {
         self.group = group
         self.seq = seq
         self.kind = kind

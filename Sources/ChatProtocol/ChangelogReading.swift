@@ -15,7 +15,9 @@ extension ChangelogPage: JSONReadable {
     public init(json data: Data) throws {
         var reader = JSONReader(data)
         var changes: [ChangePayload] = []
-        var hasMore: Bool?, cursor: String?, serverTime: Int64?
+        var hasMore: Bool?
+        var cursor: String?
+        var serverTime: Int64?
         try reader.object { key, reader in
             switch key {
             case "changes":
@@ -28,23 +30,33 @@ extension ChangelogPage: JSONReadable {
             }
         }
         try reader.end()
-        self.init(changes: changes, hasMore: try required(hasMore, "hasMore"), cursor: try required(cursor, "cursor"),
-                  serverTime: try required(serverTime, "serverTime"))
+        self.init(
+            changes: changes, hasMore: try required(hasMore, "hasMore"), cursor: try required(cursor, "cursor"),
+            serverTime: try required(serverTime, "serverTime"))
     }
 }
 
 extension ChangePayload {
     public init(reading reader: inout JSONReader) throws {
-        var seq: Int64?, kind: ChangeKind?, conversationId: String?, at: Int64?
-        var message: MessagePayload?, receipt: ReceiptPayload?, block: BlockPayload?, reaction: ReactionPayload?
-        var notification: FeedItemPayload?, group: GroupPayload?
+        var seq: Int64?
+        var kind: ChangeKind?
+        var conversationId: String?
+        var at: Int64?
+        var message: MessagePayload?
+        var receipt: ReceiptPayload?
+        var block: BlockPayload?
+        var reaction: ReactionPayload?
+        var notification: FeedItemPayload?
+        var group: GroupPayload?
         let decoder = JSONReading.decoder
         try reader.object { key, reader in
             switch key {
             case "seq": seq = try reader.int64()
             case "kind":
                 let raw = try reader.string()
-                guard let known = ChangeKind(rawValue: raw) else { throw JSONReading.failure("an unknown change kind \(raw)") }
+                guard let known = ChangeKind(rawValue: raw) else {
+                    throw JSONReading.failure("an unknown change kind \(raw)")
+                }
                 kind = known
             case "conversationId": conversationId = try reader.string()
             case "at": at = try reader.int64()
@@ -52,24 +64,36 @@ extension ChangePayload {
             case "receipt": receipt = try reader.optional { try $0.decode(ReceiptPayload.self, using: decoder) }
             case "block": block = try reader.optional { try $0.decode(BlockPayload.self, using: decoder) }
             case "reaction": reaction = try reader.optional { try $0.decode(ReactionPayload.self, using: decoder) }
-            case "notification": notification = try reader.optional { try $0.decode(FeedItemPayload.self, using: decoder) }
+            case "notification":
+                notification = try reader.optional { try $0.decode(FeedItemPayload.self, using: decoder) }
             case "group": group = try reader.optional { try $0.decode(GroupPayload.self, using: decoder) }
             default: try reader.skip()
             }
         }
-        self.init(seq: try required(seq, "seq"), kind: try required(kind, "kind"), conversationId: try required(conversationId, "conversationId"),
-                  message: message, receipt: receipt, block: block, reaction: reaction, notification: notification, group: group,
-                  at: try required(at, "at"))
+        self.init(
+            seq: try required(seq, "seq"), kind: try required(kind, "kind"),
+            conversationId: try required(conversationId, "conversationId"),
+            message: message, receipt: receipt, block: block, reaction: reaction, notification: notification,
+            group: group,
+            at: try required(at, "at"))
     }
 }
 
 extension MessagePayload {
     public init(reading reader: inout JSONReader) throws {
-        var id: Int64?, conversationId: String?, sender: String?, receiver: String?, receiverType: ReceiverType?
-        var category: MessageCategory?, type: String?, sentAt: Int64?, updatedAt: Int64?
-        var message = MessagePayload(id: 0, muid: nil, conversationId: "", sender: "", receiver: "", receiverType: .user, category: .message,
-                                     type: "", text: nil, attachment: nil, customData: nil, metadata: nil, sentAt: 0, updatedAt: 0,
-                                     editedAt: nil, deletedAt: nil)
+        var id: Int64?
+        var conversationId: String?
+        var sender: String?
+        var receiver: String?
+        var receiverType: ReceiverType?
+        var category: MessageCategory?
+        var type: String?
+        var sentAt: Int64?
+        var updatedAt: Int64?
+        var message = MessagePayload(
+            id: 0, muid: nil, conversationId: "", sender: "", receiver: "", receiverType: .user, category: .message,
+            type: "", text: nil, attachment: nil, customData: nil, metadata: nil, sentAt: 0, updatedAt: 0,
+            editedAt: nil, deletedAt: nil)
         let decoder = JSONReading.decoder
         try reader.object { key, reader in
             switch key {
@@ -82,7 +106,8 @@ extension MessagePayload {
             case "category": category = try JSONReading.enumeration(try reader.string())
             case "type": type = try reader.string()
             case "text": message.text = try reader.optional { try $0.string() }
-            case "attachment": message.attachment = try reader.optional { try $0.decode(Attachment.self, using: decoder) }
+            case "attachment":
+                message.attachment = try reader.optional { try $0.decode(Attachment.self, using: decoder) }
             case "customData": message.customData = try reader.optional { try $0.value() }
             case "metadata":
                 switch try reader.value() {
@@ -94,11 +119,13 @@ extension MessagePayload {
             case "updatedAt": updatedAt = try reader.int64()
             case "editedAt": message.editedAt = try reader.optional { try $0.int64() }
             case "deletedAt": message.deletedAt = try reader.optional { try $0.int64() }
-            case "reactions": message.reactions = try reader.optional { try $0.decode([ReactionCount].self, using: decoder) }
+            case "reactions":
+                message.reactions = try reader.optional { try $0.decode([ReactionCount].self, using: decoder) }
             case "parentMessageId": message.parentMessageId = try reader.optional { try $0.int64() }
             case "replyCount": message.replyCount = try reader.optional { Int(try $0.int64()) }
             case "callStatus": message.callStatus = try reader.optional { try JSONReading.enumeration(try $0.string()) }
-            case "action": message.action = try reader.optional { try $0.decode(MemberActionPayload.self, using: decoder) }
+            case "action":
+                message.action = try reader.optional { try $0.decode(MemberActionPayload.self, using: decoder) }
             default: try reader.skip()
             }
         }

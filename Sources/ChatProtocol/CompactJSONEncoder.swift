@@ -143,28 +143,80 @@ final class JSONByteWriter: Encoder {
         let writer: JSONByteWriter
         var codingPath: [any CodingKey] { [] }
 
-        mutating func encodeNil(forKey key: Key) throws { writer.writeKey(key); writer.writeNull() }
-        mutating func encode(_ value: Bool, forKey key: Key) throws { writer.writeKey(key); writer.writeBool(value) }
-        mutating func encode(_ value: String, forKey key: Key) throws { writer.writeKey(key); writer.writeString(value) }
-        mutating func encode(_ value: Double, forKey key: Key) throws { writer.writeKey(key); try writer.writeNumber(value) }
-        mutating func encode(_ value: Float, forKey key: Key) throws { writer.writeKey(key); try writer.writeNumber(Double(value)) }
-        mutating func encode(_ value: Int, forKey key: Key) throws { writer.writeKey(key); writer.writeInteger(value) }
-        mutating func encode(_ value: Int8, forKey key: Key) throws { writer.writeKey(key); writer.writeInteger(value) }
-        mutating func encode(_ value: Int16, forKey key: Key) throws { writer.writeKey(key); writer.writeInteger(value) }
-        mutating func encode(_ value: Int32, forKey key: Key) throws { writer.writeKey(key); writer.writeInteger(value) }
-        mutating func encode(_ value: Int64, forKey key: Key) throws { writer.writeKey(key); writer.writeInteger(value) }
-        mutating func encode(_ value: UInt, forKey key: Key) throws { writer.writeKey(key); writer.writeInteger(value) }
-        mutating func encode(_ value: UInt8, forKey key: Key) throws { writer.writeKey(key); writer.writeInteger(value) }
-        mutating func encode(_ value: UInt16, forKey key: Key) throws { writer.writeKey(key); writer.writeInteger(value) }
-        mutating func encode(_ value: UInt32, forKey key: Key) throws { writer.writeKey(key); writer.writeInteger(value) }
-        mutating func encode(_ value: UInt64, forKey key: Key) throws { writer.writeKey(key); writer.writeInteger(value) }
-        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { writer.writeKey(key); try writer.encodeValue(value) }
+        mutating func encodeNil(forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeNull()
+        }
+        mutating func encode(_ value: Bool, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeBool(value)
+        }
+        mutating func encode(_ value: String, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeString(value)
+        }
+        mutating func encode(_ value: Double, forKey key: Key) throws {
+            writer.writeKey(key)
+            try writer.writeNumber(value)
+        }
+        mutating func encode(_ value: Float, forKey key: Key) throws {
+            writer.writeKey(key)
+            try writer.writeNumber(Double(value))
+        }
+        mutating func encode(_ value: Int, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        mutating func encode(_ value: Int8, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        mutating func encode(_ value: Int16, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        mutating func encode(_ value: Int32, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        mutating func encode(_ value: Int64, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        mutating func encode(_ value: UInt, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws {
+            writer.writeKey(key)
+            writer.writeInteger(value)
+        }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            writer.writeKey(key)
+            try writer.encodeValue(value)
+        }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type,
-                                                            forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type,
+            forKey key: Key
+        ) -> KeyedEncodingContainer<NestedKey> {
             writer.elsewhere().container(keyedBy: keyType)
         }
-        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { writer.elsewhere().unkeyedContainer() }
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            writer.elsewhere().unkeyedContainer()
+        }
         mutating func superEncoder() -> any Encoder { writer.elsewhere() }
         mutating func superEncoder(forKey key: Key) -> any Encoder { writer.elsewhere() }
     }
@@ -176,20 +228,43 @@ final class JSONByteWriter: Encoder {
 
         init(writer: JSONByteWriter) { self.writer = writer }
 
-        mutating func encodeNil() throws { next(); writer.writeNull() }
-        mutating func encode(_ value: Bool) throws { next(); writer.writeBool(value) }
-        mutating func encode(_ value: String) throws { next(); writer.writeString(value) }
-        mutating func encode(_ value: Double) throws { next(); try writer.writeNumber(value) }
-        mutating func encode(_ value: Int) throws { next(); writer.writeInteger(value) }
-        mutating func encode(_ value: Int64) throws { next(); writer.writeInteger(value) }
-        mutating func encode<T: Encodable>(_ value: T) throws { next(); try writer.encodeValue(value) }
+        mutating func encodeNil() throws {
+            next()
+            writer.writeNull()
+        }
+        mutating func encode(_ value: Bool) throws {
+            next()
+            writer.writeBool(value)
+        }
+        mutating func encode(_ value: String) throws {
+            next()
+            writer.writeString(value)
+        }
+        mutating func encode(_ value: Double) throws {
+            next()
+            try writer.writeNumber(value)
+        }
+        mutating func encode(_ value: Int) throws {
+            next()
+            writer.writeInteger(value)
+        }
+        mutating func encode(_ value: Int64) throws {
+            next()
+            writer.writeInteger(value)
+        }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            next()
+            try writer.encodeValue(value)
+        }
 
         private mutating func next() {
             writer.separate()
             count += 1
         }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type
+        ) -> KeyedEncodingContainer<NestedKey> {
             writer.elsewhere().container(keyedBy: keyType)
         }
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { writer.elsewhere().unkeyedContainer() }

@@ -52,10 +52,12 @@ public struct ConversationPayload: Codable, Sendable, Equatable {
     /// Epoch milliseconds of the last activity; the list is ordered by it, newest first.
     public var updatedAt: Int64
 
-    public init(conversationId: String, conversationType: ReceiverType, conversationWith: ConversationPeer,
-                lastMessage: MessagePayload?, unreadMessageCount: Int, lastDeliveredMessageId: Int64?,
-                lastReadMessageId: Int64?, peerDeliveredMessageId: Int64?, peerReadMessageId: Int64?,
-                updatedAt: Int64) {
+    public init(
+        conversationId: String, conversationType: ReceiverType, conversationWith: ConversationPeer,
+        lastMessage: MessagePayload?, unreadMessageCount: Int, lastDeliveredMessageId: Int64?,
+        lastReadMessageId: Int64?, peerDeliveredMessageId: Int64?, peerReadMessageId: Int64?,
+        updatedAt: Int64
+    ) {
         self.conversationId = conversationId
         self.conversationType = conversationType
         self.conversationWith = conversationWith

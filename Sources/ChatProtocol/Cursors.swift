@@ -19,7 +19,8 @@ public enum ChangelogCursor: Equatable, Sendable {
         case ("c2", 3):
             let epoch = parts[1]
             guard (1...16).contains(epoch.count), epoch.allSatisfy({ $0.isHexDigit && !$0.isUppercase }),
-                  let position = Int64(parts[2]), position >= 0, parts[2].first != "+" else { return nil }
+                let position = Int64(parts[2]), position >= 0, parts[2].first != "+"
+            else { return nil }
             return .position(epoch: String(epoch), position: position)
         default:
             return nil

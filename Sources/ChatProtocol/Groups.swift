@@ -61,9 +61,11 @@ public struct GroupPayload: Codable, Sendable, Equatable {
     public var scope: GroupScope?
     public var joinedAt: Int64?
 
-    public init(guid: String, name: String, type: GroupType, icon: String? = nil, description: String? = nil,
-                metadata: [String: JSONValue]? = nil, tags: [String] = [], owner: String, membersCount: Int,
-                createdAt: Int64, updatedAt: Int64, hasJoined: Bool = false, scope: GroupScope? = nil, joinedAt: Int64? = nil) {
+    public init(
+        guid: String, name: String, type: GroupType, icon: String? = nil, description: String? = nil,
+        metadata: [String: JSONValue]? = nil, tags: [String] = [], owner: String, membersCount: Int,
+        createdAt: Int64, updatedAt: Int64, hasJoined: Bool = false, scope: GroupScope? = nil, joinedAt: Int64? = nil
+    ) {
         self.guid = guid
         self.name = name
         self.type = type
@@ -93,8 +95,10 @@ public struct CreateGroupRequest: Codable, Sendable {
     public var metadata: [String: JSONValue]?
     public var tags: [String]?
 
-    public init(guid: String, name: String, type: GroupType = .public, password: String? = nil, icon: String? = nil,
-                description: String? = nil, metadata: [String: JSONValue]? = nil, tags: [String]? = nil) {
+    public init(
+        guid: String, name: String, type: GroupType = .public, password: String? = nil, icon: String? = nil,
+        description: String? = nil, metadata: [String: JSONValue]? = nil, tags: [String]? = nil
+    ) {
         self.guid = guid
         self.name = name
         self.type = type
@@ -117,8 +121,10 @@ public struct EditGroupRequest: Codable, Sendable {
     public var metadata: [String: JSONValue]?
     public var tags: [String]?
 
-    public init(name: String? = nil, type: GroupType? = nil, password: String? = nil, icon: String? = nil,
-                description: String? = nil, metadata: [String: JSONValue]? = nil, tags: [String]? = nil) {
+    public init(
+        name: String? = nil, type: GroupType? = nil, password: String? = nil, icon: String? = nil,
+        description: String? = nil, metadata: [String: JSONValue]? = nil, tags: [String]? = nil
+    ) {
         self.name = name
         self.type = type
         self.password = password
@@ -205,8 +211,10 @@ public struct MemberActionPayload: Codable, Sendable, Equatable {
     public var oldScope: GroupScope?
     public var newScope: GroupScope?
 
-    public init(guid: String, action: Action, actor: String, target: String, oldScope: GroupScope? = nil,
-                newScope: GroupScope? = nil) {
+    public init(
+        guid: String, action: Action, actor: String, target: String, oldScope: GroupScope? = nil,
+        newScope: GroupScope? = nil
+    ) {
         self.guid = guid
         self.action = action
         self.actor = actor

@@ -51,8 +51,10 @@ public struct JSONReader {
     }
 
     /// `open`, then `element`s separated by commas, then `close`; one level deeper meanwhile.
-    private mutating func elements(between open: UInt8, and close: UInt8, of what: String,
-                                   _ element: (inout JSONReader) throws -> Void) throws {
+    private mutating func elements(
+        between open: UInt8, and close: UInt8, of what: String,
+        _ element: (inout JSONReader) throws -> Void
+    ) throws {
         try expect(open)
         try descend()
         defer { depth -= 1 }
@@ -110,7 +112,8 @@ public struct JSONReader {
         if integral, let value = exactInteger(bytes[start..<index]) { return value }
         // 1.0 or 1e3 still name an integer; anything else does not fit.
         guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)),
-              value.rounded() == value, let exact = Int64(exactly: value) else {
+            value.rounded() == value, let exact = Int64(exactly: value)
+        else {
             throw failure(at: start, "not an integer that fits 64 bits")
         }
         return exact
@@ -211,7 +214,8 @@ public struct JSONReader {
     private mutating func unicodeEscape() throws -> Character {
         let first = try hex4()
         if (0xD800..<0xDC00).contains(first), index + 1 < bytes.count,
-           bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") {
+            bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+        {
             let save = index
             index += 2
             let second = try hex4()
@@ -228,12 +232,13 @@ public struct JSONReader {
         var value: UInt32 = 0
         for _ in 0..<4 {
             let byte = bytes[index]
-            let digit: UInt8 = switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: throw failure(at: index, "not a hex digit")
-            }
+            let digit: UInt8 =
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+                default: throw failure(at: index, "not a hex digit")
+                }
             value = value << 4 | UInt32(digit)
             index += 1
         }
@@ -250,14 +255,20 @@ public struct JSONReader {
         var integral = true
         if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
             index += 1
-            guard index < bytes.count, isDigit(bytes[index]) else { throw failure(at: index, "a digit must follow the point") }
+            guard index < bytes.count, isDigit(bytes[index]) else {
+                throw failure(at: index, "a digit must follow the point")
+            }
             skipDigits()
             integral = false
         }
         if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
             index += 1
-            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) { index += 1 }
-            guard index < bytes.count, isDigit(bytes[index]) else { throw failure(at: index, "a digit must follow the exponent") }
+            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+                index += 1
+            }
+            guard index < bytes.count, isDigit(bytes[index]) else {
+                throw failure(at: index, "a digit must follow the exponent")
+            }
             skipDigits()
             integral = false
         }
@@ -271,7 +282,8 @@ public struct JSONReader {
         for byte in digits.dropFirst(negative ? 1 : 0) {
             let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
             let digit = Int64(byte - UInt8(ascii: "0"))
-            let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            let (next, overflow2) =
+                negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
             if overflow || overflow2 { return nil }
             value = next
         }
@@ -288,7 +300,8 @@ public struct JSONReader {
         skipWhitespace()
         let count = word.utf8CodeUnitCount
         guard index + count <= bytes.count,
-              word.withUTF8Buffer({ $0.elementsEqual(bytes[index..<(index + count)]) }) else {
+            word.withUTF8Buffer({ $0.elementsEqual(bytes[index..<(index + count)]) })
+        else {
             throw failure(at: index, "expected \(word)")
         }
         index += count
@@ -296,7 +309,9 @@ public struct JSONReader {
 
     private mutating func descend() throws {
         depth += 1
-        guard depth <= maxDepth else { throw Failure(offset: index, reason: "nested deeper than \(maxDepth) levels", tooDeep: true) }
+        guard depth <= maxDepth else {
+            throw Failure(offset: index, reason: "nested deeper than \(maxDepth) levels", tooDeep: true)
+        }
     }
 
     private mutating func skipWhitespace() {

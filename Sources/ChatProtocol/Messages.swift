@@ -63,10 +63,12 @@ public struct SendMessageRequest: Codable, Sendable {
     /// For category `call`: the status the call starts in (default `initiated`).
     public var callStatus: CallStatus?
 
-    public init(muid: String, receiver: String, receiverType: ReceiverType = .user,
-                category: MessageCategory = .message, type: String = "text", text: String? = nil,
-                attachment: Attachment? = nil, customData: JSONValue? = nil, metadata: [String: JSONValue]? = nil,
-                parentMessageId: Int64? = nil, callStatus: CallStatus? = nil) {
+    public init(
+        muid: String, receiver: String, receiverType: ReceiverType = .user,
+        category: MessageCategory = .message, type: String = "text", text: String? = nil,
+        attachment: Attachment? = nil, customData: JSONValue? = nil, metadata: [String: JSONValue]? = nil,
+        parentMessageId: Int64? = nil, callStatus: CallStatus? = nil
+    ) {
         self.parentMessageId = parentMessageId
         self.callStatus = callStatus
         self.muid = muid
@@ -88,8 +90,10 @@ public struct EditMessageRequest: Codable, Sendable {
     public var metadata: [String: JSONValue]?
     /// Call messages only; either participant may move the call along `CallStatus.next`.
     public var callStatus: CallStatus?
-    public init(text: String? = nil, customData: JSONValue? = nil, metadata: [String: JSONValue]? = nil,
-                callStatus: CallStatus? = nil) {
+    public init(
+        text: String? = nil, customData: JSONValue? = nil, metadata: [String: JSONValue]? = nil,
+        callStatus: CallStatus? = nil
+    ) {
         self.text = text
         self.customData = customData
         self.metadata = metadata
@@ -128,12 +132,14 @@ public struct MessagePayload: Codable, Sendable, Equatable {
     /// For group action messages (category `action`, type `groupMember`): the membership change.
     public var action: MemberActionPayload?
 
-    public init(id: Int64, muid: String?, conversationId: String, sender: String, receiver: String,
-                receiverType: ReceiverType, category: MessageCategory, type: String, text: String?,
-                attachment: Attachment?, customData: JSONValue?, metadata: [String: JSONValue]?,
-                sentAt: Int64, updatedAt: Int64, editedAt: Int64?, deletedAt: Int64?, reactions: [ReactionCount]? = nil,
-                parentMessageId: Int64? = nil, replyCount: Int? = nil, callStatus: CallStatus? = nil,
-                action: MemberActionPayload? = nil) {
+    public init(
+        id: Int64, muid: String?, conversationId: String, sender: String, receiver: String,
+        receiverType: ReceiverType, category: MessageCategory, type: String, text: String?,
+        attachment: Attachment?, customData: JSONValue?, metadata: [String: JSONValue]?,
+        sentAt: Int64, updatedAt: Int64, editedAt: Int64?, deletedAt: Int64?, reactions: [ReactionCount]? = nil,
+        parentMessageId: Int64? = nil, replyCount: Int? = nil, callStatus: CallStatus? = nil,
+        action: MemberActionPayload? = nil
+    ) {
         self.action = action
         self.parentMessageId = parentMessageId
         self.replyCount = replyCount

@@ -22,7 +22,9 @@ public struct FeedItemPayload: Codable, Sendable, Equatable {
     /// Epoch milliseconds.
     public var at: Int64
 
-    public init(id: Int64, kind: Kind, actor: String, messageId: Int64, conversationId: String, reaction: String?, at: Int64) {
+    public init(
+        id: Int64, kind: Kind, actor: String, messageId: Int64, conversationId: String, reaction: String?, at: Int64
+    ) {
         self.id = id
         self.kind = kind
         self.actor = actor

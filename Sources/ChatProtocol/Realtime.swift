@@ -23,8 +23,10 @@ public struct RealtimeEnvelope: Codable, Sendable, Equatable {
     /// `typing`.
     public var typing: TypingPayload?
 
-    public init(type: Kind, uid: String? = nil, cursor: String? = nil, change: ChangePayload? = nil,
-                typing: TypingPayload? = nil) {
+    public init(
+        type: Kind, uid: String? = nil, cursor: String? = nil, change: ChangePayload? = nil,
+        typing: TypingPayload? = nil
+    ) {
         self.type = type
         self.uid = uid
         self.cursor = cursor
@@ -87,19 +89,25 @@ public struct RealtimeClientFrame: Sendable, Equatable {
 extension TypingPayload {
     /// `sender` is ignored: the server sets it.
     init(reading reader: inout JSONReader) throws {
-        var receiver: String?, receiverType = ReceiverType.user, isTyping: Bool?
+        var receiver: String?
+        var receiverType = ReceiverType.user
+        var isTyping: Bool?
         try reader.object { key, reader in
             switch key {
             case "receiver": receiver = try reader.string()
             case "receiverType":
                 let raw = try reader.string()
-                guard let known = ReceiverType(rawValue: raw) else { throw JSONReader.Failure(offset: 0, reason: "receiverType \(raw)") }
+                guard let known = ReceiverType(rawValue: raw) else {
+                    throw JSONReader.Failure(offset: 0, reason: "receiverType \(raw)")
+                }
                 receiverType = known
             case "isTyping": isTyping = try reader.bool()
             default: try reader.skip()
             }
         }
-        guard let receiver, let isTyping else { throw JSONReader.Failure(offset: 0, reason: "typing needs a receiver and isTyping") }
+        guard let receiver, let isTyping else {
+            throw JSONReader.Failure(offset: 0, reason: "typing needs a receiver and isTyping")
+        }
         self.init(receiver: receiver, receiverType: receiverType, isTyping: isTyping)
     }
 }

@@ -15,8 +15,10 @@ public struct UserPayload: Codable, Sendable, Equatable {
     /// Relative to the caller: this user blocked the caller (absent when false).
     public var hasBlockedMe: Bool?
 
-    public init(uid: String, name: String, avatar: String? = nil, metadata: [String: JSONValue]? = nil,
-                tags: [String] = [], role: String? = nil, lastActiveAt: Int64? = nil) {
+    public init(
+        uid: String, name: String, avatar: String? = nil, metadata: [String: JSONValue]? = nil,
+        tags: [String] = [], role: String? = nil, lastActiveAt: Int64? = nil
+    ) {
         self.uid = uid
         self.name = name
         self.avatar = avatar
@@ -36,8 +38,10 @@ public struct CreateUserRequest: Codable, Sendable {
     public var tags: [String]?
     public var role: String?
 
-    public init(uid: String, name: String? = nil, avatar: String? = nil,
-                metadata: [String: JSONValue]? = nil, tags: [String]? = nil, role: String? = nil) {
+    public init(
+        uid: String, name: String? = nil, avatar: String? = nil,
+        metadata: [String: JSONValue]? = nil, tags: [String]? = nil, role: String? = nil
+    ) {
         self.uid = uid
         self.name = name
         self.avatar = avatar
@@ -97,8 +101,10 @@ public struct HealthResponse: Codable, Sendable {
     /// With several nodes, which one answered (`--node-id`): a load balancer's operator sees
     /// where requests land.
     public var node: String?
-    public init(status: String, version: String, engine: String? = nil, database: String? = nil, bus: String? = nil,
-                node: String? = nil) {
+    public init(
+        status: String, version: String, engine: String? = nil, database: String? = nil, bus: String? = nil,
+        node: String? = nil
+    ) {
         self.status = status
         self.version = version
         self.engine = engine

@@ -31,7 +31,11 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
     private var sockets: Set<Int32> = []
 
     public var mode: Mode {
-        get { lock.lock(); defer { lock.unlock() }; return currentMode }
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return currentMode
+        }
         set {
             lock.lock()
             currentMode = newValue
@@ -77,7 +81,9 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = Loopback.address(port: UInt16(upstreamPort))
             let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard connected == 0 else {
                 close(client)
@@ -105,7 +111,9 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
             guard count > 0 else { return }
             var chunk = Array(buffer[0..<count])
             if requests {
-                if String(decoding: chunk.prefix(64), as: UTF8.self).contains("/v1/realtime") { upgraded.withLock { $0 = true } }
+                if String(decoding: chunk.prefix(64), as: UTF8.self).contains("/v1/realtime") {
+                    upgraded.withLock { $0 = true }
+                }
             } else if !upgraded.current {
                 switch mode {
                 case .pass: break

@@ -34,11 +34,13 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
 
     /// The checkout this package was built from.
     static var repository: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }
 
     public init(arguments: [String] = []) throws {
-        dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-sdk-test-\(UUID().uuidString)")
+        dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chatd-sdk-test-\(UUID().uuidString)")
         extraArguments = arguments
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 30
@@ -53,7 +55,9 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
 
     /// `https` when started with `--tls-cert` (its own request helpers then do not work:
     /// URLSession on Linux does not take a private CA; use `admin(_:)`).
-    public var url: URL { URL(string: "\(extraArguments.contains("--tls-cert") ? "https" : "http")://127.0.0.1:\(port)")! }
+    public var url: URL {
+        URL(string: "\(extraArguments.contains("--tls-cert") ? "https" : "http")://127.0.0.1:\(port)")!
+    }
 
     /// Runs a `chatd` admin subcommand (`user add UID`, `token UID`, …) on this server's data
     /// directory, beside the running server, and returns what it printed.
@@ -77,7 +81,9 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         let process = Process()
         let output = Pipe()
         process.executableURL = Self.binary
-        process.arguments = ["--data", dataDirectory.path, "--port", "\(requested)", "--test-clock", "--stop-on-stdin-eof"] + extraArguments
+        process.arguments =
+            ["--data", dataDirectory.path, "--port", "\(requested)", "--test-clock", "--stop-on-stdin-eof"]
+            + extraArguments
         // The key in the environment, not on the command line (where chatd warns that `ps` shows it).
         process.environment = ProcessInfo.processInfo.environment.merging(["CHATD_ADMIN_KEY": Self.adminKey]) { $1 }
         process.standardOutput = output
@@ -92,7 +98,8 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
             seen += String(decoding: chunk, as: UTF8.self)
         }
         guard let range = seen.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-              let port = Int(seen[range].split(separator: ":").last ?? "") else {
+            let port = Int(seen[range].split(separator: ":").last ?? "")
+        else {
             throw Failure("no port in chatd's output: \(seen)")
         }
         self.port = port
@@ -132,14 +139,19 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         var body: [String: String] = ["uid": uid]
         if let name { body["name"] = name }
         let created = try await admin("POST", "/v1/admin/users", body)
-        guard created.status == 201 else { throw Failure("create \(uid): \(created.status) \(String(decoding: created.data, as: UTF8.self))") }
+        guard created.status == 201 else {
+            throw Failure("create \(uid): \(created.status) \(String(decoding: created.data, as: UTF8.self))")
+        }
         return try await token(uid)
     }
 
     /// A fresh token for an existing user.
     public func token(_ uid: String, ttlSeconds: Int64? = nil) async throws -> String {
-        let reply = try await admin("POST", "/v1/admin/users/\(uid)/tokens", ttlSeconds.map { ["ttlSeconds": $0] } ?? [String: Int64]())
-        guard let object = try JSONSerialization.jsonObject(with: reply.data) as? [String: Any], let token = object["authToken"] as? String else {
+        let reply = try await admin(
+            "POST", "/v1/admin/users/\(uid)/tokens", ttlSeconds.map { ["ttlSeconds": $0] } ?? [String: Int64]())
+        guard let object = try JSONSerialization.jsonObject(with: reply.data) as? [String: Any],
+            let token = object["authToken"] as? String
+        else {
             throw Failure("token for \(uid): \(reply.status)")
         }
         return token
@@ -157,11 +169,15 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
     }
 
     /// Any request as a user (with a token) or as the admin (without).
-    public func request(_ method: String, _ path: String, token: String? = nil,
-                        json: (some Encodable)? = nil as String?) async throws -> (status: Int, data: Data) {
+    public func request(
+        _ method: String, _ path: String, token: String? = nil,
+        json: (some Encodable)? = nil as String?
+    ) async throws -> (status: Int, data: Data) {
         var request = URLRequest(url: URL(string: url.absoluteString + path)!)
         request.httpMethod = method
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") } else {
+        if let token {
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        } else {
             request.setValue(Self.adminKey, forHTTPHeaderField: "X-Admin-Key")
         }
         if let json {
@@ -180,11 +196,15 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue(mimeType, forHTTPHeaderField: "Content-Type")
         let (answer, response) = try await session.data(for: request)
-        guard (200..<300).contains((response as! HTTPURLResponse).statusCode) else { throw Failure("upload: \(String(decoding: answer, as: UTF8.self))") }
+        guard (200..<300).contains((response as! HTTPURLResponse).statusCode) else {
+            throw Failure("upload: \(String(decoding: answer, as: UTF8.self))")
+        }
         return try JSONDecoder().decode(Attachment.self, from: answer)
     }
 
-    private func admin(_ method: String, _ path: String, _ json: (some Encodable)?) async throws -> (status: Int, data: Data) {
+    private func admin(
+        _ method: String, _ path: String, _ json: (some Encodable)?
+    ) async throws -> (status: Int, data: Data) {
         try await request(method, path, json: json)
     }
 }

@@ -19,7 +19,9 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
     private let directory: URL
 
     /// The PostgreSQL server to make the cluster's database on (`postgres://user@host:port`).
-    public static let postgres = ProcessInfo.processInfo.environment["CHATD_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    public static let postgres = ProcessInfo.processInfo.environment["CHATD_TEST_POSTGRES"].flatMap {
+        $0.isEmpty ? nil : $0
+    }
     static let natsServer = "/usr/sbin/nats-server"
     static let haproxyBinary = "/usr/sbin/haproxy"
     static let psql = "/usr/bin/psql"
@@ -33,23 +35,31 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
     /// and how soon a dead node's users go offline: three of them); `arguments`: more flags for
     /// every node.
     public init(nodes count: Int = 3, catchUpSeconds: Double = 0.2, arguments: [String] = []) throws {
-        guard let postgres = Self.postgres else { throw LiveChatd.Failure("set CHATD_TEST_POSTGRES (scripts/with-postgres.sh)") }
+        guard let postgres = Self.postgres else {
+            throw LiveChatd.Failure("set CHATD_TEST_POSTGRES (scripts/with-postgres.sh)")
+        }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-cluster-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let database = try Self.createDatabase(on: postgres)
 
         let natsPort = try Self.freePort()
-        let nats = try Self.start(Self.natsServer, ["-a", "127.0.0.1", "-p", "\(natsPort)"], readyWhen: "Server is ready")
+        let nats = try Self.start(
+            Self.natsServer, ["-a", "127.0.0.1", "-p", "\(natsPort)"], readyWhen: "Server is ready")
         // A failure past here stops what already runs (deinit does not run for an object whose init threw).
         var nodes: [LiveChatd] = []
         do {
-            let shared = ["--database", database, "--nats", "nats://127.0.0.1:\(natsPort)", "--catch-up", "\(catchUpSeconds)",
-                          "--media", directory.appendingPathComponent("media").path] + arguments
+            let shared =
+                [
+                    "--database", database, "--nats", "nats://127.0.0.1:\(natsPort)", "--catch-up", "\(catchUpSeconds)",
+                    "--media", directory.appendingPathComponent("media").path
+                ] + arguments
             for index in 0..<count { nodes.append(try LiveChatd(arguments: shared + ["--node-id", "node\(index)"])) }
             let port = try Self.freePort()
             let configuration = directory.appendingPathComponent("haproxy.cfg")
-            try Self.haproxyConfiguration(port: port, nodes: nodes.map(\.port)).write(to: configuration, atomically: true, encoding: .utf8)
-            haproxy = try Self.start(Self.haproxyBinary, ["-f", configuration.path, "-db", "-V"], readyWhen: "as the polling mechanism")
+            try Self.haproxyConfiguration(port: port, nodes: nodes.map(\.port)).write(
+                to: configuration, atomically: true, encoding: .utf8)
+            haproxy = try Self.start(
+                Self.haproxyBinary, ["-f", configuration.path, "-db", "-V"], readyWhen: "as the polling mechanism")
             url = URL(string: "http://127.0.0.1:\(port)")!
         } catch {
             Self.stop(nats)

@@ -27,7 +27,9 @@ extension ChatClient {
         try await change("DELETE", "\(Endpoints.messages)/\(id)/reactions/\(reaction)", body: nil as String?)
     }
 
-    private func change<Body: Encodable & Sendable>(_ method: String, _ path: String, body: Body?) async throws -> BaseMessage {
+    private func change<Body: Encodable & Sendable>(
+        _ method: String, _ path: String, body: Body?
+    ) async throws -> BaseMessage {
         let current = try requireSession()
         guard current.realtime.status == .connected else {
             throw ChatException.offline("edits, deletions and reactions need a connection")

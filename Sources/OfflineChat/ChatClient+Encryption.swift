@@ -50,13 +50,15 @@ extension ChatClient {
         return [
             "enabled": enabled,
             "atRest": security.atRest ? OfflineEncryptionTier.atRestSqlcipher : OfflineEncryptionTier.atRestNone,
-            "keyStorage": security.keyFromStore ? OfflineEncryptionTier.keyStorageKeystore : OfflineEncryptionTier.keyStorageNone,
+            "keyStorage": security.keyFromStore
+                ? OfflineEncryptionTier.keyStorageKeystore : OfflineEncryptionTier.keyStorageNone,
             "cipherAvailable": enabled && Connection.cipherAvailable,
             "cipher": security.atRest ? (security.cipherVersion ?? "unknown") as Any : NSNull(),
-            "leakage": Self.encryptionLeakage,
+            "leakage": Self.encryptionLeakage
         ]
     }
 
-    static let encryptionLeakage = "Media files (downloads and queued sends in the cache's media folder) are stored unencrypted "
+    static let encryptionLeakage =
+        "Media files (downloads and queued sends in the cache's media folder) are stored unencrypted "
         + "outside the database; only the message database is encrypted at rest."
 }

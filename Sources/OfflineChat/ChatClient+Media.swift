@@ -1,5 +1,6 @@
 import ChatCache
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -17,20 +18,25 @@ extension ChatClient {
             throw ChatException.invalid("message \(message.id) has no attachment to download")
         }
         guard let cache = current.cache else {
-            throw ChatException(errorCode: ChatException.offlineDisabled, errorDescription: "media is kept in the offline cache; enable offline support")
+            throw ChatException(
+                errorCode: ChatException.offlineDisabled,
+                errorDescription: "media is kept in the offline cache; enable offline support")
         }
         // A file url names a file on this device: never opened on a message's word (a sender
         // could name the app's own files). A queued send's file is already in the cache.
         if URL(string: attachment.url)?.isFileURL ?? true || attachment.url.lowercased().hasPrefix("file:") {
             if message.id == 0, let local = message.localPath { return message.copy(localPath: local) }
-            throw ChatException.invalid("message \(message.id) names a local file (\(attachment.url)); only server media is downloaded")
+            throw ChatException.invalid(
+                "message \(message.id) names a local file (\(attachment.url)); only server media is downloaded")
         }
         let target = cache.mediaFile(messageId: message.id, name: attachment.name)
         if !FileManager.default.fileExists(atPath: target.path) {
-            let limit = attachment.size > 0 ? min(attachment.size, config.maxMediaDownloadSize) : config.maxMediaDownloadSize
+            let limit =
+                attachment.size > 0 ? min(attachment.size, config.maxMediaDownloadSize) : config.maxMediaDownloadSize
             let data = try await current.api.download(attachment.url, maxBytes: limit)
             do { _ = try cache.storeMedia(data, messageId: message.id, name: attachment.name) } catch {
-                throw ChatException(errorCode: ChatException.cacheFailure, errorDescription: "cannot store the file: \(error)")
+                throw ChatException(
+                    errorCode: ChatException.cacheFailure, errorDescription: "cannot store the file: \(error)")
             }
         }
         return message.copy(localPath: FileManager.default.fileExists(atPath: target.path) ? target.path : nil)

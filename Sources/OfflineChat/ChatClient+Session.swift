@@ -13,20 +13,27 @@ extension ChatClient {
     /// this one waits for the server wins: this one then fails with `ERROR_USER_NOT_LOGGED_IN`.
     @discardableResult
     public func login(uid: String, authToken: String) async throws -> User {
-        guard !uid.isEmpty, uid.allSatisfy(Self.idCharacters.contains) else { throw ChatException.invalid("`uid` is not a valid uid") }
+        guard !uid.isEmpty, uid.allSatisfy(Self.idCharacters.contains) else {
+            throw ChatException.invalid("`uid` is not a valid uid")
+        }
         let generation = sessionGeneration.withLock { value -> Int in
             value += 1
             return value
         }
-        let api = APIClient(baseURL: config.server, token: authToken, transport: HTTPTransports.platformDefault(timeout: config.requestTimeout,
-                                                                                                       trustedCertificates: config.trustedCertificates))
+        let api = APIClient(
+            baseURL: config.server, token: authToken,
+            transport: HTTPTransports.platformDefault(
+                timeout: config.requestTimeout,
+                trustedCertificates: config.trustedCertificates))
         let opening = openCache(for: uid)
         let cache = opening.cache
         let user: User
         do {
             let me: UserPayload = try await api.get(Endpoints.me)
             guard me.uid == uid else {
-                throw ChatException(errorCode: ChatException.authTokenInvalid, errorDescription: "the token belongs to \(me.uid), not \(uid)")
+                throw ChatException(
+                    errorCode: ChatException.authTokenInvalid,
+                    errorDescription: "the token belongs to \(me.uid), not \(uid)")
             }
             user = User(me)
             try? cache?.setMeta(MetaKey.token, authToken)
@@ -39,7 +46,9 @@ extension ChatClient {
                 if session.current?.user.uid != uid { try? ChatCache.destroy(directory: cacheDirectory(for: uid)) }
                 throw error
             }
-            guard error.errorCode == ChatException.internetUnavailable, let cache, let known = Self.cachedUser(cache, token: authToken) else {
+            guard error.errorCode == ChatException.internetUnavailable, let cache,
+                let known = Self.cachedUser(cache, token: authToken)
+            else {
                 cache?.close()
                 throw error
             }
@@ -47,14 +56,19 @@ extension ChatClient {
         }
         let owner = SessionOwner()
         let outbox = makeOutbox(cache: cache, api: api, owner: owner)
-        let security = CacheSecurity(atRest: opening.encrypted, keyFromStore: opening.keyFromStore,
-                                     cipherVersion: opening.encrypted ? Connection.cipherVersion : nil)
-        let me = try commit(Session(user: user, api: api, realtime: makeRealtime(token: authToken, owner: owner), cache: cache, owner: owner,
-                                    outbox: outbox, sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, owner: owner),
-                                    security: security),
-                            generation: generation)
+        let security = CacheSecurity(
+            atRest: opening.encrypted, keyFromStore: opening.keyFromStore,
+            cipherVersion: opening.encrypted ? Connection.cipherVersion : nil)
+        let me = try commit(
+            Session(
+                user: user, api: api, realtime: makeRealtime(token: authToken, owner: owner), cache: cache,
+                owner: owner,
+                outbox: outbox, sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, owner: owner),
+                security: security),
+            generation: generation)
         if let (reason, lost) = opening.reset {
-            config.logger.log(.warning, "the offline cache was rebuilt (\(reason.rawValue)); \(lost) queued messages lost")
+            config.logger.log(
+                .warning, "the offline cache was rebuilt (\(reason.rawValue)); \(lost) queued messages lost")
             // The reset first, then each queued message it discarded, in composed order (both
             // on the callback queue).
             resetListeners.notify { $0.onOfflineCacheReset(reason, lost) }
@@ -76,7 +90,8 @@ extension ChatClient {
         }
         guard case .some(let replaced) = previous else {
             started.cache?.close()
-            throw ChatException(errorCode: ChatException.userNotLoggedIn, errorDescription: "a logout or another login came first")
+            throw ChatException(
+                errorCode: ChatException.userNotLoggedIn, errorDescription: "a logout or another login came first")
         }
         if let replaced { end(replaced, wipe: replaced.user.uid != started.user.uid) }
         wipeOtherUsers(than: started.user.uid)  // with or without a cache of its own
@@ -86,8 +101,10 @@ extension ChatClient {
     }
 
     /// The callback form of `login(uid:authToken:)`; callbacks run on the callback queue.
-    public func login(uid: String, authToken: String, onSuccess: @escaping @Sendable (User) -> Void,
-                      onError: @escaping @Sendable (ChatException) -> Void) {
+    public func login(
+        uid: String, authToken: String, onSuccess: @escaping @Sendable (User) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         settle({ try await self.login(uid: uid, authToken: authToken) }, onSuccess: onSuccess, onError: onError)
     }
 
@@ -96,7 +113,12 @@ extension ChatClient {
     /// until it expires). A login still waiting for the server is abandoned.
     public func logout() {
         sessionGeneration.withLock { $0 += 1 }
-        guard let current = session.withLock({ value -> Session? in defer { value = nil }; return value }) else { return }
+        guard
+            let current = session.withLock({ value -> Session? in
+                defer { value = nil }
+                return value
+            })
+        else { return }
         let api = current.api
         tokenRevocation.withLock {
             $0 = Task {
@@ -114,7 +136,8 @@ extension ChatClient {
     /// `logout()`, then `onSuccess` once chatd revoked the token (or there was no session), or
     /// `onError` when it could not be asked (offline: the token stays valid until it expires).
     /// The session is over either way. Callbacks run on the callback queue.
-    public func logout(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func logout(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (ChatException) -> Void)
+    {
         logout()
         let revocation = tokenRevocation.current
         let queue = config.callbackQueue
@@ -128,7 +151,9 @@ extension ChatClient {
     public func isOfflineEnabled() -> Bool {
         if let current = session.current { return current.cache != nil }
         let offline = config.offline
-        return offline.enabled && (!offline.encryption || Connection.cipherAvailable || offline.encryptionFailureBehavior == .plaintextFallback)
+        return offline.enabled
+            && (!offline.encryption || Connection.cipherAvailable
+                || offline.encryptionFailureBehavior == .plaintextFallback)
     }
 
     /// Stops a session; `wipe` deletes its cache (logout, a rejected token, another user).
@@ -168,13 +193,18 @@ extension ChatClient {
         guard offline.enabled else { return CacheOpening() }
         var encrypt = offline.encryption
         if encrypt && !Connection.cipherAvailable && offline.encryptionFailureBehavior == .plaintextFallback {
-            config.logger.log(.error, "encryption is on but this build has no SQLCipher: the offline cache is NOT encrypted (plaintextFallback)")
+            config.logger.log(
+                .error,
+                "encryption is on but this build has no SQLCipher: the offline cache is NOT encrypted (plaintextFallback)"
+            )
             encrypt = false
         }
-        let limits = CacheLimits(maxConversations: offline.maxConversations, maxMessagesPerConversation: offline.maxMessagesPerConversation,
-                                 maxStorageSize: offline.maxStorageSize)
-        let opener = CacheOpener(directory: cacheDirectory(for: uid), uid: uid, account: keyAccount(uid), encrypt: encrypt,
-                                 keyStore: config.resolvedKeyStore, limits: limits, clock: { [clock = config.clock] in clock.now() })
+        let limits = CacheLimits(
+            maxConversations: offline.maxConversations, maxMessagesPerConversation: offline.maxMessagesPerConversation,
+            maxStorageSize: offline.maxStorageSize)
+        let opener = CacheOpener(
+            directory: cacheDirectory(for: uid), uid: uid, account: keyAccount(uid), encrypt: encrypt,
+            keyStore: config.resolvedKeyStore, limits: limits, clock: { [clock = config.clock] in clock.now() })
         let opening = opener.open()
         if let problem = opening.problem { config.logger.log(opening.cache == nil ? .error : .warning, problem) }
         return opening
@@ -186,34 +216,41 @@ extension ChatClient {
     private func makeOutbox(cache: ChatCache?, api: APIClient, owner: SessionOwner) -> Outbox? {
         guard let cache else { return nil }
         try? cache.recoverInterruptedSends()
-        return Outbox(cache: cache, api: api, config: config,
-                      isOnline: { [weak self] in self?.session(of: owner)?.realtime.status == .connected },
-                      liveSince: { [weak self] in
-                          // The epoch first: a loss after reading it changes it.
-                          guard let current = self?.session(of: owner), let epoch = current.cache?.liveEpoch,
-                                current.realtime.status == .connected else { return nil }
-                          return epoch
-                      },
-                      report: { [weak self] outcome in
-                          switch outcome {
-                          case .sent(let message): self?.messageListeners.notify { $0.onOutboxMessageSent(message) }
-                          case .failed(let message): self?.messageListeners.notify { $0.onOutboxMessageFailed(message) }
-                          }
-                      })
+        return Outbox(
+            cache: cache, api: api, config: config,
+            isOnline: { [weak self] in self?.session(of: owner)?.realtime.status == .connected },
+            liveSince: { [weak self] in
+                // The epoch first: a loss after reading it changes it.
+                guard let current = self?.session(of: owner), let epoch = current.cache?.liveEpoch,
+                    current.realtime.status == .connected
+                else { return nil }
+                return epoch
+            },
+            report: { [weak self] outcome in
+                switch outcome {
+                case .sent(let message): self?.messageListeners.notify { $0.onOutboxMessageSent(message) }
+                case .failed(let message): self?.messageListeners.notify { $0.onOutboxMessageFailed(message) }
+                }
+            })
     }
 
-    private func makeSync(cache: ChatCache?, api: APIClient, outbox: Outbox?, me: String, owner: SessionOwner) -> SyncEngine? {
+    private func makeSync(
+        cache: ChatCache?, api: APIClient, outbox: Outbox?, me: String, owner: SessionOwner
+    ) -> SyncEngine? {
         guard let cache else { return nil }
-        let listeners = SyncEngine.Listeners(sync: syncListeners, conversations: conversationListeners, messages: messageListeners,
-                                             groups: groupListeners)
-        return SyncEngine(cache: cache, api: api, config: config, outbox: outbox, me: me, listeners: listeners,
-                          isCurrent: { [weak self] in self?.session(of: owner) != nil })
+        let listeners = SyncEngine.Listeners(
+            sync: syncListeners, conversations: conversationListeners, messages: messageListeners,
+            groups: groupListeners)
+        return SyncEngine(
+            cache: cache, api: api, config: config, outbox: outbox, me: me, listeners: listeners,
+            isCurrent: { [weak self] in self?.session(of: owner) != nil })
     }
 
     /// Deletes every other user's cache of this app on the device.
     private func wipeOtherUsers(than uid: String) {
         let appDirectory = config.storageDirectory.appendingPathComponent(config.appID)
-        for other in (try? FileManager.default.contentsOfDirectory(atPath: appDirectory.path)) ?? [] where other != uid {
+        for other in (try? FileManager.default.contentsOfDirectory(atPath: appDirectory.path)) ?? [] where other != uid
+        {
             try? ChatCache.destroy(directory: appDirectory.appendingPathComponent(other))
             try? config.resolvedKeyStore.delete(account: keyAccount(other))
         }
@@ -221,7 +258,8 @@ extension ChatClient {
 
     private static func cachedUser(_ cache: ChatCache, token: String) -> User? {
         guard (try? cache.meta(MetaKey.token)) == token, let json = try? cache.meta(MetaKey.me),
-              let payload = try? APIClient.decoder.decode(UserPayload.self, from: Data(json.utf8)) else { return nil }
+            let payload = try? APIClient.decoder.decode(UserPayload.self, from: Data(json.utf8))
+        else { return nil }
         return User(payload)
     }
 

@@ -36,8 +36,11 @@ public final class ChatClient: Sendable {
         let sync: SyncEngine?
         /// What the cache's encryption achieved.
         let security: CacheSecurity
-        init(user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, owner: SessionOwner, outbox: Outbox?,
-             sync: SyncEngine?, security: CacheSecurity) {
+        init(
+            user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, owner: SessionOwner,
+            outbox: Outbox?,
+            sync: SyncEngine?, security: CacheSecurity
+        ) {
             self.security = security
             self.user = user
             self.api = api
@@ -69,7 +72,9 @@ public final class ChatClient: Sendable {
     let tokenRevocation = Locked<Task<ChatException?, Never>?>(nil)
 
     public convenience init(config: ChatConfig) throws {
-        try self.init(config: config, transport: RealtimeTransports.platformDefault(trustedCertificates: config.trustedCertificates))
+        try self.init(
+            config: config,
+            transport: RealtimeTransports.platformDefault(trustedCertificates: config.trustedCertificates))
     }
 
     init(config: ChatConfig, transport: any RealtimeTransport) throws {
@@ -106,9 +111,13 @@ public final class ChatClient: Sendable {
 
     public func addMessageListener(_ id: String, _ listener: any MessageListener) { messageListeners.add(id, listener) }
     public func removeMessageListener(_ id: String) { messageListeners.remove(id) }
-    public func addConnectionListener(_ id: String, _ listener: any ConnectionListener) { connectionListeners.add(id, listener) }
+    public func addConnectionListener(_ id: String, _ listener: any ConnectionListener) {
+        connectionListeners.add(id, listener)
+    }
     public func removeConnectionListener(_ id: String) { connectionListeners.remove(id) }
-    public func addConversationListener(_ id: String, _ listener: any ConversationListener) { conversationListeners.add(id, listener) }
+    public func addConversationListener(_ id: String, _ listener: any ConversationListener) {
+        conversationListeners.add(id, listener)
+    }
     public func removeConversationListener(_ id: String) { conversationListeners.remove(id) }
     public func addGroupListener(_ id: String, _ listener: any GroupListener) { groupListeners.add(id, listener) }
     public func removeGroupListener(_ id: String) { groupListeners.remove(id) }
@@ -116,21 +125,26 @@ public final class ChatClient: Sendable {
     public func removeSyncListener(_ id: String) { syncListeners.remove(id) }
     /// A reset is found while `login` opens the cache (its callback is queued before `login`
     /// returns): add this listener before logging in.
-    public func addOfflineCacheResetListener(_ id: String, _ listener: any OfflineCacheResetListener) { resetListeners.add(id, listener) }
+    public func addOfflineCacheResetListener(_ id: String, _ listener: any OfflineCacheResetListener) {
+        resetListeners.add(id, listener)
+    }
     public func removeOfflineCacheResetListener(_ id: String) { resetListeners.remove(id) }
 
     // MARK: - Helpers
 
     /// Runs `work` and reports its outcome on the callback queue: exactly one callback.
-    func settle<T: Sendable>(_ work: @escaping @Sendable () async throws -> T, onSuccess: @escaping @Sendable (T) -> Void,
-                             onError: @escaping @Sendable (ChatException) -> Void) {
+    func settle<T: Sendable>(
+        _ work: @escaping @Sendable () async throws -> T, onSuccess: @escaping @Sendable (T) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         let queue = config.callbackQueue
         Task {
             do {
                 let value = try await work()
                 queue.async { onSuccess(value) }
             } catch {
-                let exception = error as? ChatException
+                let exception =
+                    error as? ChatException
                     ?? ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "\(error)")
                 queue.async { onError(exception) }
             }

@@ -22,8 +22,10 @@ private let leastFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutableP
 
 /// Returns the argument that orders last (or first) among the non-NULL ones, by SQLite's own
 /// ordering for numbers (integers exactly, reals as doubles) and by bytes for everything else.
-private func pickArgument(_ context: OpaquePointer?, _ count: Int32, _ values: UnsafeMutablePointer<OpaquePointer?>?,
-                          larger: Bool) {
+private func pickArgument(
+    _ context: OpaquePointer?, _ count: Int32, _ values: UnsafeMutablePointer<OpaquePointer?>?,
+    larger: Bool
+) {
     guard let values else { return sqlite3_result_null(context) }
     var best: OpaquePointer?
     for index in 0..<Int(count) {

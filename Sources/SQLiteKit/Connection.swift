@@ -80,8 +80,9 @@ public final class Connection {
         if code != SQLITE_OK {
             let message = error.map { String(cString: $0) } ?? lastErrorMessage
             sqlite3_free(error)
-            throw SQLiteError(code: ResultCode(rawValue: sqlite3_extended_errcode(handle)),
-                              message: message, sql: sql)
+            throw SQLiteError(
+                code: ResultCode(rawValue: sqlite3_extended_errcode(handle)),
+                message: message, sql: sql)
         }
     }
 
@@ -103,7 +104,8 @@ public final class Connection {
         }
         let statement = try prepare(sql)
         if statementCache.count >= statementCacheCapacity,
-           let oldest = statementCache.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+            let oldest = statementCache.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
+        {
             statementCache[oldest] = nil  // finalized once no caller still holds it
         }
         statement.lastUse = useCounter
@@ -135,8 +137,10 @@ public final class Connection {
     }
 
     /// The first column of the first row as `T`, or nil when there is no row.
-    public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: [any SQLValueConvertible] = [],
-                                               as type: T.Type = T.self) throws -> T? {
+    public func scalar<T: SQLValueConvertible>(
+        _ sql: String, _ arguments: [any SQLValueConvertible] = [],
+        as type: T.Type = T.self
+    ) throws -> T? {
         try queryFirst(sql, arguments)?.get(0, as: type)
     }
 
@@ -158,8 +162,9 @@ public final class Connection {
 
     func check(_ code: Int32, sql: String? = nil) throws {
         guard code == SQLITE_OK else {
-            throw SQLiteError(code: ResultCode(rawValue: sqlite3_extended_errcode(handle)),
-                              message: lastErrorMessage, sql: sql)
+            throw SQLiteError(
+                code: ResultCode(rawValue: sqlite3_extended_errcode(handle)),
+                message: lastErrorMessage, sql: sql)
         }
     }
 }

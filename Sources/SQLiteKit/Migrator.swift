@@ -20,7 +20,9 @@ public struct Migrator: Sendable {
     public init() {}
 
     /// Adds migration `version`, which must be exactly one more than the previous one.
-    public mutating func register(_ version: Int, _ name: String, _ apply: @escaping @Sendable (Connection) throws -> Void) {
+    public mutating func register(
+        _ version: Int, _ name: String, _ apply: @escaping @Sendable (Connection) throws -> Void
+    ) {
         precondition(version == (migrations.last?.version ?? 0) + 1, "migrations are numbered 1, 2, 3, … in order")
         migrations.append(Migration(version: version, name: name, apply: apply))
     }
@@ -39,7 +41,8 @@ public struct Migrator: Sendable {
     public func migrate(_ db: Connection) throws -> [Int] {
         let current = try db.userVersion
         guard current <= latestVersion else {
-            throw SQLiteError(code: .misuse, message: "database schema \(current) is newer than this build's \(latestVersion)")
+            throw SQLiteError(
+                code: .misuse, message: "database schema \(current) is newer than this build's \(latestVersion)")
         }
         var applied: [Int] = []
         for migration in migrations where migration.version > current {

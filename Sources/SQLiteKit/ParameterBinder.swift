@@ -13,7 +13,10 @@ public struct ParameterBinder: ~Copyable {
     }
 
     public func bind(_ index: Int32, _ value: String) throws {
-        try check(value.withCString { sqlite3_bind_text(statement.handle, index, $0, Int32(value.utf8.count), sqliteTransient) })
+        try check(
+            value.withCString {
+                sqlite3_bind_text(statement.handle, index, $0, Int32(value.utf8.count), sqliteTransient)
+            })
     }
 
     public func bind(_ index: Int32, _ value: String?) throws {

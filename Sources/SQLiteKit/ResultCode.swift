@@ -31,6 +31,6 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let notADatabase = ResultCode(rawValue: SQLITE_NOTADB)
     public static let row = ResultCode(rawValue: SQLITE_ROW)
     public static let done = ResultCode(rawValue: SQLITE_DONE)
-    public static let constraintUnique = ResultCode(rawValue: 2067)      // SQLITE_CONSTRAINT_UNIQUE
+    public static let constraintUnique = ResultCode(rawValue: 2067)  // SQLITE_CONSTRAINT_UNIQUE
     public static let constraintPrimaryKey = ResultCode(rawValue: 1555)  // SQLITE_CONSTRAINT_PRIMARYKEY
 }

@@ -18,8 +18,9 @@ public struct Row: Sendable {
             throw SQLiteError(code: .range, message: "no column at index \(index)")
         }
         guard let value = T(sqlValue: values[index]) else {
-            throw SQLiteError(code: .mismatch,
-                              message: "column \(columns[index]) holds \(values[index]), not \(T.self)")
+            throw SQLiteError(
+                code: .mismatch,
+                message: "column \(columns[index]) holds \(values[index]), not \(T.self)")
         }
         return value
     }

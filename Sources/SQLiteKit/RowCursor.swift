@@ -16,7 +16,9 @@ public struct RowCursor: ~Copyable {
 
 extension Statement {
     /// Runs the statement and hands each row to `body`; stops early when `body` returns false.
-    public func forEachRow(_ arguments: [any SQLValueConvertible] = [], _ body: (borrowing RowCursor) throws -> Bool) throws {
+    public func forEachRow(
+        _ arguments: [any SQLValueConvertible] = [], _ body: (borrowing RowCursor) throws -> Bool
+    ) throws {
         try bind(arguments)
         defer { sqlite3_reset(handle) }
         let cursor = RowCursor(handle: handle)
@@ -28,8 +30,10 @@ extension Statement {
 
 extension Connection {
     /// `Statement.forEachRow` on the cached statement for `sql`.
-    public func forEachRow(_ sql: String, _ arguments: [any SQLValueConvertible] = [],
-                           _ body: (borrowing RowCursor) throws -> Bool) throws {
+    public func forEachRow(
+        _ sql: String, _ arguments: [any SQLValueConvertible] = [],
+        _ body: (borrowing RowCursor) throws -> Bool
+    ) throws {
         try cachedStatement(sql).forEachRow(arguments, body)
     }
 }
@@ -37,5 +41,6 @@ extension Connection {
 /// A text column's bytes, all of them (a NUL inside is kept), as a String; empty for NULL.
 func columnText(_ statement: OpaquePointer, _ column: Int32) -> String {
     guard let bytes = sqlite3_column_text(statement, column) else { return "" }
-    return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
+    return String(
+        decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
 }

@@ -41,7 +41,9 @@ public final class Statement {
             case .real(let value): code = sqlite3_bind_double(handle, index, value)
             case .text(let value):
                 // The string's own UTF-8 and its length (no C-string copy, no strlen); SQLite copies it.
-                code = value.withCString { sqlite3_bind_text(handle, index, $0, Int32(value.utf8.count), sqliteTransient) }
+                code = value.withCString {
+                    sqlite3_bind_text(handle, index, $0, Int32(value.utf8.count), sqliteTransient)
+                }
             case .blob(let bytes):
                 code = bytes.withUnsafeBytes {
                     sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), sqliteTransient)
@@ -75,8 +77,9 @@ public final class Statement {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
-            throw SQLiteError(code: ResultCode(rawValue: sqlite3_extended_errcode(connection.handle)),
-                              message: connection.lastErrorMessage, sql: sql)
+            throw SQLiteError(
+                code: ResultCode(rawValue: sqlite3_extended_errcode(connection.handle)),
+                message: connection.lastErrorMessage, sql: sql)
         }
     }
 

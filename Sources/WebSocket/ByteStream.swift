@@ -35,7 +35,9 @@ public struct Endpoint: Sendable {
     public var hostHeader: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
 
     /// Connects; reads and writes give up after `timeout` seconds when given.
-    public func connect(timeout: Double? = nil, trustedCertificates: String? = nil) throws(ConnectionError) -> any ByteStream {
+    public func connect(
+        timeout: Double? = nil, trustedCertificates: String? = nil
+    ) throws(ConnectionError) -> any ByteStream {
         let fd = try Socket.connect(host: host, port: port)
         guard secure else {
             if let timeout { Socket.setTimeout(fd, seconds: timeout) }

@@ -28,7 +28,8 @@ public struct FrameDecoder: Sendable {
     public mutating func nextFrame() throws(WebSocketError) -> Frame? {
         let available = buffer.count - start
         guard available >= 2 else { return nil }
-        let first = buffer[start], second = buffer[start + 1]
+        let first = buffer[start]
+        let second = buffer[start + 1]
         guard first & 0x70 == 0 else { throw WebSocketError(.protocolError, "reserved bits set without an extension") }
         guard let opcode = Opcode(rawValue: first & 0x0F) else {
             throw WebSocketError(.protocolError, "unknown opcode \(first & 0x0F)")
@@ -36,7 +37,8 @@ public struct FrameDecoder: Sendable {
         let fin = first & 0x80 != 0
         let masked = second & 0x80 != 0
         if masked != (role == .server) {
-            throw WebSocketError(.protocolError, role == .server ? "client frames must be masked" : "server frames must not be masked")
+            throw WebSocketError(
+                .protocolError, role == .server ? "client frames must be masked" : "server frames must not be masked")
         }
         var headerLength = 2
         var length = UInt64(second & 0x7F)

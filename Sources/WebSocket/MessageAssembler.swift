@@ -65,7 +65,9 @@ public struct MessageAssembler: Sendable {
         guard !payload.isEmpty else { return .close(.noStatus, "") }
         guard payload.count >= 2 else { throw WebSocketError(.protocolError, "close payload of one byte") }
         let code = CloseCode(rawValue: UInt16(payload[0]) << 8 | UInt16(payload[1]))
-        guard code.isSendable else { throw WebSocketError(.protocolError, "close code \(code.rawValue) is not allowed on the wire") }
+        guard code.isSendable else {
+            throw WebSocketError(.protocolError, "close code \(code.rawValue) is not allowed on the wire")
+        }
         guard let reason = String(validating: payload[2...], as: UTF8.self) else {
             throw WebSocketError(.invalidPayload, "close reason is not valid UTF-8")
         }

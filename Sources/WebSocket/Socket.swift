@@ -32,7 +32,7 @@ public enum Socket {
         while let info = entry {
             let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
             if fd >= 0 {
-                if posix_connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
+                if systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
                     var one: Int32 = 1
                     setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                     return fd
@@ -80,21 +80,25 @@ public enum Socket {
 
     /// Stops both directions (wakes a blocked reader) without releasing the descriptor.
     public static func shutdown(_ fd: Int32) {
-        _ = posix_shutdown(fd)
+        _ = systemShutdown(fd)
     }
 
     /// Releases the descriptor.
     public static func close(_ fd: Int32) {
-        _ = posix_close(fd)
+        _ = systemClose(fd)
     }
 }
 
 #if canImport(Glibc)
-private func posix_connect(_ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>!, _ len: socklen_t) -> Int32 { Glibc.connect(fd, addr, len) }
-private func posix_shutdown(_ fd: Int32) -> Int32 { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-private func posix_close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
+private func systemConnect(_ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>!, _ len: socklen_t) -> Int32 {
+    Glibc.connect(fd, addr, len)
+}
+private func systemShutdown(_ fd: Int32) -> Int32 { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+private func systemClose(_ fd: Int32) -> Int32 { Glibc.close(fd) }
 #elseif canImport(Darwin)
-private func posix_connect(_ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>!, _ len: socklen_t) -> Int32 { Darwin.connect(fd, addr, len) }
-private func posix_shutdown(_ fd: Int32) -> Int32 { Darwin.shutdown(fd, SHUT_RDWR) }
-private func posix_close(_ fd: Int32) -> Int32 { Darwin.close(fd) }
+private func systemConnect(_ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>!, _ len: socklen_t) -> Int32 {
+    Darwin.connect(fd, addr, len)
+}
+private func systemShutdown(_ fd: Int32) -> Int32 { Darwin.shutdown(fd, SHUT_RDWR) }
+private func systemClose(_ fd: Int32) -> Int32 { Darwin.close(fd) }
 #endif

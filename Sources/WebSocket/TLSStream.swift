@@ -57,14 +57,18 @@ final class TLSStream: ByteStream, @unchecked Sendable {  // `ssl` is used only 
         var offset = 0
         while offset < bytes.count {
             offset += try perform("write") { ssl in
-                bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(clamping: bytes.count - offset)) }
+                bytes.withUnsafeBytes {
+                    SSL_write(ssl, $0.baseAddress! + offset, Int32(clamping: bytes.count - offset))
+                }
             }
         }
     }
 
     func read(max: Int) throws(ConnectionError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: max)
-        let count = try perform("read") { ssl in buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32(clamping: max)) } }
+        let count = try perform("read") { ssl in
+            buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32(clamping: max)) }
+        }
         return Array(buffer.prefix(count))
     }
 
@@ -96,9 +100,12 @@ final class TLSStream: ByteStream, @unchecked Sendable {  // `ssl` is used only 
                 if closed.load(ordering: .acquiring) { return 0 }
                 let verify = SSL_get_verify_result(ssl)
                 if verify != X509_V_OK {
-                    throw ConnectionError("TLS \(what): the certificate is not trusted (\(String(cString: X509_verify_cert_error_string(verify))))")
+                    throw ConnectionError(
+                        "TLS \(what): the certificate is not trusted (\(String(cString: X509_verify_cert_error_string(verify))))"
+                    )
                 }
-                if error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 { return 0 }  // the peer closed without a close_notify
+                // the peer closed without a close_notify
+                if error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 { return 0 }
                 throw ConnectionError("TLS \(what): \(Self.lastError())")
             }
         }

@@ -23,8 +23,10 @@ public final class WebSocketClient: Sendable {
 
     /// Opens a connection (`ws://`, or `wss://` verified against the system's trust store
     /// plus the PEM file `trustedCertificates`) and performs the opening handshake.
-    public static func connect(to url: URL, headers: [String: String] = [:], maxMessageSize: Int = 16 << 20,
-                               trustedCertificates: String? = nil) throws(ConnectionError) -> WebSocketClient {
+    public static func connect(
+        to url: URL, headers: [String: String] = [:], maxMessageSize: Int = 16 << 20,
+        trustedCertificates: String? = nil
+    ) throws(ConnectionError) -> WebSocketClient {
         guard let endpoint = Endpoint(url) else {
             throw ConnectionError("unsupported URL \(url): use ws://host:port/path or wss://")
         }
@@ -43,7 +45,8 @@ public final class WebSocketClient: Sendable {
     }
 
     /// Reads the HTTP response head, checks 101 and the accept value; returns bytes past the head.
-    private static func readHandshakeResponse(_ stream: any ByteStream, key: String) throws(ConnectionError) -> [UInt8] {
+    private static func readHandshakeResponse(_ stream: any ByteStream, key: String) throws(ConnectionError) -> [UInt8]
+    {
         var received: [UInt8] = []
         let terminator: [UInt8] = Array("\r\n\r\n".utf8)
         while true {
@@ -68,7 +71,9 @@ public final class WebSocketClient: Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        guard fields["upgrade"]?.lowercased() == "websocket" else { throw ConnectionError("missing Upgrade: websocket") }
+        guard fields["upgrade"]?.lowercased() == "websocket" else {
+            throw ConnectionError("missing Upgrade: websocket")
+        }
         guard fields["connection"]?.lowercased().contains("upgrade") == true else {
             throw ConnectionError("missing Connection: Upgrade")
         }
@@ -84,7 +89,9 @@ public final class WebSocketClient: Sendable {
     public func send(binary: [UInt8]) throws(ConnectionError) { try send(Frame(opcode: .binary, payload: binary)) }
 
     /// Sends a ping; the peer's pong arrives through `receive()`.
-    public func ping(_ payload: [UInt8] = []) throws(ConnectionError) { try send(Frame(opcode: .ping, payload: payload)) }
+    public func ping(_ payload: [UInt8] = []) throws(ConnectionError) {
+        try send(Frame(opcode: .ping, payload: payload))
+    }
 
     /// Sends any frame, masked as a client must.
     public func send(_ frame: Frame) throws(ConnectionError) {

@@ -1,6 +1,6 @@
 import ChatCache
-import ChatTesting
 import ChatProtocol
+import ChatTesting
 import Foundation
 import SQLiteKit
 
@@ -28,7 +28,9 @@ struct BenchOptions {
             case "--query-only": queryOnly = rest.popFirst().map { URL(fileURLWithPath: $0) }
             case "--compare-encryption": compareEncryption = true
             case "--synced": synced = true
-            default: FileHandle.standardError.write(Data("cache-bench: unknown option \(flag)\n".utf8)); exit(2)
+            default:
+                FileHandle.standardError.write(Data("cache-bench: unknown option \(flag)\n".utf8))
+                exit(2)
             }
         }
     }
@@ -45,13 +47,16 @@ enum Bench {
             let id = conversationID(conversation)
             let page = (0..<per).map { index -> MessagePayload in
                 let messageId = Int64(index * options.conversations + conversation + 1)
-                return MessagePayload(id: messageId, muid: "m\(messageId)", conversationId: id, sender: index % 2 == 0 ? "me" : "u\(conversation)",
-                                      receiver: index % 2 == 0 ? "u\(conversation)" : "me", receiverType: .user, category: .message,
-                                      type: "text", text: "message \(messageId) with some ordinary chat text in it", attachment: nil,
-                                      customData: nil, metadata: nil, sentAt: messageId * 10, updatedAt: messageId * 10,
-                                      editedAt: nil, deletedAt: nil)
+                return MessagePayload(
+                    id: messageId, muid: "m\(messageId)", conversationId: id,
+                    sender: index % 2 == 0 ? "me" : "u\(conversation)",
+                    receiver: index % 2 == 0 ? "u\(conversation)" : "me", receiverType: .user, category: .message,
+                    type: "text", text: "message \(messageId) with some ordinary chat text in it", attachment: nil,
+                    customData: nil, metadata: nil, sentAt: messageId * 10, updatedAt: messageId * 10,
+                    editedAt: nil, deletedAt: nil)
             }
-            try cache.storePage(page, scope: .conversation(id), anchor: .latest, limit: per + 1, complete: true, liveSince: nil)
+            try cache.storePage(
+                page, scope: .conversation(id), anchor: .latest, limit: per + 1, complete: true, liveSince: nil)
         }
     }
 
@@ -63,16 +68,21 @@ enum Bench {
         for first in stride(from: 0, to: total, by: 1_000) {
             let changes = (first..<min(total, first + 1_000)).map { offset -> ChangePayload in
                 let messageId = Int64(offset + 1)
-                let index = offset / options.conversations, conversation = offset % options.conversations
-                let message = MessagePayload(id: messageId, muid: "m\(messageId)", conversationId: conversationID(conversation),
-                                             sender: index % 2 == 0 ? "me" : "u\(conversation)", receiver: index % 2 == 0 ? "u\(conversation)" : "me",
-                                             receiverType: .user, category: .message, type: "text",
-                                             text: "message \(messageId) with some ordinary chat text in it", attachment: nil, customData: nil,
-                                             metadata: nil, sentAt: messageId * 10, updatedAt: messageId * 10, editedAt: nil, deletedAt: nil)
-                return ChangePayload(seq: messageId, kind: .messageCreated, conversationId: message.conversationId, message: message,
-                                     at: messageId)
+                let index = offset / options.conversations
+                let conversation = offset % options.conversations
+                let message = MessagePayload(
+                    id: messageId, muid: "m\(messageId)", conversationId: conversationID(conversation),
+                    sender: index % 2 == 0 ? "me" : "u\(conversation)",
+                    receiver: index % 2 == 0 ? "u\(conversation)" : "me",
+                    receiverType: .user, category: .message, type: "text",
+                    text: "message \(messageId) with some ordinary chat text in it", attachment: nil, customData: nil,
+                    metadata: nil, sentAt: messageId * 10, updatedAt: messageId * 10, editedAt: nil, deletedAt: nil)
+                return ChangePayload(
+                    seq: messageId, kind: .messageCreated, conversationId: message.conversationId, message: message,
+                    at: messageId)
             }
-            _ = try cache.applySyncPage(changes, from: try cache.syncPoint(), cursor: "c1.\(first + changes.count)", serverTime: 0)
+            _ = try cache.applySyncPage(
+                changes, from: try cache.syncPoint(), cursor: "c1.\(first + changes.count)", serverTime: 0)
         }
     }
 
@@ -106,12 +116,18 @@ enum Bench {
         defer { sqlite3_close_v2(db) }
         if let key = options.key {
             let hex = key.bytes.map { String(format: "%02x", $0) }.joined()
-            guard sqlite3_exec(db, "PRAGMA key = \"x'\(hex)'\"; PRAGMA cipher_page_size = 4096;", nil, nil, nil) == SQLITE_OK else { fatalError("key") }
+            guard
+                sqlite3_exec(db, "PRAGMA key = \"x'\(hex)'\"; PRAGMA cipher_page_size = 4096;", nil, nil, nil)
+                    == SQLITE_OK
+            else { fatalError("key") }
         }
         sqlite3_exec(db, "PRAGMA cache_size = -8000", nil, nil, nil)
         var statement: OpaquePointer?
-        let sql = "SELECT id, muid, conversation_id, parent_id, sender, receiver, receiver_type, category, type, text, sent_at, updated_at, edited_at, deleted_at, reply_count, call_status, extras FROM messages WHERE conversation_id = ? AND id < ? ORDER BY id DESC LIMIT 30"
-        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else { fatalError("prepare") }
+        let sql =
+            "SELECT id, muid, conversation_id, parent_id, sender, receiver, receiver_type, category, type, text, sent_at, updated_at, edited_at, deleted_at, reply_count, call_status, extras FROM messages WHERE conversation_id = ? AND id < ? ORDER BY id DESC LIMIT 30"
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            fatalError("prepare")
+        }
         defer { sqlite3_finalize(statement) }
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         let work = anchors(options)
@@ -143,27 +159,34 @@ enum Bench {
     /// `ChatCache.cachedConversations`. Seconds per page, each.
     static func conversationList(_ cache: ChatCache, directory: URL, options: BenchOptions) throws -> (Double, Double) {
         let page = (0..<options.conversations).map { index in
-            let last = MessagePayload(id: Int64(1_000_000 + index), muid: "last\(index)", conversationId: conversationID(index), sender: "u\(index)",
-                                      receiver: "me", receiverType: .user, category: .message, type: "text",
-                                      text: "the last message of conversation \(index)", attachment: nil, customData: nil, metadata: nil,
-                                      sentAt: Int64(index), updatedAt: Int64(index), editedAt: nil, deletedAt: nil)
-            return ConversationPayload(conversationId: conversationID(index), conversationType: .user,
-                                       conversationWith: .user(UserPayload(uid: "u\(index)", name: "User \(index)", avatar: "https://cdn/u\(index).png")),
-                                       lastMessage: last, unreadMessageCount: index % 5, lastDeliveredMessageId: last.id, lastReadMessageId: last.id - 1,
-                                       peerDeliveredMessageId: nil, peerReadMessageId: nil, updatedAt: Int64(index))
+            let last = MessagePayload(
+                id: Int64(1_000_000 + index), muid: "last\(index)", conversationId: conversationID(index),
+                sender: "u\(index)",
+                receiver: "me", receiverType: .user, category: .message, type: "text",
+                text: "the last message of conversation \(index)", attachment: nil, customData: nil, metadata: nil,
+                sentAt: Int64(index), updatedAt: Int64(index), editedAt: nil, deletedAt: nil)
+            return ConversationPayload(
+                conversationId: conversationID(index), conversationType: .user,
+                conversationWith: .user(
+                    UserPayload(uid: "u\(index)", name: "User \(index)", avatar: "https://cdn/u\(index).png")),
+                lastMessage: last, unreadMessageCount: index % 5, lastDeliveredMessageId: last.id,
+                lastReadMessageId: last.id - 1,
+                peerDeliveredMessageId: nil, peerReadMessageId: nil, updatedAt: Int64(index))
         }
         try cache.storeConversationPage(page, first: true, last: true)
         let rounds = 2_000
-        let raw = try RawReader(path: directory.appendingPathComponent("cache.sqlite").path, key: options.key, sql: """
-            SELECT c.id, c.type, c.updated_at, c.unread, c.delivered_id, c.read_id, c.peer_delivered_id, c.peer_read_id, c.peer_id,
-                   c.peer_name, c.peer_image, c.peer_metadata, c.peer_tags, c.user_role, c.user_last_active_at, c.user_status,
-                   c.user_blocked_by_me, c.user_has_blocked_me, c.group_type, c.group_description, c.group_owner, c.group_members_count,
-                   c.group_created_at, c.group_updated_at, c.group_has_joined, c.group_scope, c.group_joined_at,
-                   l.id, l.muid, l.conversation_id, l.parent_id, l.sender, l.receiver, l.receiver_type, l.category, l.type, l.text,
-                   l.sent_at, l.updated_at, l.edited_at, l.deleted_at, l.reply_count, l.call_status, l.extras
-            FROM conversations c LEFT JOIN last_messages l ON l.conversation_id = c.id
-            ORDER BY c.updated_at DESC, c.id DESC LIMIT 30
-            """)
+        let raw = try RawReader(
+            path: directory.appendingPathComponent("cache.sqlite").path, key: options.key,
+            sql: """
+                SELECT c.id, c.type, c.updated_at, c.unread, c.delivered_id, c.read_id, c.peer_delivered_id, c.peer_read_id, c.peer_id,
+                       c.peer_name, c.peer_image, c.peer_metadata, c.peer_tags, c.user_role, c.user_last_active_at, c.user_status,
+                       c.user_blocked_by_me, c.user_has_blocked_me, c.group_type, c.group_description, c.group_owner, c.group_members_count,
+                       c.group_created_at, c.group_updated_at, c.group_has_joined, c.group_scope, c.group_joined_at,
+                       l.id, l.muid, l.conversation_id, l.parent_id, l.sender, l.receiver, l.receiver_type, l.category, l.type, l.text,
+                       l.sent_at, l.updated_at, l.edited_at, l.deleted_at, l.reply_count, l.call_status, l.extras
+                FROM conversations c LEFT JOIN last_messages l ON l.conversation_id = c.id
+                ORDER BY c.updated_at DESC, c.id DESC LIMIT 30
+                """)
         var start = Date()
         for _ in 0..<rounds { precondition(raw.readAll() == 30) }
         let rawSeconds = Date().timeIntervalSince(start) / Double(rounds)
@@ -179,8 +202,11 @@ enum Bench {
     static func childPeak(directory: URL, options: BenchOptions) throws -> Int {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["--query-only", directory.path, "--messages", "\(options.messages)",
-                             "--conversations", "\(options.conversations)", "--queries", "\(options.queries)"]
+        process.arguments =
+            [
+                "--query-only", directory.path, "--messages", "\(options.messages)",
+                "--conversations", "\(options.conversations)", "--queries", "\(options.queries)"
+            ]
             + (options.key == nil ? [] : ["--encrypted"])
         let output = Pipe()
         process.standardOutput = output
@@ -188,7 +214,8 @@ enum Bench {
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("peak-rss-kb ") }),
-              let value = Int(line.dropFirst("peak-rss-kb ".count)) else { fatalError("child: \(text)") }
+            let value = Int(line.dropFirst("peak-rss-kb ".count))
+        else { fatalError("child: \(text)") }
         return value
     }
 }
@@ -216,7 +243,10 @@ final class RawReader {
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { fatalError("open") }
         if let key {
             let hex = key.bytes.map { String(format: "%02x", $0) }.joined()
-            guard sqlite3_exec(db, "PRAGMA key = \"x'\(hex)'\"; PRAGMA cipher_page_size = 4096;", nil, nil, nil) == SQLITE_OK else { fatalError("key") }
+            guard
+                sqlite3_exec(db, "PRAGMA key = \"x'\(hex)'\"; PRAGMA cipher_page_size = 4096;", nil, nil, nil)
+                    == SQLITE_OK
+            else { fatalError("key") }
         }
         guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { fatalError("prepare: \(sql)") }
     }

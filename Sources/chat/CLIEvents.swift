@@ -32,10 +32,13 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
     }
 
     /// Prints every event from now on: (name, fields, human line).
-    func print(with printer: @escaping @Sendable (String, [String: Any], String) -> Void) { lock.withLock { self.printer = printer } }
+    func print(with printer: @escaping @Sendable (String, [String: Any], String) -> Void) {
+        lock.withLock { self.printer = printer }
+    }
 
     private func record(_ name: String, _ fields: [String: Any] = [:], _ human: String? = nil) {
-        let (ready, printer) = lock.withLock { () -> ([CheckedContinuation<String?, Never>], (@Sendable (String, [String: Any], String) -> Void)?) in
+        let (ready, printer) = lock.withLock {
+            () -> ([CheckedContinuation<String?, Never>], (@Sendable (String, [String: Any], String) -> Void)?) in
             seen.append(name)
             if seen.count > 1_000 { seen.removeFirst(500) }  // long `listen` and `open` runs
             var ready: [CheckedContinuation<String?, Never>] = []
@@ -83,34 +86,51 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
 
     func onConnected() { record("connected", [:], "connected") }
     func onDisconnected() { record("disconnected", [:], "disconnected (offline)") }
-    func onSyncServerStart(reInstall: Bool) { record("sync.start", ["reInstall": reInstall], reInstall ? "sync started (first sync: conversation list only)" : "sync started") }
+    func onSyncServerStart(reInstall: Bool) {
+        record(
+            "sync.start", ["reInstall": reInstall],
+            reInstall ? "sync started (first sync: conversation list only)" : "sync started")
+    }
     func onSyncServerProgress(_ progress: Int) {
         let bar = String(repeating: "#", count: progress / 5) + String(repeating: ".", count: 20 - progress / 5)
         record("sync.progress", ["progress": progress], "[\(bar)] \(progress)%")
     }
     func onSyncServerFinish(reInstall: Bool) { record("sync.finish", ["reInstall": reInstall], "sync finished") }
-    func onSyncServerFailed(reInstall: Bool) { record("sync.failed", ["reInstall": reInstall], "sync failed (it resumes on the next connection)") }
+    func onSyncServerFailed(reInstall: Bool) {
+        record("sync.failed", ["reInstall": reInstall], "sync failed (it resumes on the next connection)")
+    }
     func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) {
         lock.withLock { lastOutcome = outcome }
-        record("sync.messages", ["count": messages.count, "outcome": outcome.rawValue],
-               "\(messages.count) messages synced: \(outcome == .caughtUp ? "caught up" : "partial, more remain")")
+        record(
+            "sync.messages", ["count": messages.count, "outcome": outcome.rawValue],
+            "\(messages.count) messages synced: \(outcome == .caughtUp ? "caught up" : "partial, more remain")")
     }
     func onTextMessageReceived(_ message: TextMessage) { received(message) }
     func onMediaMessageReceived(_ message: MediaMessage) { received(message) }
     func onCustomMessageReceived(_ message: CustomMessage) { received(message) }
     func onActionMessageReceived(_ message: ActionMessage) { received(message) }
-    func onMessageEdited(_ message: BaseMessage) { record("message.edited", Output.fields(message), "edited: " + Output.line(message)) }
-    func onMessageDeleted(_ message: BaseMessage) { record("message.deleted", Output.fields(message), "deleted: " + Output.line(message)) }
+    func onMessageEdited(_ message: BaseMessage) {
+        record("message.edited", Output.fields(message), "edited: " + Output.line(message))
+    }
+    func onMessageDeleted(_ message: BaseMessage) {
+        record("message.deleted", Output.fields(message), "deleted: " + Output.line(message))
+    }
     func onMessagesSynced(_ messages: [BaseMessage]) {
-        record("messages.synced", ["count": messages.count, "ids": messages.map(\.id)],
-               "\(messages.count) cached message(s) changed meanwhile (edits, deletions, reactions): " + messages.map(Output.line).joined(separator: " | "))
+        record(
+            "messages.synced", ["count": messages.count, "ids": messages.map(\.id)],
+            "\(messages.count) cached message(s) changed meanwhile (edits, deletions, reactions): "
+                + messages.map(Output.line).joined(separator: " | "))
     }
     func onTypingStarted(_ indicator: TypingIndicator) {
-        record("typing", ["uid": indicator.sender, "receiver": indicator.receiverId, "group": indicator.receiverType == .group],
-               "\(indicator.sender) is typing…")
+        record(
+            "typing",
+            ["uid": indicator.sender, "receiver": indicator.receiverId, "group": indicator.receiverType == .group],
+            "\(indicator.sender) is typing…")
     }
     func onMessagesRead(_ receipt: MessageReceipt) {
-        record("read", ["uid": receipt.uid, "messageId": receipt.messageId], "\(receipt.uid) read up to \(receipt.messageId)")
+        record(
+            "read", ["uid": receipt.uid, "messageId": receipt.messageId],
+            "\(receipt.uid) read up to \(receipt.messageId)")
     }
 
     private func received(_ message: BaseMessage) { record("message", Output.fields(message), Output.line(message)) }

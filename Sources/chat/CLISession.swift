@@ -15,8 +15,9 @@ final class CLISession: Sendable {
         var offline = OfflineConfig()
         offline.enabled = true
         offline.encryption = invocation.encrypt
-        var config = ChatConfig(appID: invocation.app, server: invocation.server, storageDirectory: invocation.data, offline: offline,
-                                callbackQueue: DispatchQueue(label: "chat.callbacks"), logger: StandardErrorLogger(minimumLevel: .error))
+        var config = ChatConfig(
+            appID: invocation.app, server: invocation.server, storageDirectory: invocation.data, offline: offline,
+            callbackQueue: DispatchQueue(label: "chat.callbacks"), logger: StandardErrorLogger(minimumLevel: .error))
         config.connectionSettleDelay = 200
         config.requestTimeout = 5
         config.reconnectMaxDelay = 2_000
@@ -28,7 +29,8 @@ final class CLISession: Sendable {
 
     /// `<data>/tokens/<app>.<uid>.token`, 0600 in a 0700 folder.
     var tokenFile: URL {
-        invocation.data.appendingPathComponent("tokens", isDirectory: true).appendingPathComponent("\(invocation.app).\(uid).token")
+        invocation.data.appendingPathComponent("tokens", isDirectory: true).appendingPathComponent(
+            "\(invocation.app).\(uid).token")
     }
 
     func keptToken() -> String? {
@@ -37,8 +39,12 @@ final class CLISession: Sendable {
 
     func keep(token: String) throws {
         let folder = tokenFile.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        guard FileManager.default.createFile(atPath: tokenFile.path, contents: Data(token.utf8), attributes: [.posixPermissions: 0o600]) else {
+        try FileManager.default.createDirectory(
+            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard
+            FileManager.default.createFile(
+                atPath: tokenFile.path, contents: Data(token.utf8), attributes: [.posixPermissions: 0o600])
+        else {
             throw CLIError("cannot write \(tokenFile.path)")
         }
     }
@@ -49,17 +55,20 @@ final class CLISession: Sendable {
     /// the cache; a token the server rejects is forgotten.
     func login() async throws -> User {
         guard let token = invocation.token ?? keptToken() else {
-            throw CLIError("no token for \(uid): run chat --as \(uid) login --token TOKEN (chatd token \(uid) prints one)")
+            throw CLIError(
+                "no token for \(uid): run chat --as \(uid) login --token TOKEN (chatd token \(uid) prints one)")
         }
         do {
             return try await client.login(uid: uid, authToken: token)
         } catch let error as ChatException {
             if error.errorCode == ChatException.authTokenInvalid || error.httpStatus == 401 {
                 forgetToken()
-                throw CLIError("the server rejected the token for \(uid) (\(error.errorDescription)); run chat login again")
+                throw CLIError(
+                    "the server rejected the token for \(uid) (\(error.errorDescription)); run chat login again")
             }
             if error.errorCode == ChatException.internetUnavailable {
-                throw CLIError("cannot reach \(invocation.server.absoluteString) and there is no cached session for \(uid)")
+                throw CLIError(
+                    "cannot reach \(invocation.server.absoluteString) and there is no cached session for \(uid)")
             }
             throw CLIError("login failed: \(error.errorDescription)")
         }

@@ -7,7 +7,8 @@ struct ChatCLI {
     static func main() async {
         let invocation: Invocation
         do {
-            invocation = try Invocation.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            invocation = try Invocation.parse(
+                Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
         } catch {
             FileHandle.standardError.write(Data("chat: \(error)\n\(Invocation.usage)\n".utf8))
             exit(2)

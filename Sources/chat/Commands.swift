@@ -5,7 +5,9 @@ import OfflineChat
 extension CLISession {
     func run() async throws -> Int32 {
         switch invocation.command {
-        case .help: output.write(Invocation.usage); return 0
+        case .help:
+            output.write(Invocation.usage)
+            return 0
         case .login: return try await loginCommand()
         case .logout: return try await logoutCommand()
         case .conversations: return try await conversations()
@@ -17,7 +19,8 @@ extension CLISession {
         case .status: return try await status()
         case .listen(let count): return try await listen(count: count)
         case .clearCache: return try await clearCache()
-        case .open(let with, let group): return try await ConversationView(session: self, with: with, group: group).run()
+        case .open(let with, let group):
+            return try await ConversationView(session: self, with: with, group: group).run()
         }
     }
 
@@ -35,12 +38,19 @@ extension CLISession {
     func logoutCommand() async throws -> Int32 {
         let signedIn = (try? await login()) != nil
         let revoked = await withCheckedContinuation { done in
-            client.logout(onSuccess: { done.resume(returning: signedIn) }, onError: { _ in done.resume(returning: false) })
+            client.logout(
+                onSuccess: { done.resume(returning: signedIn) }, onError: { _ in done.resume(returning: false) })
         }
         forgetToken()
-        let what = signedIn ? "logged out \(uid); the cache on this device is wiped" : "forgot \(uid)'s token (there was no session to end)"
-        output.emit("logout", ["uid": uid, "cacheWiped": signedIn, "tokenRevoked": revoked],
-                    human: what + (revoked ? "; chatd revoked the token" : signedIn ? "; chatd could not be asked to revoke the token" : ""))
+        let what =
+            signedIn
+            ? "logged out \(uid); the cache on this device is wiped"
+            : "forgot \(uid)'s token (there was no session to end)"
+        output.emit(
+            "logout", ["uid": uid, "cacheWiped": signedIn, "tokenRevoked": revoked],
+            human: what
+                + (revoked
+                    ? "; chatd revoked the token" : signedIn ? "; chatd could not be asked to revoke the token" : ""))
         return 0
     }
 
@@ -48,10 +58,15 @@ extension CLISession {
         _ = try await login()
         let request = ConversationRequest.ConversationRequestBuilder(limit: 50).build(client: client)
         return await phases(request.next()) { (conversation: Conversation) in
-            let name = (conversation.conversationWith as? User)?.name ?? (conversation.conversationWith as? Group)?.name ?? conversation.conversationId
+            let name =
+                (conversation.conversationWith as? User)?.name ?? (conversation.conversationWith as? Group)?.name
+                ?? conversation.conversationId
             let last = conversation.lastMessage.map { " — " + Output.line($0) } ?? ""
             let unread = conversation.unreadMessageCount > 0 ? " [\(conversation.unreadMessageCount) unread]" : ""
-            return (["id": conversation.conversationId, "name": name, "unread": conversation.unreadMessageCount], "\(name)\(unread)\(last)")
+            return (
+                ["id": conversation.conversationId, "name": name, "unread": conversation.unreadMessageCount],
+                "\(name)\(unread)\(last)"
+            )
         }
     }
 
@@ -63,23 +78,30 @@ extension CLISession {
         let builder = MessagesRequest.MessageRequestBuilder().set(limit: limit)
         if group { builder.set(guid: peer) } else { builder.set(uid: peer) }
         let request = try builder.build(client: client)
-        return await phases(request.previous()) { (message: BaseMessage) in (Output.fields(message), Output.line(message)) }
+        return await phases(request.previous()) { (message: BaseMessage) in
+            (Output.fields(message), Output.line(message))
+        }
     }
 
     /// Prints a two-phase read: each phase labelled with its latency; offline, the server
     /// phase says so (and the run still succeeds: the cache answered).
-    func phases<Item: Sendable>(_ stream: AsyncThrowingStream<FetchPhase<Item>, any Error>,
-                                _ describe: (Item) -> ([String: Any], String)) async -> Int32 {
+    func phases<Item: Sendable>(
+        _ stream: AsyncThrowingStream<FetchPhase<Item>, any Error>,
+        _ describe: (Item) -> ([String: Any], String)
+    ) async -> Int32 {
         let started = Date()
         func milliseconds() -> Int { Int(Date().timeIntervalSince(started) * 1000) }
         do {
             for try await phase in stream {
-                let (name, items): (String, [Item]) = switch phase {
-                case .cached(let items): ("cached", items)
-                case .server(let items): ("server", items)
-                }
+                let (name, items): (String, [Item]) =
+                    switch phase {
+                    case .cached(let items): ("cached", items)
+                    case .server(let items): ("server", items)
+                    }
                 let elapsed = milliseconds()
-                output.emit("phase", ["phase": name, "ms": elapsed, "count": items.count], human: "— \(name) (\(elapsed) ms): \(items.count)")
+                output.emit(
+                    "phase", ["phase": name, "ms": elapsed, "count": items.count],
+                    human: "— \(name) (\(elapsed) ms): \(items.count)")
                 for item in items {
                     let (fields, line) = describe(item)
                     output.emit("item", fields.merging(["phase": name]) { first, _ in first }, human: "  " + line)
@@ -87,8 +109,9 @@ extension CLISession {
             }
             return 0
         } catch let error as ChatException where error.errorCode == ChatException.internetUnavailable {
-            output.emit("phase", ["phase": "server", "offline": true, "code": error.errorCode],
-                        human: "— server: unreachable (offline); the cached phase above is what this device knows")
+            output.emit(
+                "phase", ["phase": "server", "offline": true, "code": error.errorCode],
+                human: "— server: unreachable (offline); the cached phase above is what this device knows")
             return 0
         } catch {
             output.fail("\(error)", code: (error as? ChatException)?.errorCode)
@@ -100,10 +123,11 @@ extension CLISession {
         _ = try await login()
         _ = await connected(within: 3)
         let outcome = SendOutcome()
-        client.sendTextMessage(message: TextMessage(receiverUid: receiver, text: text, receiverType: group ? .group : .user),
-                               onMessagePending: { outcome.set(.pending($0)) },
-                               onMessageSent: { outcome.set(.sent($0)) },
-                               onError: { outcome.set(.failed($0)) })
+        client.sendTextMessage(
+            message: TextMessage(receiverUid: receiver, text: text, receiverType: group ? .group : .user),
+            onMessagePending: { outcome.set(.pending($0)) },
+            onMessageSent: { outcome.set(.sent($0)) },
+            onError: { outcome.set(.failed($0)) })
         switch await outcome.final(seconds: 8) {
         case .sent(let message):
             output.emit("sent", Output.fields(message), human: "sent (id \(message.id))")
@@ -119,7 +143,9 @@ extension CLISession {
     }
 
     private func queued(to receiver: String) -> Int32 {
-        output.emit("queued", ["to": receiver], human: "queued (offline): it is sent when the connection returns (chat retry, or any chat command online)")
+        output.emit(
+            "queued", ["to": receiver],
+            human: "queued (offline): it is sent when the connection returns (chat retry, or any chat command online)")
         return 0
     }
 
@@ -132,18 +158,26 @@ extension CLISession {
             fields["status"] = message.messageStatus.rawValue
             let reason = message.getFailureReason()
             if let reason { fields["failure"] = reason.rawValue }
-            output.emit("item", fields, human: "  #\(message.localMessageId ?? 0) → \(message.receiverUid): \((message as? TextMessage)?.text ?? message.type) [\(message.messageStatus.rawValue)\(reason.map { ", \($0.rawValue)" } ?? "")]")
+            output.emit(
+                "item", fields,
+                human:
+                    "  #\(message.localMessageId ?? 0) → \(message.receiverUid): \((message as? TextMessage)?.text ?? message.type) [\(message.messageStatus.rawValue)\(reason.map { ", \($0.rawValue)" } ?? "")]"
+            )
         }
         return 0
     }
 
     func retry() async throws -> Int32 {
         _ = try await login()
-        guard await connected(within: 5) else { throw CLIError("offline: cannot reach \(invocation.server.absoluteString); nothing was sent") }
+        guard await connected(within: 5) else {
+            throw CLIError("offline: cannot reach \(invocation.server.absoluteString); nothing was sent")
+        }
         client.retryAllFailedMessages()
         await client.sendPendingMessages()
         let left = client.getPendingMessages()
-        output.emit("retry", ["left": left.count], human: left.isEmpty ? "everything queued is sent" : "\(left.count) message(s) still waiting")
+        output.emit(
+            "retry", ["left": left.count],
+            human: left.isEmpty ? "everything queued is sent" : "\(left.count) message(s) still waiting")
         return left.isEmpty ? 0 : 1
     }
 
@@ -153,15 +187,22 @@ extension CLISession {
             if name == "sync.start", let before = queued.value, before > 0 {
                 // The connection settled: the outbox went first, then this sweep.
                 let sent = before - client.getPendingMessages().count
-                output.emit("outbox.flushed", ["sent": sent, "left": before - sent],
-                            human: "outbox: \(sent) queued message(s) sent before the sync\(sent < before ? ", \(before - sent) still waiting" : "")")
+                output.emit(
+                    "outbox.flushed", ["sent": sent, "left": before - sent],
+                    human:
+                        "outbox: \(sent) queued message(s) sent before the sync\(sent < before ? ", \(before - sent) still waiting" : "")"
+                )
             }
             if name.hasPrefix("sync") || name == "messages.synced" { output.emit(name, fields, human: line) }
-            if name == "message", fields["source"] as? String == "sync" { output.emit(name, fields, human: "new: " + line) }
+            if name == "message", fields["source"] as? String == "sync" {
+                output.emit(name, fields, human: "new: " + line)
+            }
         }
         _ = try await login()
         queued.value = client.getPendingMessages().count
-        guard await connected(within: 5) else { throw CLIError("offline: cannot reach \(invocation.server.absoluteString) to sync") }
+        guard await connected(within: 5) else {
+            throw CLIError("offline: cannot reach \(invocation.server.absoluteString) to sync")
+        }
         // The connection's own sweep runs first (queued messages go before it); then, if it
         // left a backlog, one forced sweep more.
         switch await events.first(of: ["sync.finish", "sync.failed"], seconds: 60) {
@@ -170,9 +211,13 @@ extension CLISession {
         default: throw CLIError("the sync did not finish in time")
         }
         let outcome = events.outcome
-        output.emit("sync.outcome", ["outcome": outcome?.rawValue ?? "conversations-only"],
-                    human: outcome == .partial ? "outcome: partial (more changes remain: run chat sync again in 15 s)"
-                        : outcome == .caughtUp ? "outcome: caught up" : "outcome: first sync, conversation list only (history loads as you scroll)")
+        output.emit(
+            "sync.outcome", ["outcome": outcome?.rawValue ?? "conversations-only"],
+            human: outcome == .partial
+                ? "outcome: partial (more changes remain: run chat sync again in 15 s)"
+                : outcome == .caughtUp
+                    ? "outcome: caught up" : "outcome: first sync, conversation list only (history loads as you scroll)"
+        )
         return 0
     }
 
@@ -181,22 +226,30 @@ extension CLISession {
         _ = await connected(within: 2)
         let encryption = client.getOfflineEncryptionStatus()
         let last = client.getLastSyncTimestamp()
-        let connection = client.getConnectionStatus().rawValue, sync = client.getSyncState().rawValue
-        let bytes = client.getCacheSize(), pending = client.getPendingMessages().count
+        let connection = client.getConnectionStatus().rawValue
+        let sync = client.getSyncState().rawValue
+        let bytes = client.getCacheSize()
+        let pending = client.getPendingMessages().count
         let fields: [String: Any] = [
             "connection": connection, "sync": sync, "lastSync": last, "cacheBytes": bytes, "pending": pending,
-            "encryption": ["enabled": encryption["enabled"] as? Bool ?? false, "atRest": encryption["atRest"] as? String ?? "NONE",
-                           "keyStorage": encryption["keyStorage"] as? String ?? "NONE", "cipher": (encryption["cipher"] as? String).map { $0 as Any } ?? NSNull()],
+            "encryption": [
+                "enabled": encryption["enabled"] as? Bool ?? false, "atRest": encryption["atRest"] as? String ?? "NONE",
+                "keyStorage": encryption["keyStorage"] as? String ?? "NONE",
+                "cipher": (encryption["cipher"] as? String).map { $0 as Any } ?? NSNull()
+            ]
         ]
-        let lastText = last == 0 ? "never" : ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(last)))
-        output.emit("status", fields, human: """
-            user:        \(uid) on \(invocation.server.absoluteString)
-            connection:  \(connection)
-            sync:        \(sync), last \(lastText)
-            cache:       \(bytes) bytes, offline support \(client.isOfflineEnabled() ? "on" : "off")
-            outbox:      \(pending) pending
-            encryption:  \(encryption["atRest"] as? String ?? "NONE") (key storage \(encryption["keyStorage"] as? String ?? "NONE"))
-            """)
+        let lastText =
+            last == 0 ? "never" : ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(last)))
+        output.emit(
+            "status", fields,
+            human: """
+                user:        \(uid) on \(invocation.server.absoluteString)
+                connection:  \(connection)
+                sync:        \(sync), last \(lastText)
+                cache:       \(bytes) bytes, offline support \(client.isOfflineEnabled() ? "on" : "off")
+                outbox:      \(pending) pending
+                encryption:  \(encryption["atRest"] as? String ?? "NONE") (key storage \(encryption["keyStorage"] as? String ?? "NONE"))
+                """)
         return 0
     }
 
@@ -204,7 +257,10 @@ extension CLISession {
         let remaining = Countdown(count)
         let (done, finish) = AsyncStream<Void>.makeStream()
         events.print { [output] name, fields, line in
-            guard ["message", "message.edited", "message.deleted", "typing", "read", "connected", "disconnected"].contains(name) else { return }
+            guard
+                ["message", "message.edited", "message.deleted", "typing", "read", "connected", "disconnected"]
+                    .contains(name)
+            else { return }
             output.emit(name, fields, human: line)
             if name.hasPrefix("message") || name == "typing" || name == "read", remaining.tick() { finish.yield() }
         }
@@ -218,8 +274,9 @@ extension CLISession {
         _ = try await login()
         let before = client.getCacheSize()
         client.clearOfflineCache()
-        output.emit("cleared", ["before": before, "after": client.getCacheSize()],
-                    human: "cache cleared (\(before) → \(client.getCacheSize()) bytes); the next sync starts afresh")
+        output.emit(
+            "cleared", ["before": before, "after": client.getCacheSize()],
+            human: "cache cleared (\(before) → \(client.getCacheSize()) bytes); the next sync starts afresh")
         return 0
     }
 }
@@ -245,7 +302,11 @@ final class Countdown: @unchecked Sendable {  // `left` under `lock`
 
 /// A send's callbacks, awaited: the last word within a time limit.
 final class SendOutcome: @unchecked Sendable {  // state under `lock`
-    enum State { case pending(BaseMessage), sent(BaseMessage), failed(ChatException) }
+    enum State {
+        case pending(BaseMessage)
+        case sent(BaseMessage)
+        case failed(ChatException)
+    }
     private let lock = NSLock()
     private var state: State?
     private var settled = false
@@ -269,12 +330,22 @@ final class SendOutcome: @unchecked Sendable {  // state under `lock`
                 waiter = continuation
                 return nil
             }
-            if let now { continuation.resume(returning: now); return }
+            if let now {
+                continuation.resume(returning: now)
+                return
+            }
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
                 let late = lock.withLock { () -> (CheckedContinuation<State, Never>, State)? in
                     guard let waiter else { return nil }
                     self.waiter = nil
-                    return (waiter, state ?? .failed(ChatException(errorCode: ChatException.internetUnavailable, errorDescription: "no answer in time")))
+                    return (
+                        waiter,
+                        state
+                            ?? .failed(
+                                ChatException(
+                                    errorCode: ChatException.internetUnavailable, errorDescription: "no answer in time")
+                            )
+                    )
                 }
                 late.map { $0.0.resume(returning: $0.1) }
             }

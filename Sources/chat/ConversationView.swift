@@ -14,7 +14,10 @@ struct ConversationView {
 
     func run() async throws -> Int32 {
         let me = try await session.login()
-        output.emit("open", ["with": with], human: "— \(group ? "group " : "")\(with) — you are \(me.uid); type a message and press enter, /quit to leave")
+        output.emit(
+            "open", ["with": with],
+            human:
+                "— \(group ? "group " : "")\(with) — you are \(me.uid); type a message and press enter, /quit to leave")
         let builder = MessagesRequest.MessageRequestBuilder().set(limit: 30)
         if group { builder.set(guid: with) } else { builder.set(uid: with) }
         _ = await session.phases(try builder.build(client: client).previous()) { (message: BaseMessage) in
@@ -32,10 +35,12 @@ struct ConversationView {
             case "typing":
                 // This conversation only: the group's members, or the peer typing to us.
                 let inGroup = fields["group"] as? Bool == true
-                guard inGroup == group, group ? fields["receiver"] as? String == with : fields["uid"] as? String == with else { return }
+                guard inGroup == group, group ? fields["receiver"] as? String == with : fields["uid"] as? String == with
+                else { return }
                 output.emit(name, fields, human: line)
             case "connected": output.emit(name, [:], human: "— online")
-            case "disconnected": output.emit(name, [:], human: "— offline: messages you send are queued and marked (pending)")
+            case "disconnected":
+                output.emit(name, [:], human: "— offline: messages you send are queued and marked (pending)")
             default: return
             }
         }
@@ -51,14 +56,18 @@ struct ConversationView {
 
     private func send(_ text: String) {
         let output = self.output
-        client.sendTextMessage(message: TextMessage(receiverUid: with, text: text, receiverType: group ? .group : .user),
-                               onMessagePending: { message in output.emit("pending", Output.fields(message), human: Output.line(message)) },
-                               onMessageSent: { message in output.emit("sent", Output.fields(message), human: "  ✓ sent: \(Output.line(message))") },
-                               onError: { error in
-                                   if error.errorCode != ChatException.internetUnavailable {
-                                       output.fail("not sent: \(error.errorDescription)", code: error.errorCode)
-                                   }
-                               })
+        client.sendTextMessage(
+            message: TextMessage(receiverUid: with, text: text, receiverType: group ? .group : .user),
+            onMessagePending: { message in output.emit("pending", Output.fields(message), human: Output.line(message))
+            },
+            onMessageSent: { message in
+                output.emit("sent", Output.fields(message), human: "  ✓ sent: \(Output.line(message))")
+            },
+            onError: { error in
+                if error.errorCode != ChatException.internetUnavailable {
+                    output.fail("not sent: \(error.errorDescription)", code: error.errorCode)
+                }
+            })
     }
 
     /// Standard input, line by line, read on a thread of its own.

@@ -75,7 +75,10 @@ struct Invocation {
             case "--limit", "--count":
                 let raw = try value(argument)
                 guard let number = Int(raw), (1...100).contains(number) || (argument == "--count" && number > 0) else {
-                    throw UsageError(description: "\(argument) must be a positive number\(argument == "--limit" ? " up to 100" : ""), not \(raw)")
+                    throw UsageError(
+                        description:
+                            "\(argument) must be a positive number\(argument == "--limit" ? " up to 100" : ""), not \(raw)"
+                    )
                 }
                 if argument == "--limit" { limit = number } else { count = number }
             default:
@@ -85,7 +88,9 @@ struct Invocation {
             index += 1
         }
         invocation.command = try command(positional, limit: limit, group: group, count: count)
-        if invocation.command != .help && invocation.uid == nil { throw UsageError(description: "say who you are: --as UID") }
+        if invocation.command != .help && invocation.uid == nil {
+            throw UsageError(description: "say who you are: --as UID")
+        }
         return invocation
     }
 
@@ -95,17 +100,39 @@ struct Invocation {
         }
         switch words.first {
         case nil: return .help
-        case "login": try exactly(1, "login"); return .login
-        case "logout": try exactly(1, "logout"); return .logout
-        case "conversations": try exactly(1, "conversations"); return .conversations
-        case "pending": try exactly(1, "pending"); return .pending
-        case "retry": try exactly(1, "retry"); return .retry
-        case "sync": try exactly(1, "sync"); return .sync
-        case "status": try exactly(1, "status"); return .status
-        case "clear-cache": try exactly(1, "clear-cache"); return .clearCache
-        case "listen": try exactly(1, "listen [--count N]"); return .listen(count: count)
-        case "history": try exactly(2, "history WITH [--limit N] [--group]"); return .history(with: words[1], limit: limit, group: group)
-        case "open": try exactly(2, "open WITH [--group]"); return .open(with: words[1], group: group)
+        case "login":
+            try exactly(1, "login")
+            return .login
+        case "logout":
+            try exactly(1, "logout")
+            return .logout
+        case "conversations":
+            try exactly(1, "conversations")
+            return .conversations
+        case "pending":
+            try exactly(1, "pending")
+            return .pending
+        case "retry":
+            try exactly(1, "retry")
+            return .retry
+        case "sync":
+            try exactly(1, "sync")
+            return .sync
+        case "status":
+            try exactly(1, "status")
+            return .status
+        case "clear-cache":
+            try exactly(1, "clear-cache")
+            return .clearCache
+        case "listen":
+            try exactly(1, "listen [--count N]")
+            return .listen(count: count)
+        case "history":
+            try exactly(2, "history WITH [--limit N] [--group]")
+            return .history(with: words[1], limit: limit, group: group)
+        case "open":
+            try exactly(2, "open WITH [--group]")
+            return .open(with: words[1], group: group)
         case "send":
             guard words.count >= 3 else { throw UsageError(description: "usage: chat send TO TEXT [--group]") }
             return .send(to: words[1], text: words[2...].joined(separator: " "), group: group)

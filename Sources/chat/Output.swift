@@ -31,8 +31,10 @@ struct Output: Sendable {
     }
 
     static func fields(_ message: BaseMessage) -> [String: Any] {
-        var fields: [String: Any] = ["id": message.id, "sender": message.senderUid, "conversation": message.conversationId,
-                                     "sentAt": message.sentAt, "type": message.type, "source": message.source.rawValue]
+        var fields: [String: Any] = [
+            "id": message.id, "sender": message.senderUid, "conversation": message.conversationId,
+            "sentAt": message.sentAt, "type": message.type, "source": message.source.rawValue
+        ]
         if let text = (message as? TextMessage)?.text { fields["text"] = text }
         if let local = message.localMessageId { fields["localId"] = local }
         if message.deletedAt != nil { fields["deleted"] = true }
@@ -42,7 +44,8 @@ struct Output: Sendable {
 
     static func line(_ message: BaseMessage) -> String {
         let time = Date(timeIntervalSince1970: Double(message.sentAt) / 1000)
-        let clock = ISO8601DateFormatter.string(from: time, timeZone: .current, formatOptions: [.withTime, .withColonSeparatorInTime])
+        let clock = ISO8601DateFormatter.string(
+            from: time, timeZone: .current, formatOptions: [.withTime, .withColonSeparatorInTime])
         let body: String
         if message.deletedAt != nil {
             body = "(deleted)"

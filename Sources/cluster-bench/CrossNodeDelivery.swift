@@ -16,8 +16,9 @@ struct CrossNodeDelivery {
         let latencies = Events<Double>()
         var sockets: [WebSocketClient] = []
         for (index, token) in tokens.enumerated() {
-            let socket = try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(cluster.nodes[1].port)/v1/realtime")!,
-                                                     headers: ["Authorization": "Bearer \(token)"])
+            let socket = try WebSocketClient.connect(
+                to: URL(string: "ws://127.0.0.1:\(cluster.nodes[1].port)/v1/realtime")!,
+                headers: ["Authorization": "Bearer \(token)"])
             _ = try socket.receive()  // hello
             sockets.append(socket)
             listen(to: socket, as: "u\(index)", into: latencies)
@@ -36,7 +37,8 @@ struct CrossNodeDelivery {
                     let to = (from + Int.random(in: 1..<users)) % users
                     let sent = now()
                     let request = SendMessageRequest(muid: "d\(index)", receiver: "u\(to)", text: "\(sent) hello")
-                    let (status, _) = try await sender.request("POST", "/v1/messages", token: everyone[from], json: request)
+                    let (status, _) = try await sender.request(
+                        "POST", "/v1/messages", token: everyone[from], json: request)
                     guard status == 201 else { throw LiveChatd.Failure("a send answered \(status)") }
                     answers.send(Double(now() - sent) / 1e6)
                 }
@@ -55,8 +57,9 @@ struct CrossNodeDelivery {
             return sample.values.count == sends
         }
         sockets.forEach { $0.shutdown() }
-        return String(format: "1. cross-node send → delivery, %d sockets on node 1, %d sends through node 0 at %.0f/s: ",
-                      users, sends, achieved) + "\(sample)" + (complete ? "" : " — \(sends - sample.values.count) never arrived")
+        return String(
+            format: "1. cross-node send → delivery, %d sockets on node 1, %d sends through node 0 at %.0f/s: ",
+            users, sends, achieved) + "\(sample)" + (complete ? "" : " — \(sends - sample.values.count) never arrived")
             + "\n   the sends' own answers (201 on node 0): \(answered)"
     }
 
@@ -67,7 +70,8 @@ struct CrossNodeDelivery {
             // A scan, not a decode: the client must not slow the measurement down.
             while case .text(let json) = try? socket.receive() {
                 guard json.contains(mine), let text = json.range(of: "\"text\":\""),
-                      let sent = UInt64(json[text.upperBound...].prefix { $0 != " " }) else { continue }
+                    let sent = UInt64(json[text.upperBound...].prefix { $0 != " " })
+                else { continue }
                 latencies.send(Double(now() - sent) / 1e6)
             }
         }.start()

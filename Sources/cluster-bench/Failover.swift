@@ -24,7 +24,9 @@ struct Failover {
         let uid: String
         let events: Events<Event>
         init(_ uid: String, _ events: Events<Event>) { (self.uid, self.events) = (uid, events) }
-        func onTextMessageReceived(_ message: TextMessage) { events.send(.heard(uid: uid, text: message.text, at: now())) }
+        func onTextMessageReceived(_ message: TextMessage) {
+            events.send(.heard(uid: uid, text: message.text, at: now()))
+        }
         func onDisconnected() { events.send(.dropped(uid: uid)) }
         func onSyncServerFinish(reInstall: Bool) { events.send(.synced(uid: uid)) }
     }
@@ -34,7 +36,8 @@ struct Failover {
 
     func run(kills: Int) async throws -> String {
         let events = Events<Event>()
-        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-bench-\(UUID().uuidString)")
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cluster-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: storage) }
         let sender = try await cluster.nodes[0].user("\(tag)-sender")
         var clients: [(ChatClient, Ears)] = []
@@ -43,9 +46,10 @@ struct Failover {
             let token = try await cluster.nodes[0].user(uid)
             var offline = OfflineConfig()
             offline.enabled = true
-            var config = ChatConfig(appID: "bench", server: cluster.url, storageDirectory: storage.appendingPathComponent(uid),
-                                    offline: offline, callbackQueue: DispatchQueue(label: uid),
-                                    logger: StandardErrorLogger(minimumLevel: .error))
+            var config = ChatConfig(
+                appID: "bench", server: cluster.url, storageDirectory: storage.appendingPathComponent(uid),
+                offline: offline, callbackQueue: DispatchQueue(label: uid),
+                logger: StandardErrorLogger(minimumLevel: .error))
             if let settleDelay { config.connectionSettleDelay = settleDelay }
             let client = try ChatClient(config: config)
             let ears = Ears(uid, events)
@@ -56,10 +60,14 @@ struct Failover {
             clients.append((client, ears))
         }
         var synced = Set<String>()
-        guard await events.until(seconds: 60, { event in
-            if case .synced(let uid) = event { synced.insert(uid) }
-            return synced.count == phones
-        }) else { throw LiveChatd.Failure("only \(synced.count) of \(phones) phones finished their first sync") }
+        guard
+            await events.until(
+                seconds: 60,
+                { event in
+                    if case .synced(let uid) = event { synced.insert(uid) }
+                    return synced.count == phones
+                })
+        else { throw LiveChatd.Failure("only \(synced.count) of \(phones) phones finished their first sync") }
 
         var (moved, stayed) = (Sample(), Sample())
         for round in 0..<kills {
@@ -69,7 +77,8 @@ struct Failover {
             let node = cluster.nodes[0]
             let phones = phones
             try await concurrently(phones) { index in
-                let request = SendMessageRequest(muid: "k\(round)-\(index)", receiver: "\(tag)-p\(index)", text: "round \(round)")
+                let request = SendMessageRequest(
+                    muid: "k\(round)-\(index)", receiver: "\(tag)-p\(index)", text: "round \(round)")
                 let (status, _) = try await node.request("POST", "/v1/messages", token: sender, json: request)
                 guard status == 201 else { throw LiveChatd.Failure("a send answered \(status)") }
             }
@@ -77,14 +86,21 @@ struct Failover {
             let complete = await events.until(seconds: 60) { event in
                 switch event {
                 case .dropped(let uid): dropped.insert(uid)
-                case .heard(let uid, "round \(round)", let at) where heard[uid] == nil: heard[uid] = Double(at - killed) / 1e6
+                case .heard(let uid, "round \(round)", let at) where heard[uid] == nil:
+                    heard[uid] = Double(at - killed) / 1e6
                 default: break
                 }
                 return heard.count == phones
             }
-            guard complete else { throw LiveChatd.Failure("round \(round): \(phones - heard.count) phones never heard their message") }
+            guard complete else {
+                throw LiveChatd.Failure("round \(round): \(phones - heard.count) phones never heard their message")
+            }
             for (uid, milliseconds) in heard {
-                if dropped.contains(uid) { moved.values.append(milliseconds) } else { stayed.values.append(milliseconds) }
+                if dropped.contains(uid) {
+                    moved.values.append(milliseconds)
+                } else {
+                    stayed.values.append(milliseconds)
+                }
             }
             try cluster.nodes[victim].restart()
         }
@@ -101,7 +117,9 @@ struct Failover {
         var counts: [Int: Int] = [:]
         for index in 1...2 {
             let (_, data) = try await cluster.nodes[index].request("GET", "/metrics")
-            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("chatd_realtime_sockets ") }
+            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first {
+                $0.hasPrefix("chatd_realtime_sockets ")
+            }
             counts[index] = line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
         }
         return counts[1]! >= counts[2]! ? 1 : 2

@@ -22,13 +22,16 @@ struct Replay {
         for _ in 0..<passes {
             var (cursor, position) = ("c1.0", 0)
             while true {
-                let (status, data) = try await cluster.nodes[2].request("GET", "/v1/changes?cursor=\(cursor)&limit=1000", token: reader)
+                let (status, data) = try await cluster.nodes[2].request(
+                    "GET", "/v1/changes?cursor=\(cursor)&limit=1000", token: reader)
                 guard status == 200 else { throw LiveChatd.Failure("a replay page answered \(status)") }
                 // Only the page's tail is read (cursor, hasMore): the figure is chatd's, not the
                 // client's; the cursor's position counts the page's changes.
                 let tail = String(decoding: data.suffix(512), as: UTF8.self)
                 pages += 1
-                guard let next = tail.range(of: "\"cursor\":\"", options: .backwards) else { throw LiveChatd.Failure("a page without a cursor") }
+                guard let next = tail.range(of: "\"cursor\":\"", options: .backwards) else {
+                    throw LiveChatd.Failure("a page without a cursor")
+                }
                 cursor = String(tail[next.upperBound...].prefix { $0 != "\"" })
                 let reached = Int(cursor.split(separator: ".").last ?? "") ?? position
                 changes += reached - position
@@ -37,7 +40,9 @@ struct Replay {
             }
         }
         let seconds = Double(now() - started) / 1e9
-        return String(format: "2. changelog replay through node 2: %.1f pages/s, %.0f changes/s (%d changes in %d pages of ≤ 1,000)",
-                      Double(pages) / seconds, Double(changes) / seconds, changes, pages)
+        return String(
+            format:
+                "2. changelog replay through node 2: %.1f pages/s, %.0f changes/s (%d changes in %d pages of ≤ 1,000)",
+            Double(pages) / seconds, Double(changes) / seconds, changes, pages)
     }
 }

@@ -14,7 +14,9 @@ struct Sample: CustomStringConvertible {
     }
 
     var description: String {
-        String(format: "p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d)", percentile(0.5), percentile(0.99), percentile(1), values.count)
+        String(
+            format: "p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d)", percentile(0.5), percentile(0.99), percentile(1),
+            values.count)
     }
 }
 

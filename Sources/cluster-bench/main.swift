@@ -15,7 +15,8 @@ import Foundation
 
 let arguments = CommandLine.arguments
 func option(_ name: String, default value: Int) -> Int {
-    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? value
+    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil }
+        ?? value
 }
 
 guard LiveCluster.available else {
@@ -27,7 +28,9 @@ guard LiveCluster.available else {
 func run() async throws {
     // chatd's own defaults (catch-up every 5 s), without the write rate limit: the bench measures throughput.
     let cluster = try LiveCluster(nodes: 3, catchUpSeconds: 5, arguments: ["--write-rate", "0"])
-    print("cluster-bench: 3 chatd nodes (\(LiveChatd.binary.path)), PostgreSQL (\(LiveCluster.postgres!)), nats-server, HAProxy")
+    print(
+        "cluster-bench: 3 chatd nodes (\(LiveChatd.binary.path)), PostgreSQL (\(LiveCluster.postgres!)), nats-server, HAProxy"
+    )
 
     let delivery = try await CrossNodeDelivery(cluster: cluster, users: option("--sockets", default: 300))
         .run(sends: option("--sends", default: 3_000), rate: option("--rate", default: 200))

@@ -8,19 +8,22 @@
 // Usage: outbox-bench [--backlog N]   (default 5,000; $CHATD_BINARY names chatd)
 import ChatTesting
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import OfflineChat
 import SQLiteKit
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 let arguments = CommandLine.arguments
 func option(_ name: String, default value: Int) -> Int {
-    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? value
+    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil }
+        ?? value
 }
 let backlog = option("--backlog", default: 5_000)
 
-let server = try LiveChatd(arguments: ["--write-rate", "0", "--upload-rate", "0"])  // measures throughput, not the limits
+// measures throughput, not the limits
+let server = try LiveChatd(arguments: ["--write-rate", "0", "--upload-rate", "0"])
 let aliceToken = try await server.user("alice")
 _ = try await server.user("bob")
 _ = try await server.user("carol")
@@ -30,8 +33,9 @@ defer { try? FileManager.default.removeItem(at: storage) }
 var offline = OfflineConfig()
 offline.enabled = true
 offline.maxPendingMessages = 10_000
-var config = ChatConfig(appID: "bench", server: server.url, storageDirectory: storage, offline: offline,
-                        callbackQueue: DispatchQueue(label: "bench"), logger: StandardErrorLogger(minimumLevel: .error))
+var config = ChatConfig(
+    appID: "bench", server: server.url, storageDirectory: storage, offline: offline,
+    callbackQueue: DispatchQueue(label: "bench"), logger: StandardErrorLogger(minimumLevel: .error))
 config.connectionSettleDelay = 0
 config.reconnectMaxDelay = 1_000
 let client = try ChatClient(config: config)
@@ -45,22 +49,31 @@ await connection.next("disconnected")
 print("outbox-bench: chatd \(server.url), SQLCipher \(Connection.cipherVersion ?? "absent")")
 
 // 1. Queue-to-pending latency, offline.
-func percentile(_ values: [Double], _ p: Double) -> Double { values.sorted()[min(values.count - 1, Int(Double(values.count) * p))] }
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    values.sorted()[min(values.count - 1, Int(Double(values.count) * p))]
+}
 var latencies: [Double] = []
 for index in 0..<backlog {
     let started = DispatchTime.now().uptimeNanoseconds
     let pending: Double = await withCheckedContinuation { continuation in
-        client.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "queued message number \(index)", receiverType: .user),
-                               onMessagePending: { _ in continuation.resume(returning: Double(DispatchTime.now().uptimeNanoseconds - started)) },
-                               onMessageSent: { _ in }, onError: { _ in })
+        client.sendTextMessage(
+            message: TextMessage(receiverUid: "bob", text: "queued message number \(index)", receiverType: .user),
+            onMessagePending: { _ in
+                continuation.resume(returning: Double(DispatchTime.now().uptimeNanoseconds - started))
+            },
+            onMessageSent: { _ in }, onError: { _ in })
     }
     latencies.append(pending / 1_000)
 }
 let baseline = try rawQueueBaseline(count: backlog)
-print(String(format: "  queue-to-pending (%d sends, offline): median %.0f µs, p99 %.0f µs", latencies.count,
-             percentile(latencies, 0.5), percentile(latencies, 0.99)))
-print(String(format: "  baseline: the same two-row transaction through SQLiteKit: median %.0f µs = %.2f × baseline",
-             percentile(baseline, 0.5), percentile(latencies, 0.5) / percentile(baseline, 0.5)))
+print(
+    String(
+        format: "  queue-to-pending (%d sends, offline): median %.0f µs, p99 %.0f µs", latencies.count,
+        percentile(latencies, 0.5), percentile(latencies, 0.99)))
+print(
+    String(
+        format: "  baseline: the same two-row transaction through SQLiteKit: median %.0f µs = %.2f × baseline",
+        percentile(baseline, 0.5), percentile(latencies, 0.5) / percentile(baseline, 0.5)))
 
 // 2. Flush of the whole backlog on reconnect.
 let total = client.getPendingMessages().count
@@ -75,9 +88,15 @@ while left > 0 {
 }
 let flushSeconds = Date().timeIntervalSince(flushStart)
 let direct = try await directPosts(count: total)
-print(String(format: "  flush of a %d-message backlog after reconnect: %.2f s = %.0f messages/s", total, flushSeconds, Double(total) / flushSeconds))
-print(String(format: "  baseline: %d sequential POST /v1/messages (URLSession, keep-alive): %.2f s = %.0f messages/s; the flush takes %.2f × baseline",
-             total, direct, Double(total) / direct, flushSeconds / direct))
+print(
+    String(
+        format: "  flush of a %d-message backlog after reconnect: %.2f s = %.0f messages/s", total, flushSeconds,
+        Double(total) / flushSeconds))
+print(
+    String(
+        format:
+            "  baseline: %d sequential POST /v1/messages (URLSession, keep-alive): %.2f s = %.0f messages/s; the flush takes %.2f × baseline",
+        total, direct, Double(total) / direct, flushSeconds / direct))
 client.logout()
 server.stop()
 
@@ -87,7 +106,8 @@ func rawQueueBaseline(count: Int) throws -> [Double] {
     let path = storage.appendingPathComponent("baseline.sqlite").path
     let db = try Connection(path: path)
     try db.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
-    try db.execute("""
+    try db.execute(
+        """
         CREATE TABLE m(local_id INTEGER PRIMARY KEY, id INTEGER, muid TEXT, conversation_id TEXT, sender TEXT, text TEXT, sent_at INTEGER);
         CREATE TABLE o(local_id INTEGER PRIMARY KEY, conversation_id TEXT, state TEXT, request TEXT)
         """)
@@ -95,10 +115,12 @@ func rawQueueBaseline(count: Int) throws -> [Double] {
     for index in 0..<count {
         let started = DispatchTime.now().uptimeNanoseconds
         try db.transaction(.immediate) { db in
-            try db.run("INSERT INTO m(muid, conversation_id, sender, text, sent_at) VALUES (?, 'alice~bob', 'alice', ?, ?)",
-                       [UUID().uuidString, "queued message number \(index)", Int64(index)])
-            try db.run("INSERT INTO o(local_id, conversation_id, state, request) VALUES (?, 'alice~bob', 'pending', ?)",
-                       [db.lastInsertRowID, "{\"receiver\":\"bob\",\"text\":\"queued message number \(index)\"}"])
+            try db.run(
+                "INSERT INTO m(muid, conversation_id, sender, text, sent_at) VALUES (?, 'alice~bob', 'alice', ?, ?)",
+                [UUID().uuidString, "queued message number \(index)", Int64(index)])
+            try db.run(
+                "INSERT INTO o(local_id, conversation_id, state, request) VALUES (?, 'alice~bob', 'pending', ?)",
+                [db.lastInsertRowID, "{\"receiver\":\"bob\",\"text\":\"queued message number \(index)\"}"])
         }
         times.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000)
     }
@@ -114,9 +136,12 @@ func directPosts(count: Int) async throws -> Double {
         request.httpMethod = "POST"
         request.setValue("Bearer \(aliceToken)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONEncoder().encode(SendMessageRequest(muid: UUID().uuidString, receiver: "carol", text: "direct \(index)"))
+        request.httpBody = try JSONEncoder().encode(
+            SendMessageRequest(muid: UUID().uuidString, receiver: "carol", text: "direct \(index)"))
         let (_, response) = try await session.data(for: request)
-        guard (response as? HTTPURLResponse)?.statusCode == 201 else { throw LiveChatd.Failure("direct send \(index) failed") }
+        guard (response as? HTTPURLResponse)?.statusCode == 201 else {
+            throw LiveChatd.Failure("direct send \(index) failed")
+        }
     }
     return Date().timeIntervalSince(started)
 }

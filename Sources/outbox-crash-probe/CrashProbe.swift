@@ -30,9 +30,10 @@ struct CrashProbe {
         var offline = OfflineConfig()
         offline.enabled = true
         offline.maxPendingMessages = 10_000
-        var config = ChatConfig(appID: "crash-probe", server: server, storageDirectory: URL(fileURLWithPath: arguments[2]),
-                                offline: offline, callbackQueue: DispatchQueue(label: "probe"),
-                                logger: StandardErrorLogger(minimumLevel: .error))
+        var config = ChatConfig(
+            appID: "crash-probe", server: server, storageDirectory: URL(fileURLWithPath: arguments[2]),
+            offline: offline, callbackQueue: DispatchQueue(label: "probe"),
+            logger: StandardErrorLogger(minimumLevel: .error))
         config.connectionSettleDelay = 0
         do {
             let client = try ChatClient(config: config)
@@ -70,11 +71,15 @@ struct CrashProbe {
         let (sent, done) = AsyncStream<Int>.makeStream()
         for seq in 0..<count {
             let message = TextMessage(receiverUid: peers[seq % peers.count], text: "\(tag):\(seq)", receiverType: .user)
-            client.sendTextMessage(message: message, onMessagePending: { _ in emit("pending \(seq)") },
-                                   onMessageSent: { _ in emit("sent \(seq)"); done.yield(seq) },
-                                   onError: { error in
-                                       if error.errorCode != ChatException.internetUnavailable { emit("failed \(seq) \(error.errorCode)") }
-                                   })
+            client.sendTextMessage(
+                message: message, onMessagePending: { _ in emit("pending \(seq)") },
+                onMessageSent: { _ in
+                    emit("sent \(seq)")
+                    done.yield(seq)
+                },
+                onError: { error in
+                    if error.errorCode != ChatException.internetUnavailable { emit("failed \(seq) \(error.errorCode)") }
+                })
         }
         var remaining = count
         for await _ in sent {

@@ -24,7 +24,9 @@ final class BenchEvents: SyncListener, ConversationListener, Sendable {
     let conversationsStarted = Locked<[UInt64]>([])
     let conversationsDone = Locked<[UInt64]>([])
 
-    func onConversationSyncStarted() { conversationsStarted.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) } }
+    func onConversationSyncStarted() {
+        conversationsStarted.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) }
+    }
     func onConversationSyncCompleted(_ conversations: [Conversation]) {
         conversationsDone.withLock { $0.append(DispatchTime.now().uptimeNanoseconds) }
     }
@@ -46,7 +48,9 @@ final class BenchEvents: SyncListener, ConversationListener, Sendable {
     /// Seconds spent fetching and decoding the changelog pages.
     var fetchSeconds: Double { Self.seconds(messagesStarted.current, fetchedAt.current) }
     /// Seconds spent refreshing the conversation list (the cold start's excluded).
-    var conversationSeconds: Double { Self.seconds(Array(conversationsStarted.current.dropFirst()), Array(conversationsDone.current.dropFirst())) }
+    var conversationSeconds: Double {
+        Self.seconds(Array(conversationsStarted.current.dropFirst()), Array(conversationsDone.current.dropFirst()))
+    }
 
     static func seconds(_ starts: [UInt64], _ ends: [UInt64]) -> Double {
         zip(starts, ends).reduce(0) { $0 + Double($1.1 - $1.0) / 1e9 }

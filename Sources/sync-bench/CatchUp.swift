@@ -20,12 +20,15 @@ struct CatchUpReport: Codable {
 /// has written the backlog), catches up sweep by sweep, and prints its `CatchUpReport`.
 enum CatchUpClient {
     static func run(server: URL, token: String) async throws {
-        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sync-bench-client-\(UUID().uuidString)")
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sync-bench-client-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: storage) }
         let proxy = try FaultProxy(upstreamPort: server.port ?? 0)
         let clock = ManualClock()
-        var config = ChatConfig(appID: "bench", server: proxy.url, storageDirectory: storage, offline: OfflineConfig(enabled: true),
-                                callbackQueue: DispatchQueue(label: "bench"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+        var config = ChatConfig(
+            appID: "bench", server: proxy.url, storageDirectory: storage, offline: OfflineConfig(enabled: true),
+            callbackQueue: DispatchQueue(label: "bench"), clock: clock,
+            logger: StandardErrorLogger(minimumLevel: .error))
         config.requestTimeout = 120
         let bob = try ChatClient(config: config)
         let events = BenchEvents()

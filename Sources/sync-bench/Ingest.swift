@@ -14,7 +14,8 @@ struct Ingest {
         try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
         let db = try Connection(path: storage.appendingPathComponent("\(name).sqlite").path)
         try db.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE messages(local_id INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER UNIQUE, muid TEXT, conversation_id TEXT NOT NULL,
                 sender TEXT NOT NULL, receiver TEXT NOT NULL, text TEXT, sent_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
             CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
@@ -25,8 +26,12 @@ struct Ingest {
             try db.transaction(.immediate) { db in
                 for index in first..<min(count, first + 1_000) {
                     let peer = "peer\(index % peers)"
-                    try db.run("INSERT INTO messages(id, muid, conversation_id, sender, receiver, text, sent_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                               [Int64(index + 1), "m\(index)", "bob~\(peer)", peer, "bob", "backlog message \(index)", Int64(index), Int64(index)])
+                    try db.run(
+                        "INSERT INTO messages(id, muid, conversation_id, sender, receiver, text, sent_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            Int64(index + 1), "m\(index)", "bob~\(peer)", peer, "bob", "backlog message \(index)",
+                            Int64(index), Int64(index)
+                        ])
                 }
             }
         }
@@ -36,20 +41,26 @@ struct Ingest {
     /// The backlog as changelog pages (the rows `rawBulkInsert` writes), merged page by page
     /// into a fresh cache with the SDK's default limits; seconds spent in `applySyncPage`.
     func ingestOnly(count: Int, key: EncryptionKey?) throws -> Double {
-        let cache = try ChatCache(directory: storage.appendingPathComponent("ingest-\(key == nil ? "plain" : "encrypted")"), uid: "bob", key: key,
-                                  limits: CacheLimits(maxConversations: 100, maxMessagesPerConversation: 500, maxStorageSize: 250 << 20),
-                                  clock: { 0 })
+        let cache = try ChatCache(
+            directory: storage.appendingPathComponent("ingest-\(key == nil ? "plain" : "encrypted")"), uid: "bob",
+            key: key,
+            limits: CacheLimits(maxConversations: 100, maxMessagesPerConversation: 500, maxStorageSize: 250 << 20),
+            clock: { 0 })
         defer { cache.close() }
         try cache.recordSyncHead(cursor: "c1.0", serverTime: 0)
         var seconds = 0.0
         for first in stride(from: 0, to: count, by: 1_000) {
             let page = (first..<min(count, first + 1_000)).map { index -> ChangePayload in
-                let message = Self.textToBob(id: Int64(index + 1), index: index, from: "peer\(index % peers)", text: "backlog message \(index)")
-                return ChangePayload(seq: Int64(index + 1), kind: .messageCreated, conversationId: message.conversationId, message: message,
-                                     at: Int64(index))
+                let message = Self.textToBob(
+                    id: Int64(index + 1), index: index, from: "peer\(index % peers)", text: "backlog message \(index)")
+                return ChangePayload(
+                    seq: Int64(index + 1), kind: .messageCreated, conversationId: message.conversationId,
+                    message: message,
+                    at: Int64(index))
             }
             let started = Date()
-            _ = try cache.applySyncPage(page, from: try cache.syncPoint(), cursor: "c1.\(first + page.count)", serverTime: 0)
+            _ = try cache.applySyncPage(
+                page, from: try cache.syncPoint(), cursor: "c1.\(first + page.count)", serverTime: 0)
             seconds += Date().timeIntervalSince(started)
         }
         return seconds
@@ -57,9 +68,11 @@ struct Ingest {
 
     /// A text message from `peer` to bob, sent and last updated at `index`.
     static func textToBob(id: Int64, index: Int, from peer: String, text: String) -> MessagePayload {
-        MessagePayload(id: id, muid: "m\(index)", conversationId: "bob~\(peer)", sender: peer, receiver: "bob", receiverType: .user,
-                       category: .message, type: "text", text: text, attachment: nil, customData: nil, metadata: nil,
-                       sentAt: Int64(index), updatedAt: Int64(index), editedAt: nil, deletedAt: nil)
+        MessagePayload(
+            id: id, muid: "m\(index)", conversationId: "bob~\(peer)", sender: peer, receiver: "bob",
+            receiverType: .user,
+            category: .message, type: "text", text: text, attachment: nil, customData: nil, metadata: nil,
+            sentAt: Int64(index), updatedAt: Int64(index), editedAt: nil, deletedAt: nil)
     }
 
     /// Microseconds per live message: `storeLive` alone, and the `followLiveCursor` after it
@@ -68,7 +81,8 @@ struct Ingest {
         let cache = try ChatCache(directory: storage.appendingPathComponent("live"), uid: "bob", clock: { 0 })
         defer { cache.close() }
         try cache.recordSyncHead(cursor: "c1.0", serverTime: 0)
-        var store: UInt64 = 0, follow: UInt64 = 0
+        var store: UInt64 = 0
+        var follow: UInt64 = 0
         for index in 1...count {
             let message = Self.textToBob(id: Int64(index), index: index, from: "peer", text: "live message \(index)")
             let started = DispatchTime.now().uptimeNanoseconds
@@ -88,11 +102,14 @@ extension Ingest {
     /// `rounds` each, and the page's size in bytes.
     func decodePage(rounds: Int = 20) throws -> (decoder: Double, reader: Double, bytes: Int) {
         let changes = (0..<1_000).map { index -> ChangePayload in
-            let message = Self.textToBob(id: Int64(index + 1), index: index, from: "peer\(index % peers)", text: "backlog message \(index)")
-            return ChangePayload(seq: Int64(index + 1), kind: .messageCreated, conversationId: message.conversationId, message: message,
-                                 at: Int64(index))
+            let message = Self.textToBob(
+                id: Int64(index + 1), index: index, from: "peer\(index % peers)", text: "backlog message \(index)")
+            return ChangePayload(
+                seq: Int64(index + 1), kind: .messageCreated, conversationId: message.conversationId, message: message,
+                at: Int64(index))
         }
-        let data = try JSONEncoder().encode(ChangelogPage(changes: changes, hasMore: true, cursor: "c1.1000", serverTime: 0))
+        let data = try JSONEncoder().encode(
+            ChangelogPage(changes: changes, hasMore: true, cursor: "c1.1000", serverTime: 0))
         func best(_ decode: () throws -> ChangelogPage) rethrows -> Double {
             var best = Double.infinity
             for _ in 0..<rounds {
@@ -103,6 +120,9 @@ extension Ingest {
             }
             return best
         }
-        return (try best { try JSONDecoder().decode(ChangelogPage.self, from: data) }, try best { try ChangelogPage(json: data) }, data.count)
+        return (
+            try best { try JSONDecoder().decode(ChangelogPage.self, from: data) },
+            try best { try ChangelogPage(json: data) }, data.count
+        )
     }
 }

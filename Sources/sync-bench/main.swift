@@ -15,9 +15,12 @@ import SQLiteKit
 
 let arguments = CommandLine.arguments
 func option(_ name: String, default value: Int) -> Int {
-    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? value
+    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil }
+        ?? value
 }
-if let index = arguments.firstIndex(of: "--client"), arguments.count > index + 2, let url = URL(string: arguments[index + 1]) {
+if let index = arguments.firstIndex(of: "--client"), arguments.count > index + 2,
+    let url = URL(string: arguments[index + 1])
+{
     try await CatchUpClient.run(server: url, token: arguments[index + 2])
     exit(0)
 }
@@ -32,36 +35,54 @@ let bench = Ingest(storage: storage, peers: peers)
 //    plain cache and into an SQLCipher-encrypted one.
 let ingest = try bench.ingestOnly(count: changes, key: nil)
 let ingestRaw = try bench.rawBulkInsert(count: changes, name: "raw-ingest")
-print(String(format: "sync-bench: ingest of %d changes (100 pages) by ChatCache.applySyncPage: %.2f s = %.0f changes/s", changes, ingest,
-             Double(changes) / ingest))
-print(String(format: "  baseline: raw bulk insert of the same rows: %.2f s = %.0f rows/s; the merge runs at %.2f of raw speed (goal: at least 0.33)",
-             ingestRaw, Double(changes) / ingestRaw, ingestRaw / ingest))
+print(
+    String(
+        format: "sync-bench: ingest of %d changes (100 pages) by ChatCache.applySyncPage: %.2f s = %.0f changes/s",
+        changes, ingest,
+        Double(changes) / ingest))
+print(
+    String(
+        format:
+            "  baseline: raw bulk insert of the same rows: %.2f s = %.0f rows/s; the merge runs at %.2f of raw speed (goal: at least 0.33)",
+        ingestRaw, Double(changes) / ingestRaw, ingestRaw / ingest))
 if Connection.cipherAvailable {
     let encrypted = try bench.ingestOnly(count: changes, key: EncryptionKey(bytes: Array(repeating: 7, count: 32)))
-    print(String(format: "  the same into an encrypted cache (SQLCipher %@): %.2f s = %.2f × plain (goal: at most 1.3 ×)",
-                 Connection.cipherVersion ?? "?", encrypted, encrypted / ingest))
+    print(
+        String(
+            format: "  the same into an encrypted cache (SQLCipher %@): %.2f s = %.2f × plain (goal: at most 1.3 ×)",
+            Connection.cipherVersion ?? "?", encrypted, encrypted / ingest))
 }
 let (storeLive, follow) = try bench.liveFollowing(count: 10_000)
-print(String(format: "  live: storing a realtime message %.0f µs; moving the sync point along with it %.0f µs more (%.0f %%)",
-             storeLive, follow, 100 * follow / storeLive))
+print(
+    String(
+        format:
+            "  live: storing a realtime message %.0f µs; moving the sync point along with it %.0f µs more (%.0f %%)",
+        storeLive, follow, 100 * follow / storeLive))
 let decoding = try bench.decodePage()
-print(String(format: "  decoding one changelog page of 1,000 changes (%d bytes): JSONDecoder %.1f ms, the SDK's JSONReader %.1f ms (%.1f ×)",
-             decoding.bytes, decoding.decoder, decoding.reader, decoding.decoder / decoding.reader))
+print(
+    String(
+        format:
+            "  decoding one changelog page of 1,000 changes (%d bytes): JSONDecoder %.1f ms, the SDK's JSONReader %.1f ms (%.1f ×)",
+        decoding.bytes, decoding.decoder, decoding.reader, decoding.decoder / decoding.reader))
 if arguments.contains("--ingest-only") { exit(0) }
 
 // 2. End to end, through the SDK (in a client process) and a live chatd.
-let server = try LiveChatd(arguments: ["--write-rate", "0", "--upload-rate", "0"])  // measures throughput, not the limits
+// measures throughput, not the limits
+let server = try LiveChatd(arguments: ["--write-rate", "0", "--upload-rate", "0"])
 let client = try ClientProcess(arguments: ["--client", server.url.absoluteString, try await server.user("bob")])
 guard client.line() == "offline" else { throw LiveChatd.Failure("the client did not get to its offline state") }
-print("sync-bench end to end: \(changes) messages from \(peers) peers, chatd \(server.url), SQLCipher \(Connection.cipherVersion ?? "absent")")
+print(
+    "sync-bench end to end: \(changes) messages from \(peers) peers, chatd \(server.url), SQLCipher \(Connection.cipherVersion ?? "absent")"
+)
 let generated = Date()
 try await withThrowingTaskGroup(of: Void.self) { group in
     for peer in 0..<peers {
         group.addTask {
             let token = try await server.user("peer\(peer)")
             for index in stride(from: peer, to: changes, by: peers) {
-                let (status, _) = try await server.request("POST", Endpoints.messages, token: token,
-                                                           json: SendMessageRequest(muid: "m\(index)", receiver: "bob", text: "backlog message \(index)"))
+                let (status, _) = try await server.request(
+                    "POST", Endpoints.messages, token: token,
+                    json: SendMessageRequest(muid: "m\(index)", receiver: "bob", text: "backlog message \(index)"))
                 guard status == 201 else { throw LiveChatd.Failure("send \(index): \(status)") }
             }
         }
@@ -76,15 +97,30 @@ guard let line = client.line(), let report = try? JSONDecoder().decode(CatchUpRe
 client.wait()
 let raw = try bench.rawBulkInsert(count: report.ingested, name: "raw")
 let seconds = report.seconds
-print(String(format: "  catch-up: %d changes in %d sweeps, %.2f s = %.0f changes/s", report.ingested, report.sweeps, seconds,
-             Double(report.ingested) / seconds))
-print(String(format: "  baseline: raw bulk insert of %d message rows (SQLiteKit, 1,000 per transaction) %.2f s = %.0f rows/s",
-             report.ingested, raw, Double(report.ingested) / raw))
-print(String(format: "  of which refreshing the conversation list (one page per sweep): %.2f s", report.conversationSeconds))
+print(
+    String(
+        format: "  catch-up: %d changes in %d sweeps, %.2f s = %.0f changes/s", report.ingested, report.sweeps, seconds,
+        Double(report.ingested) / seconds))
+print(
+    String(
+        format:
+            "  baseline: raw bulk insert of %d message rows (SQLiteKit, 1,000 per transaction) %.2f s = %.0f rows/s",
+        report.ingested, raw, Double(report.ingested) / raw))
+print(
+    String(
+        format: "  of which refreshing the conversation list (one page per sweep): %.2f s", report.conversationSeconds))
 print(String(format: "  of which fetching and decoding the changelog pages: %.2f s", report.fetchSeconds))
-print(String(format: "  of which merging the pages into the cache (and the callbacks): %.2f s = %.0f changes/s", report.mergeSeconds,
-             Double(report.ingested) / report.mergeSeconds))
-print(String(format: "  ingest (the merge) at %.2f of raw speed (goal: at least 0.33); end to end, fetching included, %.2f (goal: at least 0.25)",
-             raw / report.mergeSeconds, raw / seconds))
-print("  the client's peak RSS during the catch-up: \(report.peakKiB / 1024) MiB (before it: \(report.beforeKiB / 1024) MiB; goal: under 64 MiB)")
+print(
+    String(
+        format: "  of which merging the pages into the cache (and the callbacks): %.2f s = %.0f changes/s",
+        report.mergeSeconds,
+        Double(report.ingested) / report.mergeSeconds))
+print(
+    String(
+        format:
+            "  ingest (the merge) at %.2f of raw speed (goal: at least 0.33); end to end, fetching included, %.2f (goal: at least 0.25)",
+        raw / report.mergeSeconds, raw / seconds))
+print(
+    "  the client's peak RSS during the catch-up: \(report.peakKiB / 1024) MiB (before it: \(report.beforeKiB / 1024) MiB; goal: under 64 MiB)"
+)
 server.stop()

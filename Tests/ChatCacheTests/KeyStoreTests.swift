@@ -26,12 +26,15 @@ import Testing
 
 @Suite struct CacheOpenerTests {
     func opener(_ directory: URL, keys: InMemoryKeyStore, encrypt: Bool) -> CacheOpener {
-        CacheOpener(directory: directory, uid: "alice", account: "app/alice", encrypt: encrypt, keyStore: keys,
-                    limits: CacheLimits(), clock: { 0 })
+        CacheOpener(
+            directory: directory, uid: "alice", account: "app/alice", encrypt: encrypt, keyStore: keys,
+            limits: CacheLimits(), clock: { 0 })
     }
 
-    @Test(.enabled(if: Connection.cipherAvailable)) func anUnreadableCacheThatCannotBeDeletedLeavesTheSessionWithoutOne() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("opener-\(UUID().uuidString)/alice")
+    @Test(.enabled(if: Connection.cipherAvailable))
+    func anUnreadableCacheThatCannotBeDeletedLeavesTheSessionWithoutOne() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "opener-\(UUID().uuidString)/alice")
         let keys = InMemoryKeyStore()
         let first = opener(directory, keys: keys, encrypt: true).open()
         first.cache?.close()
@@ -45,12 +48,15 @@ import Testing
     }
 
     @Test(.enabled(if: Connection.cipherAvailable)) func theKeyIsStoredWithTheSaltOfItsDatabase() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("opener-\(UUID().uuidString)/alice")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "opener-\(UUID().uuidString)/alice")
         let keys = InMemoryKeyStore()
         let opening = opener(directory, keys: keys, encrypt: true).open()
         opening.cache?.close()
         let secret = try #require(try keys.load(account: "app/alice"))
-        let head = try #require(FileManager.default.contents(atPath: directory.appendingPathComponent("cache.sqlite").path)).prefix(16)
+        let head = try #require(
+            FileManager.default.contents(atPath: directory.appendingPathComponent("cache.sqlite").path)
+        ).prefix(16)
         #expect(secret.count == 48 && secret.suffix(16) == head, "32 key bytes, then the file's salt")
         let again = opener(directory, keys: keys, encrypt: true).open()
         #expect(again.cache != nil && again.reset == nil && again.keyFromStore)
@@ -60,11 +66,14 @@ import Testing
 
 @Suite struct ReviewFixTests {
     @Test func aPlaintextCacheNeverWaitsOnTheKeyStore() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("opener-\(UUID().uuidString)/alice")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "opener-\(UUID().uuidString)/alice")
         let keys = InMemoryKeyStore()
         keys.failuresToSimulate = 100
-        let opening = CacheOpener(directory: directory, uid: "alice", account: "app/alice", encrypt: false, keyStore: keys,
-                                  limits: CacheLimits(), clock: { 0 }).open()
+        let opening = CacheOpener(
+            directory: directory, uid: "alice", account: "app/alice", encrypt: false, keyStore: keys,
+            limits: CacheLimits(), clock: { 0 }
+        ).open()
         #expect(opening.cache != nil && opening.problem == nil, "a locked key store does not matter to a plain cache")
         opening.cache?.close()
     }
@@ -73,10 +82,17 @@ import Testing
         let cache = try makeCache()
         var queued = message(0, from: "a", text: "q")
         queued.muid = "q1"
-        let localId = try cache.enqueue(SendMessageRequest(muid: "q1", receiver: "b", text: "q"), showing: queued, maxPending: 10)
+        let localId = try cache.enqueue(
+            SendMessageRequest(muid: "q1", receiver: "b", text: "q"), showing: queued, maxPending: 10)
         _ = try cache.removeFromOutbox(where: .one(localId))
         #expect(try cache.claimForSend(localId, attempts: 1) == false)
-        let other = try cache.enqueue(SendMessageRequest(muid: "q2", receiver: "b", text: "r"), showing: { var m = queued; m.muid = "q2"; return m }(), maxPending: 10)
+        let other = try cache.enqueue(
+            SendMessageRequest(muid: "q2", receiver: "b", text: "r"),
+            showing: {
+                var m = queued
+                m.muid = "q2"
+                return m
+            }(), maxPending: 10)
         #expect(try cache.claimForSend(other, attempts: 1) == true)
         #expect(try cache.claimForSend(other, attempts: 2) == false, "only once")
     }

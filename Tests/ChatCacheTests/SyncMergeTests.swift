@@ -9,11 +9,15 @@ import Testing
     let scope = CacheScope.conversation("a~b")
 
     func created(_ message: MessagePayload, seq: Int64) -> ChangePayload {
-        ChangePayload(seq: seq, kind: .messageCreated, conversationId: message.conversationId, message: message, at: message.updatedAt)
+        ChangePayload(
+            seq: seq, kind: .messageCreated, conversationId: message.conversationId, message: message,
+            at: message.updatedAt)
     }
 
     func updated(_ message: MessagePayload, seq: Int64) -> ChangePayload {
-        ChangePayload(seq: seq, kind: .messageUpdated, conversationId: message.conversationId, message: message, at: message.updatedAt)
+        ChangePayload(
+            seq: seq, kind: .messageUpdated, conversationId: message.conversationId, message: message,
+            at: message.updatedAt)
     }
 
     @Test func aPageIsMergedWithItsCursorAndSortsNewFromChangedFromKnown() throws {
@@ -24,10 +28,13 @@ import Testing
         #expect(start == SyncPoint(cursor: "c1.5", number: 1, serverTime: 100))
         try cache.storeLive(message(10))
         try cache.storeLive(message(11))
-        let merge = try cache.applySyncPage([created(message(10), seq: 6), created(message(12), seq: 7),
-                                             updated(message(11, text: "edited", updatedAt: 500), seq: 8),
-                                             updated(message(10, deleted: true), seq: 9)],
-                                            from: start, cursor: "c1.9", serverTime: 160)
+        let merge = try cache.applySyncPage(
+            [
+                created(message(10), seq: 6), created(message(12), seq: 7),
+                updated(message(11, text: "edited", updatedAt: 500), seq: 8),
+                updated(message(10, deleted: true), seq: 9)
+            ],
+            from: start, cursor: "c1.9", serverTime: 160)
         #expect(merge.new.map(\.id) == [12])
         #expect(merge.updated.map(\.id) == [11, 10], "10's deletion counts even at the same time (so do reactions)")
         #expect(try cache.message(id: 11)?.text == "edited" && cache.message(id: 12) != nil)
@@ -49,7 +56,8 @@ import Testing
         #expect(try cache.followLiveCursor("c1.6"))
         #expect(try cache.syncPoint() == SyncPoint(cursor: "c1.6", number: 1, serverTime: 100), "number and time stay")
         // A sweep that read from c1.5 before the live move: every change up to either cursor is stored.
-        let merge = try cache.applySyncPage([created(message(10), seq: 6), created(message(11), seq: 7)], from: start, cursor: "c1.7", serverTime: 110)
+        let merge = try cache.applySyncPage(
+            [created(message(10), seq: 6), created(message(11), seq: 7)], from: start, cursor: "c1.7", serverTime: 110)
         #expect(merge.new.map(\.id) == [11] && merge.updated.isEmpty)
         #expect(try cache.syncPoint() == SyncPoint(cursor: "c1.7", number: 2, serverTime: 110))
         try cache.resetForRebuild()
@@ -59,14 +67,17 @@ import Testing
     @Test func aStretchClosedAfterTheSyncPointGrowsOverTheReplay() throws {
         let cache = try makeCache()
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
-        try cache.storePage((10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true, liveSince: cache.liveEpoch)
+        try cache.storePage(
+            (10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true,
+            liveSince: cache.liveEpoch)
         try cache.closeOpenRanges()  // offline: messages 13… may be missed
         let point = try cache.syncPoint()
         // Back online: a live message opens a stretch of its own; the replay brings the rest.
         try cache.storeLive(message(20))
         #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [20], "the hole is not spanned yet")
-        _ = try cache.applySyncPage([created(message(15), seq: 2), created(message(16, in: "a~c"), seq: 3), created(message(20), seq: 4)],
-                                    from: point, cursor: "c1.4", serverTime: 2)
+        _ = try cache.applySyncPage(
+            [created(message(15), seq: 2), created(message(16, in: "a~c"), seq: 3), created(message(20), seq: 4)],
+            from: point, cursor: "c1.4", serverTime: 2)
         #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [10, 11, 12, 15, 20])
         #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 20]])
         #expect(try cache.ranges(scope).first?.open == true, "still live")
@@ -79,15 +90,20 @@ import Testing
     @Test func aSweepJoinsEveryStretchClosedSinceItsPoint() throws {
         let cache = try makeCache()
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
-        try cache.storePage((10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true, liveSince: cache.liveEpoch)
+        try cache.storePage(
+            (10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true,
+            liveSince: cache.liveEpoch)
         try cache.closeOpenRanges()  // the first drop: 13… may be missed
         let point = try cache.syncPoint()
         try cache.storeLive(message(15))  // back on another node
         try cache.closeOpenRanges()  // and that one dies before the sweep
         try cache.storeLive(message(17))
         #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 12], [15, 15], [17, 17]])
-        _ = try cache.applySyncPage([created(message(13), seq: 2), created(message(14, in: "a~c"), seq: 3), created(message(15), seq: 4),
-                                     created(message(16), seq: 5)], from: point, cursor: "c1.5", serverTime: 2)
+        _ = try cache.applySyncPage(
+            [
+                created(message(13), seq: 2), created(message(14, in: "a~c"), seq: 3), created(message(15), seq: 4),
+                created(message(16), seq: 5)
+            ], from: point, cursor: "c1.5", serverTime: 2)
         #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 17]], "13 and 16 joined them all")
         #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [10, 11, 12, 13, 15, 16, 17])
     }
@@ -97,33 +113,44 @@ import Testing
     @Test func aStretchBeyondThePageStaysApart() throws {
         let cache = try makeCache()
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
-        try cache.storePage((10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true, liveSince: cache.liveEpoch)
+        try cache.storePage(
+            (10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true,
+            liveSince: cache.liveEpoch)
         try cache.closeOpenRanges()
         let point = try cache.syncPoint()
         try cache.storeLive(message(20))
         try cache.closeOpenRanges()
         _ = try cache.applySyncPage([created(message(13), seq: 2)], from: point, cursor: "c1.2", serverTime: 2)
-        #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 13], [20, 20]], "14…19 may come on the next page")
+        #expect(
+            try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 13], [20, 20]], "14…19 may come on the next page")
     }
 
     @Test func aStretchClosedBeforeTheSyncPointIsNotExtended() throws {
         let cache = try makeCache()
-        try cache.storePage((10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true, liveSince: cache.liveEpoch)
+        try cache.storePage(
+            (10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true,
+            liveSince: cache.liveEpoch)
         try cache.closeOpenRanges()  // closed before any sync point: what came between is unknown
         try cache.recordSyncHead(cursor: "c1.9", serverTime: 1)
-        _ = try cache.applySyncPage([created(message(15), seq: 10)], from: try cache.syncPoint(), cursor: "c1.10", serverTime: 2)
+        _ = try cache.applySyncPage(
+            [created(message(15), seq: 10)], from: try cache.syncPoint(), cursor: "c1.10", serverTime: 2)
         #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 12], [15, 15]], "15 starts a stretch of its own")
         #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [15])
-        #expect(try cache.cachedPage(scope, .before(15), limit: 30).isEmpty, "13 and 14 may exist: the hole is not spanned")
+        #expect(
+            try cache.cachedPage(scope, .before(15), limit: 30).isEmpty, "13 and 14 may exist: the hole is not spanned")
     }
 
     @Test func provenStretchesStayProvenAcrossPagesWithoutTheirConversation() throws {
         let cache = try makeCache()
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
-        try cache.storePage((10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true, liveSince: cache.liveEpoch)
+        try cache.storePage(
+            (10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true,
+            liveSince: cache.liveEpoch)
         try cache.closeOpenRanges()
-        _ = try cache.applySyncPage([created(message(14, in: "a~c"), seq: 2)], from: try cache.syncPoint(), cursor: "c1.2", serverTime: 2)
-        _ = try cache.applySyncPage([created(message(15), seq: 3)], from: try cache.syncPoint(), cursor: "c1.3", serverTime: 3)
+        _ = try cache.applySyncPage(
+            [created(message(14, in: "a~c"), seq: 2)], from: try cache.syncPoint(), cursor: "c1.2", serverTime: 2)
+        _ = try cache.applySyncPage(
+            [created(message(15), seq: 3)], from: try cache.syncPoint(), cursor: "c1.3", serverTime: 3)
         #expect(try cache.ranges(scope).map { [$0.lo, $0.hi] } == [[0, 15]])
     }
 
@@ -135,9 +162,12 @@ import Testing
         var kick = message(12, in: "group_g")
         kick.category = .action
         kick.action = MemberActionPayload(guid: "g", action: .kicked, actor: "b", target: "a")
-        let merge = try cache.applySyncPage([ChangePayload(seq: 2, kind: .groupMember, conversationId: "group_g", message: kick, at: 1),
-                                             ChangePayload(seq: 3, kind: .groupDeleted, conversationId: "group_h", at: 2)],
-                                            from: try cache.syncPoint(), cursor: "c1.3", serverTime: 2)
+        let merge = try cache.applySyncPage(
+            [
+                ChangePayload(seq: 2, kind: .groupMember, conversationId: "group_g", message: kick, at: 1),
+                ChangePayload(seq: 3, kind: .groupDeleted, conversationId: "group_h", at: 2)
+            ],
+            from: try cache.syncPoint(), cursor: "c1.3", serverTime: 2)
         #expect(merge.removedConversations == ["group_g", "group_h"])
         #expect(try cache.message(id: 10) == nil && cache.message(id: 11) == nil && cache.message(id: 12) == nil)
     }

@@ -10,13 +10,15 @@ import Testing
     let scope = CacheScope.conversation("a~b")
 
     func change(_ kind: ChangeKind, _ message: MessagePayload, seq: Int64) -> ChangePayload {
-        ChangePayload(seq: seq, kind: kind, conversationId: message.conversationId, message: message, at: message.updatedAt)
+        ChangePayload(
+            seq: seq, kind: kind, conversationId: message.conversationId, message: message, at: message.updatedAt)
     }
 
     /// Applies `changes` as one page from the current sync point.
     func sweep(_ cache: ChatCache, _ changes: [ChangePayload], liveSince: Int? = nil) throws {
         let cursor = "c1.\(changes.last?.seq ?? 0)"
-        _ = try cache.applySyncPage(changes, from: try cache.syncPoint(), cursor: cursor, serverTime: 1, liveSince: liveSince)
+        _ = try cache.applySyncPage(
+            changes, from: try cache.syncPoint(), cursor: cursor, serverTime: 1, liveSince: liveSince)
     }
 
     func spans(_ cache: ChatCache, _ scope: CacheScope) throws -> [[Int64]] {
@@ -27,21 +29,32 @@ import Testing
         let cache = try makeCache()
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
         // 5 is older than the sync point (an edit brings it); 15…17 were created after it.
-        try sweep(cache, [change(.messageUpdated, message(5, text: "edited", updatedAt: 900), seq: 2),
-                          change(.messageCreated, message(15), seq: 3), change(.messageCreated, message(16), seq: 4),
-                          change(.messageUpdated, message(15, text: "edited too", updatedAt: 901), seq: 5),
-                          change(.messageCreated, message(17), seq: 6)])
+        try sweep(
+            cache,
+            [
+                change(.messageUpdated, message(5, text: "edited", updatedAt: 900), seq: 2),
+                change(.messageCreated, message(15), seq: 3), change(.messageCreated, message(16), seq: 4),
+                change(.messageUpdated, message(15, text: "edited too", updatedAt: 901), seq: 5),
+                change(.messageCreated, message(17), seq: 6)
+            ])
         #expect(try spans(cache, scope) == [[15, 17]])
         #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [15, 16, 17])
         #expect(try cache.cachedPage(scope, .latest, limit: 30).first?.text == "edited too")
-        #expect(try cache.cachedPage(scope, .before(15), limit: 30).isEmpty, "5 is stored, but what lies around it is unknown")
+        #expect(
+            try cache.cachedPage(scope, .before(15), limit: 30).isEmpty,
+            "5 is stored, but what lies around it is unknown")
         #expect(try cache.message(id: 5)?.text == "edited")
     }
 
     @Test func onlyUpdatesProveNothing() throws {
         let cache = try makeCache()
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
-        try sweep(cache, [change(.messageUpdated, message(5, updatedAt: 900), seq: 2), change(.reactionAdded, message(6, updatedAt: 901), seq: 3)])
+        try sweep(
+            cache,
+            [
+                change(.messageUpdated, message(5, updatedAt: 900), seq: 2),
+                change(.reactionAdded, message(6, updatedAt: 901), seq: 3)
+            ])
         #expect(try spans(cache, scope).isEmpty)
         #expect(try cache.cachedPage(scope, .latest, limit: 30).isEmpty)
     }
@@ -49,7 +62,9 @@ import Testing
     @Test func partialSweepsChainIntoOneStretch() throws {
         let cache = try makeCache()
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
-        try sweep(cache, [change(.messageCreated, message(15), seq: 2), change(.messageCreated, message(16, in: "a~c"), seq: 3)])
+        try sweep(
+            cache,
+            [change(.messageCreated, message(15), seq: 2), change(.messageCreated, message(16, in: "a~c"), seq: 3)])
         try sweep(cache, [change(.messageCreated, message(17, in: "a~c"), seq: 4)])  // nothing for a~b: still proven
         try sweep(cache, [change(.messageCreated, message(20), seq: 5), change(.messageCreated, message(21), seq: 6)])
         #expect(try spans(cache, scope) == [[15, 21]])
@@ -60,8 +75,12 @@ import Testing
         let cache = try makeCache()
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
         // 8 is the thread's parent, from before the sync point; its replies came after.
-        try sweep(cache, [change(.messageCreated, message(15, parent: 8), seq: 2), change(.messageCreated, message(16), seq: 3),
-                          change(.messageCreated, message(17, parent: 8), seq: 4)])
+        try sweep(
+            cache,
+            [
+                change(.messageCreated, message(15, parent: 8), seq: 2), change(.messageCreated, message(16), seq: 3),
+                change(.messageCreated, message(17, parent: 8), seq: 4)
+            ])
         #expect(try cache.cachedPage(.thread(parentId: 8), .latest, limit: 30).map(\.id) == [15, 17])
         #expect(try spans(cache, scope) == [[15, 17]])
     }
@@ -69,10 +88,13 @@ import Testing
     @Test func aStretchThatReachedTheSyncPointJoinsTheSyncedOneWithoutAHole() throws {
         let cache = try makeCache()
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
-        try cache.storePage((10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true, liveSince: cache.liveEpoch)
+        try cache.storePage(
+            (10...12).map { message($0) }, scope: scope, anchor: .latest, limit: 30, complete: true,
+            liveSince: cache.liveEpoch)
         try cache.closeOpenRanges()
         // An older page read online meets the proven stretch: it still reaches the sync point.
-        try cache.storePage((7...9).map { message($0) }, scope: scope, anchor: .before(10), limit: 3, complete: true, liveSince: nil)
+        try cache.storePage(
+            (7...9).map { message($0) }, scope: scope, anchor: .before(10), limit: 3, complete: true, liveSince: nil)
         try sweep(cache, [change(.messageCreated, message(15), seq: 2)])
         #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [7, 8, 9, 10, 11, 12, 15])
     }
@@ -87,8 +109,14 @@ import Testing
             return action
         }
         // 16 and 17 were written while a was out: not in a's changelog, but readable after the rejoin.
-        try sweep(cache, [change(.messageCreated, message(15, in: "group_g"), seq: 2), change(.groupMember, action(16, .kicked), seq: 3),
-                          change(.groupMember, action(18, .added), seq: 4), change(.messageCreated, message(19, in: "group_g"), seq: 5)])
+        try sweep(
+            cache,
+            [
+                change(.messageCreated, message(15, in: "group_g"), seq: 2),
+                change(.groupMember, action(16, .kicked), seq: 3),
+                change(.groupMember, action(18, .added), seq: 4),
+                change(.messageCreated, message(19, in: "group_g"), seq: 5)
+            ])
         #expect(try spans(cache, .conversation("group_g")) == [[18, 19]])
         #expect(try cache.message(id: 15) == nil)
     }
@@ -98,9 +126,13 @@ import Testing
         try cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
         let epoch = cache.liveEpoch
         try cache.storeLive(message(30))  // the stream's first message of a~b since the hello
-        try sweep(cache, [change(.messageCreated, message(15), seq: 2), change(.messageCreated, message(16, in: "a~c"), seq: 3)],
-                  liveSince: epoch)
-        #expect(try cache.ranges(scope).map { [$0.lo, $0.hi, $0.open ? 1 : 0] } == [[15, 30, 1]], "joined with the live stretch")
+        try sweep(
+            cache,
+            [change(.messageCreated, message(15), seq: 2), change(.messageCreated, message(16, in: "a~c"), seq: 3)],
+            liveSince: epoch)
+        #expect(
+            try cache.ranges(scope).map { [$0.lo, $0.hi, $0.open ? 1 : 0] } == [[15, 30, 1]],
+            "joined with the live stretch")
         try cache.storeLive(message(31, in: "a~c"))
         #expect(try cache.cachedPage(.conversation("a~c"), .latest, limit: 30).map(\.id) == [16, 31])
         // Offline now: the stretches close and the next replay extends them.
@@ -127,7 +159,8 @@ import Testing
         #expect(try spans(cache, scope) == [[18, 20]])
         #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [18, 19, 20])
         try sweep(cache, [change(.messageCreated, message(25), seq: 21)])
-        #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [19, 20, 25], "the next sweep still joins it")
+        #expect(
+            try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [19, 20, 25], "the next sweep still joins it")
     }
 
     /// The stream removed the conversation after the page was read (a kick), then brought it
@@ -152,6 +185,7 @@ import Testing
         try cache.storeLive(message(111, in: "a~c"))  // evicts a~b with 110
         try cache.storeLive(message(113))
         try sweep(cache, (100...105).map { change(.messageCreated, message($0), seq: $0) }, liveSince: epoch)
-        #expect(try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [113], "110 is gone: no span from 105 to 113")
+        #expect(
+            try cache.cachedPage(scope, .latest, limit: 30).map(\.id) == [113], "110 is gone: no span from 105 to 113")
     }
 }

@@ -24,14 +24,16 @@ import Testing
 
     @Test func conversationsWithEitherPeerAndPagesToo() throws {
         let message = try #require(JSONReaderTests.everyKind.first?.message)
-        let user = ConversationPayload(conversationId: "a~b", conversationType: .user,
-                                       conversationWith: .user(UserPayload(uid: "b", name: "Bee", metadata: ["x": .null])),
-                                       lastMessage: message, unreadMessageCount: 2, lastDeliveredMessageId: 3, lastReadMessageId: nil,
-                                       peerDeliveredMessageId: nil, peerReadMessageId: 1, updatedAt: 9)
+        let user = ConversationPayload(
+            conversationId: "a~b", conversationType: .user,
+            conversationWith: .user(UserPayload(uid: "b", name: "Bee", metadata: ["x": .null])),
+            lastMessage: message, unreadMessageCount: 2, lastDeliveredMessageId: 3, lastReadMessageId: nil,
+            peerDeliveredMessageId: nil, peerReadMessageId: 1, updatedAt: 9)
         let groupPeer = try #require(JSONReaderTests.everyKind.compactMap(\.group).first)
-        let group = ConversationPayload(conversationId: "group_g", conversationType: .group, conversationWith: .group(groupPeer),
-                                        lastMessage: nil, unreadMessageCount: 0, lastDeliveredMessageId: nil, lastReadMessageId: nil,
-                                        peerDeliveredMessageId: nil, peerReadMessageId: nil, updatedAt: 10)
+        let group = ConversationPayload(
+            conversationId: "group_g", conversationType: .group, conversationWith: .group(groupPeer),
+            lastMessage: nil, unreadMessageCount: 0, lastDeliveredMessageId: nil, lastReadMessageId: nil,
+            peerDeliveredMessageId: nil, peerReadMessageId: nil, updatedAt: 10)
         try expectSame(user)
         try expectSame(group)
         let page = Page(items: [user, group], next: "cursor/with\"quotes\"")
@@ -55,13 +57,17 @@ import Testing
 
     /// Shapes the writer leaves to JSONEncoder: its output then.
     @Test func datesNestedContainersAndNonFiniteNumbersFallBackToJSONEncoder() throws {
-        struct Dated: Codable, Equatable { var at = Date(timeIntervalSince1970: 5); var blob = Data([1, 2]) }
+        struct Dated: Codable, Equatable {
+            var at = Date(timeIntervalSince1970: 5)
+            var blob = Data([1, 2])
+        }
         struct Nested: Codable, Equatable {
             var inner = 7
             enum Keys: CodingKey { case outer, inner }
             init() {}
             init(from decoder: any Decoder) throws {
-                inner = try decoder.container(keyedBy: Keys.self).nestedContainer(keyedBy: Keys.self, forKey: .outer).decode(Int.self, forKey: .inner)
+                inner = try decoder.container(keyedBy: Keys.self).nestedContainer(keyedBy: Keys.self, forKey: .outer)
+                    .decode(Int.self, forKey: .inner)
             }
             func encode(to encoder: any Encoder) throws {
                 var outer = encoder.container(keyedBy: Keys.self)

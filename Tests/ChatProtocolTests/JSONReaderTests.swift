@@ -9,14 +9,16 @@ import Testing
 
     /// One change of every kind, with every optional field of a message set somewhere.
     static let everyKind: [ChangePayload] = {
-        var media = MessagePayload(id: 11, muid: "m11", conversationId: "group_g", sender: "a", receiver: "g", receiverType: .group,
-                                   category: .message, type: "image", text: nil,
-                                   attachment: Attachment(url: "/v1/media/ab", name: "p.png", size: 42, mimeType: "image/png", extension: "png"),
-                                   customData: .object(["deep": .array([.number(1.5), .bool(false), .null, .string("é\n\"x\"")])]),
-                                   metadata: ["tags": .array([.string("a")]), "n": .number(-3e-2)],
-                                   sentAt: 1_796_285_970_890, updatedAt: 1_796_285_970_999, editedAt: 1_796_285_970_950,
-                                   deletedAt: nil, reactions: [ReactionCount(reaction: "👍", count: 2)], parentMessageId: 7, replyCount: 3,
-                                   callStatus: nil, action: nil)
+        var media = MessagePayload(
+            id: 11, muid: "m11", conversationId: "group_g", sender: "a", receiver: "g", receiverType: .group,
+            category: .message, type: "image", text: nil,
+            attachment: Attachment(
+                url: "/v1/media/ab", name: "p.png", size: 42, mimeType: "image/png", extension: "png"),
+            customData: .object(["deep": .array([.number(1.5), .bool(false), .null, .string("é\n\"x\"")])]),
+            metadata: ["tags": .array([.string("a")]), "n": .number(-3e-2)],
+            sentAt: 1_796_285_970_890, updatedAt: 1_796_285_970_999, editedAt: 1_796_285_970_950,
+            deletedAt: nil, reactions: [ReactionCount(reaction: "👍", count: 2)], parentMessageId: 7, replyCount: 3,
+            callStatus: nil, action: nil)
         var call = media
         call.id = 12
         call.category = .call
@@ -27,34 +29,46 @@ import Testing
         action.id = 13
         action.category = .action
         action.type = "groupMember"
-        action.action = MemberActionPayload(guid: "g", action: .scopeChanged, actor: "a", target: "b", oldScope: .participant, newScope: .admin)
+        action.action = MemberActionPayload(
+            guid: "g", action: .scopeChanged, actor: "a", target: "b", oldScope: .participant, newScope: .admin)
         var deleted = media
         deleted.id = 14
         deleted.deletedAt = 1_796_285_971_000
         deleted.text = nil
         media.text = "caption with \u{1F600} and \\ and / and \t"
-        let group = GroupPayload(guid: "g", name: "G", type: .password, icon: "i", description: "d", metadata: ["k": .bool(true)],
-                                 tags: ["t"], owner: "a", membersCount: 3, createdAt: 1, updatedAt: 2)
+        let group = GroupPayload(
+            guid: "g", name: "G", type: .password, icon: "i", description: "d", metadata: ["k": .bool(true)],
+            tags: ["t"], owner: "a", membersCount: 3, createdAt: 1, updatedAt: 2)
         return [
             ChangePayload(seq: 1, kind: .messageCreated, conversationId: "group_g", message: media, at: 1),
             ChangePayload(seq: 2, kind: .messageUpdated, conversationId: "group_g", message: deleted, at: 2),
-            ChangePayload(seq: 3, kind: .receiptDelivered, conversationId: "a~b",
-                          receipt: ReceiptPayload(kind: .delivered, conversationId: "a~b", uid: "b", messageId: 3, at: 3), at: 3),
-            ChangePayload(seq: 4, kind: .receiptRead, conversationId: "a~b",
-                          receipt: ReceiptPayload(kind: .read, conversationId: "a~b", uid: "b", messageId: 3, at: 4), at: 4),
-            ChangePayload(seq: 5, kind: .reactionAdded, conversationId: "group_g", message: media,
-                          reaction: ReactionPayload(id: 9, messageId: 11, uid: "b", reaction: "👍", reactedAt: 5), at: 5),
-            ChangePayload(seq: 6, kind: .reactionRemoved, conversationId: "group_g", message: call,
-                          reaction: ReactionPayload(id: 9, messageId: 12, uid: "b", reaction: "👍", reactedAt: 6), at: 6),
-            ChangePayload(seq: 7, kind: .userBlocked, conversationId: "a~b", block: BlockPayload(blocker: "a", blocked: "b"), at: 7),
-            ChangePayload(seq: 8, kind: .userUnblocked, conversationId: "a~b", block: BlockPayload(blocker: "a", blocked: "b"), at: 8),
-            ChangePayload(seq: 9, kind: .notificationCreated, conversationId: "group_g",
-                          notification: FeedItemPayload(id: 1, kind: .reaction, actor: "b", messageId: 11, conversationId: "group_g",
-                                                        reaction: "👍", at: 9), at: 9),
+            ChangePayload(
+                seq: 3, kind: .receiptDelivered, conversationId: "a~b",
+                receipt: ReceiptPayload(kind: .delivered, conversationId: "a~b", uid: "b", messageId: 3, at: 3), at: 3),
+            ChangePayload(
+                seq: 4, kind: .receiptRead, conversationId: "a~b",
+                receipt: ReceiptPayload(kind: .read, conversationId: "a~b", uid: "b", messageId: 3, at: 4), at: 4),
+            ChangePayload(
+                seq: 5, kind: .reactionAdded, conversationId: "group_g", message: media,
+                reaction: ReactionPayload(id: 9, messageId: 11, uid: "b", reaction: "👍", reactedAt: 5), at: 5),
+            ChangePayload(
+                seq: 6, kind: .reactionRemoved, conversationId: "group_g", message: call,
+                reaction: ReactionPayload(id: 9, messageId: 12, uid: "b", reaction: "👍", reactedAt: 6), at: 6),
+            ChangePayload(
+                seq: 7, kind: .userBlocked, conversationId: "a~b", block: BlockPayload(blocker: "a", blocked: "b"),
+                at: 7),
+            ChangePayload(
+                seq: 8, kind: .userUnblocked, conversationId: "a~b", block: BlockPayload(blocker: "a", blocked: "b"),
+                at: 8),
+            ChangePayload(
+                seq: 9, kind: .notificationCreated, conversationId: "group_g",
+                notification: FeedItemPayload(
+                    id: 1, kind: .reaction, actor: "b", messageId: 11, conversationId: "group_g",
+                    reaction: "👍", at: 9), at: 9),
             ChangePayload(seq: 10, kind: .groupCreated, conversationId: "group_g", group: group, at: 10),
             ChangePayload(seq: 11, kind: .groupUpdated, conversationId: "group_g", group: group, at: 11),
             ChangePayload(seq: 12, kind: .groupDeleted, conversationId: "group_g", group: group, at: 12),
-            ChangePayload(seq: 13, kind: .groupMember, conversationId: "group_g", message: action, at: 13),
+            ChangePayload(seq: 13, kind: .groupMember, conversationId: "group_g", message: action, at: 13)
         ]
     }()
 
@@ -103,7 +117,9 @@ import Testing
             case 2: return .number([0, -1, 1e300, 0.1, -2.5e-8, 123_456_789][Int.random(in: 0..<6)])
             case 3: return .string(["", "a", "\u{0}\u{1F}", "\"\\/", "日本", "\u{1F600}"][Int.random(in: 0..<6)])
             case 4: return .array((0..<Int.random(in: 0..<4)).map { _ in random(depth + 1) })
-            default: return .object(Dictionary(uniqueKeysWithValues: (0..<Int.random(in: 0..<4)).map { ("k\($0)", random(depth + 1)) }))
+            default:
+                return .object(
+                    Dictionary(uniqueKeysWithValues: (0..<Int.random(in: 0..<4)).map { ("k\($0)", random(depth + 1)) }))
             }
         }
         for _ in 0..<500 {
@@ -116,16 +132,25 @@ import Testing
     }
 
     @Test func malformedTextIsRefusedWhereJSONDecoderRefusesIt() throws {
-        let bad = [#"{"changes":[],"cursor":"c","hasMore":true,"serverTime":1"#, #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":1} x"#,
-                   #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":01}"#, #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":1.}"#,
-                   #"{"changes":[],"cursor":"c","hasMore":tru,"serverTime":1}"#, "{\"changes\":[],\"cursor\":\"c\u{1}\",\"hasMore\":true,\"serverTime\":1}",
-                   #"{"changes":[,],"cursor":"c","hasMore":true,"serverTime":1}"#,
-                   #"{"changes":[],"cursor":"c","hasMore":true}"#, #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":1e999}"#,
-                   #"{"changes":[{"seq":1,"kind":"message.exploded","conversationId":"a","at":1}],"cursor":"c","hasMore":true,"serverTime":1}"#,
-                   #"{"changes":[],"cursor":"\x","hasMore":true,"serverTime":1}"#, #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":99999999999999999999}"#]
+        let bad = [
+            #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":1"#,
+            #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":1} x"#,
+            #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":01}"#,
+            #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":1.}"#,
+            #"{"changes":[],"cursor":"c","hasMore":tru,"serverTime":1}"#,
+            "{\"changes\":[],\"cursor\":\"c\u{1}\",\"hasMore\":true,\"serverTime\":1}",
+            #"{"changes":[,],"cursor":"c","hasMore":true,"serverTime":1}"#,
+            #"{"changes":[],"cursor":"c","hasMore":true}"#,
+            #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":1e999}"#,
+            #"{"changes":[{"seq":1,"kind":"message.exploded","conversationId":"a","at":1}],"cursor":"c","hasMore":true,"serverTime":1}"#,
+            #"{"changes":[],"cursor":"\x","hasMore":true,"serverTime":1}"#,
+            #"{"changes":[],"cursor":"c","hasMore":true,"serverTime":99999999999999999999}"#
+        ]
         for text in bad {
             #expect(throws: (any Error).self, "\(text)") { try ChangelogPage(json: Data(text.utf8)) }
-            #expect(throws: (any Error).self, "\(text)") { try Self.decoder.decode(ChangelogPage.self, from: Data(text.utf8)) }
+            #expect(throws: (any Error).self, "\(text)") {
+                try Self.decoder.decode(ChangelogPage.self, from: Data(text.utf8))
+            }
         }
     }
 
@@ -134,7 +159,8 @@ import Testing
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         var reader = JSONReader(Data(deep.utf8), maxDepth: 32)
         #expect(throws: JSONReader.Failure.self) { try reader.value() }
-        var shallow = JSONReader(Data((String(repeating: "[", count: 32) + String(repeating: "]", count: 32)).utf8), maxDepth: 32)
+        var shallow = JSONReader(
+            Data((String(repeating: "[", count: 32) + String(repeating: "]", count: 32)).utf8), maxDepth: 32)
         _ = try shallow.value()
         try shallow.end()
     }

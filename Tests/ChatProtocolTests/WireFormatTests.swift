@@ -9,8 +9,10 @@ import Testing
     }
 
     @Test func freeFormJSONRoundTripsEveryShape() throws {
-        let value: JSONValue = .object(["a": .array([.null, .bool(true), .number(1.5), .string("x")]),
-                                        "b": .object(["c": .number(-2)])])
+        let value: JSONValue = .object([
+            "a": .array([.null, .bool(true), .number(1.5), .string("x")]),
+            "b": .object(["c": .number(-2)])
+        ])
         let data = try JSONEncoder().encode(value)
         #expect(try JSONDecoder().decode(JSONValue.self, from: data) == value)
     }
@@ -23,9 +25,10 @@ import Testing
     }
 
     @Test func changeKindsUseDottedNamesOnTheWire() throws {
-        let change = ChangePayload(seq: 7, kind: .receiptRead, conversationId: "a~b",
-                                   receipt: ReceiptPayload(kind: .read, conversationId: "a~b", uid: "b", messageId: 3, at: 9),
-                                   at: 9)
+        let change = ChangePayload(
+            seq: 7, kind: .receiptRead, conversationId: "a~b",
+            receipt: ReceiptPayload(kind: .read, conversationId: "a~b", uid: "b", messageId: 3, at: 9),
+            at: 9)
         let json = String(decoding: try JSONEncoder().encode(change), as: UTF8.self)
         #expect(json.contains("\"receipt.read\""))
         #expect(try JSONDecoder().decode(ChangePayload.self, from: Data(json.utf8)) == change)
@@ -37,11 +40,13 @@ import Testing
         // With a separator that uids may contain, ("a", "b_user_c") and ("a_user_b", "c") collided.
         let uids = ["a", "b", "a_b", "b_a", "a_user_b", "b_user_c", "c", "user", "x_user", "b_user"]
         var seen: [String: Set<String>] = [:]
-        for x in uids { for y in uids where x != y {
-            let id = ConversationPayload.directID(x, y)
-            if let pair = seen[id] { #expect(pair == [x, y], "\(id) names both \(pair) and \([x, y])") }
-            seen[id] = [x, y]
-        } }
+        for x in uids {
+            for y in uids where x != y {
+                let id = ConversationPayload.directID(x, y)
+                if let pair = seen[id] { #expect(pair == [x, y], "\(id) names both \(pair) and \([x, y])") }
+                seen[id] = [x, y]
+            }
+        }
     }
 }
 

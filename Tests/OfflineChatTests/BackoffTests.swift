@@ -1,5 +1,6 @@
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 @Suite struct BackoffTests {
     @Test func theCeilingDoublesUpToTheCap() {

@@ -1,8 +1,9 @@
-@testable import ChatCache
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import ChatCache
+@testable import OfflineChat
 
 /// Conversations, single lookups and the cache's lifetime, against a live chatd.
 @Suite(.timeLimit(.minutes(1))) struct CachedReadsTests {
@@ -20,8 +21,12 @@ import Testing
 
     final class Details: ConversationDetailsListener, MessageDetailsListener, @unchecked Sendable {
         let log = PhaseLog()
-        func onCachedConversation(_ conversation: Conversation) { log.push(.cached([conversation.lastMessage?.id ?? 0])) }
-        func onServerConversation(_ conversation: Conversation?) { log.push(.server([conversation?.lastMessage?.id ?? 0])) }
+        func onCachedConversation(_ conversation: Conversation) {
+            log.push(.cached([conversation.lastMessage?.id ?? 0]))
+        }
+        func onServerConversation(_ conversation: Conversation?) {
+            log.push(.server([conversation?.lastMessage?.id ?? 0]))
+        }
         func onCachedMessage(_ message: BaseMessage) { log.push(.cached([message.id])) }
         func onServerMessage(_ message: BaseMessage?) { log.push(.server([message?.id ?? 0])) }
         func onError(_ error: ChatException?) { log.push(.error(error?.errorCode ?? "")) }
@@ -40,8 +45,14 @@ import Testing
         func run(_ request: ConversationRequest) async throws {
             for try await phase in request.next() {
                 switch phase {
-                case .cached(let list): seen.withLock { $0.append("cached " + list.map(\.conversationWith.entityID).joined(separator: ",")) }
-                case .server(let list): seen.withLock { $0.append("server " + list.map(\.conversationWith.entityID).joined(separator: ",")) }
+                case .cached(let list):
+                    seen.withLock {
+                        $0.append("cached " + list.map(\.conversationWith.entityID).joined(separator: ","))
+                    }
+                case .server(let list):
+                    seen.withLock {
+                        $0.append("server " + list.map(\.conversationWith.entityID).joined(separator: ","))
+                    }
                 }
             }
         }
@@ -112,14 +123,18 @@ import Testing
         let server = try LiveChatd()
         let token = try await server.user("alice")
         let bobToken = try await server.user("bob")
-        let ids = [try await server.send("one", from: bobToken, to: "alice"), try await server.send("two", from: bobToken, to: "alice")]
+        let ids = [
+            try await server.send("one", from: bobToken, to: "alice"),
+            try await server.send("two", from: bobToken, to: "alice")
+        ]
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
         let first = try makeClient(server, offline: offlineOn(), storage: storage)
         try await first.login(uid: "alice", authToken: token)
         let log = PhaseLog()
         try MessagesRequest.MessageRequestBuilder().set(uid: "bob").build(client: first)
             .fetchPrevious(onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
-        _ = await log.next(); _ = await log.next()
+        _ = await log.next()
+        _ = await log.next()
 
         // The app restarts with no network: the same user's login is served from the cache.
         server.stop()
@@ -141,7 +156,9 @@ import Testing
         let bobToken = try await server.user("bob")
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
         let appDirectory = storage.appendingPathComponent("test")
-        func cached(_ uid: String) -> Bool { FileManager.default.fileExists(atPath: appDirectory.appendingPathComponent(uid).path) }
+        func cached(_ uid: String) -> Bool {
+            FileManager.default.fileExists(atPath: appDirectory.appendingPathComponent(uid).path)
+        }
 
         let client = try makeClient(server, offline: offlineOn(), storage: storage)
         try await client.login(uid: "alice", authToken: aliceToken)
@@ -149,7 +166,9 @@ import Testing
         client.logout()
         #expect(!cached("alice"), "logout wipes")
         _ = await client.tokenRevocation.current?.value
-        await #expect(throws: ChatException.self, "the logout revoked the token") { try await client.login(uid: "alice", authToken: aliceToken) }
+        await #expect(throws: ChatException.self, "the logout revoked the token") {
+            try await client.login(uid: "alice", authToken: aliceToken)
+        }
 
         let aliceAgain = try await server.token("alice")
         try await client.login(uid: "alice", authToken: aliceAgain)

@@ -20,7 +20,8 @@ import Testing
         /// their own: a login wipes other users' caches on the same device.
         func chat(_ arguments: [String], input: String? = nil) async -> Run {
             let uid = arguments.firstIndex(of: "--as").map { arguments[$0 + 1] } ?? "nobody"
-            let all = ["--server", server.url.absoluteString, "--data", data.appendingPathComponent(uid).path] + arguments
+            let all =
+                ["--server", server.url.absoluteString, "--data", data.appendingPathComponent(uid).path] + arguments
             return await Subprocess.run(Self.binary.path, all, input: input)
         }
 
@@ -40,15 +41,23 @@ import Testing
         let sent = await device.chat(["--as", "alice", "send", "bob", "hello", "bob"])
         #expect(sent.status == 0 && sent.output.hasPrefix("sent (id "), "\(sent)")
         let history = await device.chat(["--as", "bob", "history", "alice"])
-        #expect(history.lines.first?.hasPrefix("— cached (") == true && history.lines.contains { $0.hasPrefix("— server (") }, "\(history)")
+        #expect(
+            history.lines.first?.hasPrefix("— cached (") == true
+                && history.lines.contains { $0.hasPrefix("— server (") }, "\(history)")
         #expect(history.lines.last?.hasSuffix("alice: hello bob") == true, "\(history)")
         // The second read answers from the cache first.
         let again = await device.chat(["--as", "bob", "--json", "history", "alice"])
-        let events = try again.lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let events = try again.lines.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         #expect(events.map { $0["event"] as? String } == ["phase", "item", "phase", "item"], "\(again)")
-        #expect(events[0]["phase"] as? String == "cached" && events[0]["ms"] is Int && events[1]["text"] as? String == "hello bob")
+        #expect(
+            events[0]["phase"] as? String == "cached" && events[0]["ms"] is Int
+                && events[1]["text"] as? String == "hello bob")
         let conversations = await device.chat(["--as", "bob", "conversations"])
-        #expect(conversations.lines.contains { $0.contains("Alice [1 unread]") && $0.contains("hello bob") }, "\(conversations)")
+        #expect(
+            conversations.lines.contains { $0.contains("Alice [1 unread]") && $0.contains("hello bob") },
+            "\(conversations)")
     }
 
     @Test func badArgumentsAndRejectedTokensGetAClearMessageAndAStatus() async throws {
@@ -56,7 +65,8 @@ import Testing
         let noUser = await device.chat(["history", "alice"])
         #expect(noUser.status == 2 && noUser.errors.contains("--as UID"))
         #expect(await device.chat(["--as", "bob", "dance"]).status == 2)
-        #expect(await device.chat(["--as", "bob", "history", "alice", "--limit", "0"]).errors.contains("--limit must be"))
+        #expect(
+            await device.chat(["--as", "bob", "history", "alice", "--limit", "0"]).errors.contains("--limit must be"))
         #expect(await device.chat(["--as", "bob", "send", "alice"]).status == 2)
         let noToken = await device.chat(["--as", "bob", "pending"])
         #expect(noToken.status == 1 && noToken.errors.contains("no token for bob"), "\(noToken)")
@@ -78,17 +88,24 @@ import Testing
         _ = await device.chat(["--as", "bob", "history", "alice"])
         device.server.stop()
         let history = await device.chat(["--as", "bob", "history", "alice"])
-        #expect(history.status == 0 && history.lines.contains("— server: unreachable (offline); the cached phase above is what this device knows"))
+        #expect(
+            history.status == 0
+                && history.lines.contains(
+                    "— server: unreachable (offline); the cached phase above is what this device knows")
+        )
         #expect(history.lines.contains { $0.hasSuffix("alice: before") }, "served from the cache: \(history)")
         // Scripts tell offline from a server error by the SDK's code.
         let json = await device.chat(["--as", "bob", "--json", "history", "alice"])
-        let last = try #require(try JSONSerialization.jsonObject(with: Data((json.lines.last ?? "").utf8)) as? [String: Any])
+        let last = try #require(
+            try JSONSerialization.jsonObject(with: Data((json.lines.last ?? "").utf8)) as? [String: Any])
         #expect(json.status == 0 && last["phase"] as? String == "server" && last["offline"] as? Bool == true, "\(json)")
         #expect(last["code"] as? String == ChatException.internetUnavailable, "\(json)")
         let send = await device.chat(["--as", "bob", "send", "alice", "from", "the", "tunnel"])
         #expect(send.status == 0 && send.output.hasPrefix("queued (offline)"), "\(send)")
         let pending = await device.chat(["--as", "bob", "pending"])
-        #expect(pending.lines.first == "1 message(s) waiting to be sent" && pending.output.contains("from the tunnel [pending]"), "\(pending)")
+        #expect(
+            pending.lines.first == "1 message(s) waiting to be sent"
+                && pending.output.contains("from the tunnel [pending]"), "\(pending)")
         #expect(await device.chat(["--as", "bob", "retry"]).status == 1, "retry needs the server")
         try device.server.restart()
         let retry = await device.chat(["--as", "bob", "retry"])
@@ -103,32 +120,43 @@ import Testing
         _ = await device.login("alice")
         _ = await device.login("bob")
         let firstSync = await device.chat(["--as", "bob", "sync"])
-        #expect(firstSync.status == 0 && firstSync.lines.contains("[####################] 100%") && firstSync.lines.last?.hasPrefix("outcome:") == true,
-                "\(firstSync)")
+        #expect(
+            firstSync.status == 0 && firstSync.lines.contains("[####################] 100%")
+                && firstSync.lines.last?.hasPrefix("outcome:") == true,
+            "\(firstSync)")
         _ = await device.chat(["--as", "alice", "send", "bob", "while", "bob", "was", "away"])
         let second = await device.chat(["--as", "bob", "--json", "sync"])
         #expect(second.output.contains("\"outcome\":\"caughtUp\""), "\(second)")
         let status = await device.chat(["--as", "bob", "--json", "status"])
-        let fields = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any], "\(status)")
-        #expect(fields["connection"] as? String == "connected" && (fields["lastSync"] as? Int ?? 0) > 0 && (fields["cacheBytes"] as? Int ?? 0) > 0)
-        #expect(fields["pending"] as? Int == 0 && (fields["encryption"] as? [String: Any])?["atRest"] as? String == "NONE")
+        let fields = try #require(
+            try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any], "\(status)")
+        #expect(
+            fields["connection"] as? String == "connected" && (fields["lastSync"] as? Int ?? 0) > 0
+                && (fields["cacheBytes"] as? Int ?? 0) > 0)
+        #expect(
+            fields["pending"] as? Int == 0 && (fields["encryption"] as? [String: Any])?["atRest"] as? String == "NONE")
 
         // Send until the listener (which needs a moment to connect) has heard one.
-        let listen = await withTaskGroup(of: Run?.self) { group -> Run? in
-            group.addTask { await device.chat(["--as", "bob", "--json", "listen", "--count", "1"]) }
-            group.addTask {
-                for attempt in 0..<200 where !Task.isCancelled { _ = await device.chat(["--as", "alice", "send", "bob", "ping \(attempt)"]) }
-                return nil
-            }
-            for await run in group {
-                if let run {
-                    group.cancelAll()
-                    return run
+        let listen =
+            await withTaskGroup(of: Run?.self) { group -> Run? in
+                group.addTask { await device.chat(["--as", "bob", "--json", "listen", "--count", "1"]) }
+                group.addTask {
+                    for attempt in 0..<200 where !Task.isCancelled {
+                        _ = await device.chat(["--as", "alice", "send", "bob", "ping \(attempt)"])
+                    }
+                    return nil
                 }
-            }
-            return nil
-        } ?? Run(status: -1, output: "", errors: "listen never finished")
-        #expect(listen.status == 0 && listen.output.contains("\"event\":\"message\"") && listen.output.contains("ping"), "\(listen)")
+                for await run in group {
+                    if let run {
+                        group.cancelAll()
+                        return run
+                    }
+                }
+                return nil
+            } ?? Run(status: -1, output: "", errors: "listen never finished")
+        #expect(
+            listen.status == 0 && listen.output.contains("\"event\":\"message\"") && listen.output.contains("ping"),
+            "\(listen)")
 
         let cleared = await device.chat(["--as", "bob", "clear-cache"])
         #expect(cleared.status == 0 && cleared.output.hasPrefix("cache cleared"), "\(cleared)")
@@ -139,8 +167,12 @@ import Testing
         let (afterLogout, _) = try await device.server.request("GET", Endpoints.me, token: device.tokens["bob"]!)
         #expect(afterLogout == 401, "the old token no longer works")
         let bobsFolder = device.data.appendingPathComponent("bob")
-        #expect(!FileManager.default.fileExists(atPath: bobsFolder.appendingPathComponent("tokens/chat.bob.token").path), "the token is forgotten")
-        #expect(!FileManager.default.fileExists(atPath: bobsFolder.appendingPathComponent("chat/bob").path), "the cache is wiped")
+        #expect(
+            !FileManager.default.fileExists(atPath: bobsFolder.appendingPathComponent("tokens/chat.bob.token").path),
+            "the token is forgotten")
+        #expect(
+            !FileManager.default.fileExists(atPath: bobsFolder.appendingPathComponent("chat/bob").path),
+            "the cache is wiped")
         #expect(await device.chat(["--as", "bob", "status"]).errors.contains("no token for bob"))
     }
 }
@@ -152,7 +184,9 @@ import Testing
         let name = "chat-test-\(UUID().uuidString.prefix(8))"
 
         /// Each terminal has a tmux server of its own (`-L`), so a developer's tmux is untouched.
-        func tmux(_ arguments: [String]) async -> String { await Subprocess.run("/usr/bin/tmux", ["-L", name] + arguments).output }
+        func tmux(_ arguments: [String]) async -> String {
+            await Subprocess.run("/usr/bin/tmux", ["-L", name] + arguments).output
+        }
 
         func start(_ command: [String]) async {
             let line = command.map { "'\($0)'" }.joined(separator: " ")
@@ -191,8 +225,10 @@ import Testing
         _ = await device.login("bob")
         _ = await device.chat(["--as", "alice", "send", "bob", "earlier"])
         let terminal = Terminal()
-        await terminal.start([ChatCLITests.Device.binary.path, "--server", device.server.url.absoluteString,
-                              "--data", device.data.appendingPathComponent("bob").path, "--as", "bob", "open", "alice"])
+        await terminal.start([
+            ChatCLITests.Device.binary.path, "--server", device.server.url.absoluteString,
+            "--data", device.data.appendingPathComponent("bob").path, "--as", "bob", "open", "alice"
+        ])
         await terminal.expect("alice: earlier", "history")
 
         await terminal.type("hello from bob")

@@ -1,8 +1,9 @@
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
 import WebSocket
+
+@testable import OfflineChat
 
 @Suite(.timeLimit(.minutes(1))) struct ClientTests {
     @Test func loginChecksTheTokenWithTheServer() async throws {
@@ -45,9 +46,15 @@ import WebSocket
 
     @Test func badConfigurationIsRefusedWithAReason() throws {
         let dir = FileManager.default.temporaryDirectory
-        #expect(throws: ChatException.self) { try ChatClient(config: ChatConfig(appID: "", server: URL(string: "http://x")!, storageDirectory: dir)) }
-        #expect(throws: ChatException.self) { try ChatClient(config: ChatConfig(appID: "a/b", server: URL(string: "http://x")!, storageDirectory: dir)) }
-        #expect(throws: ChatException.self) { try ChatClient(config: ChatConfig(appID: "a", server: URL(string: "ftp://x")!, storageDirectory: dir)) }
+        #expect(throws: ChatException.self) {
+            try ChatClient(config: ChatConfig(appID: "", server: URL(string: "http://x")!, storageDirectory: dir))
+        }
+        #expect(throws: ChatException.self) {
+            try ChatClient(config: ChatConfig(appID: "a/b", server: URL(string: "http://x")!, storageDirectory: dir))
+        }
+        #expect(throws: ChatException.self) {
+            try ChatClient(config: ChatConfig(appID: "a", server: URL(string: "ftp://x")!, storageDirectory: dir))
+        }
     }
 
     @Test func realtimeDeliversMessagesEditsTypingAndReceiptsOnTheCallbackQueue() async throws {
@@ -65,19 +72,23 @@ import WebSocket
 
         let bob = try makeClient(server)
         try await bob.login(uid: "bob", authToken: bobToken)
-        let (status, data) = try await server.request("POST", Endpoints.messages, token: bobToken,
-                                                      json: SendMessageRequest(muid: "m1", receiver: "alice", text: "hello"))
+        let (status, data) = try await server.request(
+            "POST", Endpoints.messages, token: bobToken,
+            json: SendMessageRequest(muid: "m1", receiver: "alice", text: "hello"))
         #expect(status == 201)
         let sent = try JSONDecoder().decode(MessagePayload.self, from: data)
         #expect(await recorder.next() == "text:bob:hello:realtime")
         #expect(recorder.messages.last?.id == sent.id && recorder.messages.last?.conversationId == "alice~bob")
 
-        _ = try await server.request("PATCH", "\(Endpoints.messages)/\(sent.id)", token: bobToken, json: EditMessageRequest(text: "hi"))
+        _ = try await server.request(
+            "PATCH", "\(Endpoints.messages)/\(sent.id)", token: bobToken, json: EditMessageRequest(text: "hi"))
         #expect(await recorder.next() == "edited:\(sent.id)")
         #expect((recorder.messages.last as? TextMessage)?.text == "hi")
         _ = try await server.request("DELETE", "\(Endpoints.messages)/\(sent.id)", token: bobToken)
         #expect(await recorder.next() == "deleted:\(sent.id)")
-        _ = try await server.request("POST", "\(Endpoints.conversations)/alice~bob/read", token: bobToken, json: ReceiptRequest(messageId: sent.id))
+        _ = try await server.request(
+            "POST", "\(Endpoints.conversations)/alice~bob/read", token: bobToken,
+            json: ReceiptRequest(messageId: sent.id))
         // Bob's own send already marked it read for him: no change, so type instead.
         try await typing(from: bobToken, to: "alice", server: server)
         #expect(await recorder.next() == "typing:bob")
@@ -129,8 +140,9 @@ import WebSocket
     }
 
     func typing(from token: String, to receiver: String, server: LiveChatd) async throws {
-        let socket = try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
-                                                 headers: ["Authorization": "Bearer \(token)"])
+        let socket = try WebSocketClient.connect(
+            to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
+            headers: ["Authorization": "Bearer \(token)"])
         _ = try socket.receive()  // hello
         let envelope = RealtimeEnvelope(type: .typing, typing: TypingPayload(receiver: receiver, isTyping: true))
         try socket.send(text: String(decoding: try JSONEncoder().encode(envelope), as: UTF8.self))

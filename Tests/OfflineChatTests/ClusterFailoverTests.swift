@@ -1,8 +1,9 @@
 import ChatCache
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// SIGKILL of a chatd node while SDK clients send and receive through HAProxy: whatever the
 /// moment, every queued message reaches the server exactly once and both clients' caches end
@@ -70,7 +71,9 @@ struct ClusterFailoverTests {
             }
         }
         func hear(_ id: Int64, by uid: String) { update { $0.heard[uid, default: []].append(id) } }
-        var snapshot: (acknowledged: Int, errors: [String], heard: [String: [Int64]]) { lock.withLock { (acknowledged.count, errors, heard) } }
+        var snapshot: (acknowledged: Int, errors: [String], heard: [String: [Int64]]) {
+            lock.withLock { (acknowledged.count, errors, heard) }
+        }
     }
 
     /// Hears the other user's new messages.
@@ -78,12 +81,16 @@ struct ClusterFailoverTests {
         let tally: Tally
         let uid: String
         init(_ tally: Tally, uid: String) { (self.tally, self.uid) = (tally, uid) }
-        func onTextMessageReceived(_ message: TextMessage) { if message.senderUid != uid { tally.hear(message.id, by: uid) } }
+        func onTextMessageReceived(_ message: TextMessage) {
+            if message.senderUid != uid { tally.hear(message.id, by: uid) }
+        }
         /// A finished sweep may have proven the cache whole: waiters look again.
         func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) { tally.update { _ in } }
         func onDisconnected() { tally.update { $0.disconnects += 1 } }
         func onSyncServerFinish(reInstall: Bool) { tally.update { $0.syncs[self.uid, default: 0] += 1 } }
-        func onMessageSyncError(_ error: ChatException) { tally.update { $0.syncErrors.append("\(uid): \(error.errorCode) \(error.errorDescription)") } }
+        func onMessageSyncError(_ error: ChatException) {
+            tally.update { $0.syncErrors.append("\(uid): \(error.errorCode) \(error.errorDescription)") }
+        }
     }
 
     struct Phone {
@@ -94,11 +101,14 @@ struct ClusterFailoverTests {
         let ears: Ears
     }
 
-    func phone(_ uid: String, hearing peer: String, token: String, cluster: LiveCluster, tally: Tally) async throws -> Phone {
+    func phone(
+        _ uid: String, hearing peer: String, token: String, cluster: LiveCluster, tally: Tally
+    ) async throws -> Phone {
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-cluster-\(UUID().uuidString)")
-        var config = ChatConfig(appID: "test", server: cluster.url, storageDirectory: storage, offline: offlineOn(),
-                                callbackQueue: DispatchQueue(label: "callbacks-\(uid)"), clock: SystemClock(),
-                                logger: StandardErrorLogger(minimumLevel: .error))
+        var config = ChatConfig(
+            appID: "test", server: cluster.url, storageDirectory: storage, offline: offlineOn(),
+            callbackQueue: DispatchQueue(label: "callbacks-\(uid)"), clock: SystemClock(),
+            logger: StandardErrorLogger(minimumLevel: .error))
         config.connectionSettleDelay = 100
         config.reconnectBaseDelay = 50
         config.reconnectMaxDelay = 400
@@ -126,8 +136,9 @@ struct ClusterFailoverTests {
 
     func send(_ text: String, from phone: Phone, to peer: String) {
         let tally = phone.tally
-        phone.client.sendTextMessage(message: TextMessage(receiverUid: peer, text: text, receiverType: .user),
-                                     onMessageSent: { _ in tally.acknowledge(text) }, onError: tally.fail)
+        phone.client.sendTextMessage(
+            message: TextMessage(receiverUid: peer, text: text, receiverType: .user),
+            onMessageSent: { _ in tally.acknowledge(text) }, onError: tally.fail)
     }
 
     @Test func killingANodeAtRandomMomentsLosesNothingAndDuplicatesNothing() async throws {
@@ -152,7 +163,9 @@ struct ClusterFailoverTests {
                 if index < fromAlice { send("r\(round) alice \(index)", from: alice, to: "bob") }
                 if index < fromBob { send("r\(round) bob \(index)", from: bob, to: "alice") }
             }
-            #expect(await tally.until { $0.acknowledged.count >= acknowledgedBefore + killAfter }, "round \(round): \(tally.snapshot)")
+            #expect(
+                await tally.until { $0.acknowledged.count >= acknowledgedBefore + killAfter },
+                "round \(round): \(tally.snapshot)")
             let victim = Int.random(in: 0..<cluster.nodes.count)
             victims.append(victim)
             cluster.nodes[victim].kill()
@@ -160,33 +173,47 @@ struct ClusterFailoverTests {
         }
 
         // Everything queued is acknowledged, and each phone heard every message of the other.
-        let settled = await tally.until { $0.acknowledged.count == rounds * (fromAlice + fromBob) || !$0.errors.isEmpty }
-        #expect(settled, "every send answered: \(tally.snapshot), pending alice \(alice.client.getPendingMessages().compactMap { ($0 as? TextMessage)?.text }), bob \(bob.client.getPendingMessages().compactMap { ($0 as? TextMessage)?.text })")
+        let settled = await tally.until {
+            $0.acknowledged.count == rounds * (fromAlice + fromBob) || !$0.errors.isEmpty
+        }
+        #expect(
+            settled,
+            "every send answered: \(tally.snapshot), pending alice \(alice.client.getPendingMessages().compactMap { ($0 as? TextMessage)?.text }), bob \(bob.client.getPendingMessages().compactMap { ($0 as? TextMessage)?.text })"
+        )
         let errors = tally.snapshot.errors
         let disconnects = tally.update { $0.disconnects }
-        #expect(disconnects >= rounds / 4, "the kills cut the phones' sockets (\(disconnects) times in \(rounds) kills)")
+        #expect(
+            disconnects >= rounds / 4, "the kills cut the phones' sockets (\(disconnects) times in \(rounds) kills)")
         #expect(errors.isEmpty, "no send failed: \(errors)")
         let heardAll = await tally.until {
-            Set($0.heard["alice", default: []]).count == rounds * fromBob && Set($0.heard["bob", default: []]).count == rounds * fromAlice
+            Set($0.heard["alice", default: []]).count == rounds * fromBob
+                && Set($0.heard["bob", default: []]).count == rounds * fromAlice
         }
-        #expect(heardAll, "each heard the other's messages: \(tally.snapshot.heard.mapValues { Set($0).count }); sync errors \(tally.update { $0.syncErrors })")
+        #expect(
+            heardAll,
+            "each heard the other's messages: \(tally.snapshot.heard.mapValues { Set($0).count }); sync errors \(tally.update { $0.syncErrors })"
+        )
         for (uid, heard) in tally.snapshot.heard {
             #expect(heard.count == Set(heard).count, "\(uid) heard each message once")
         }
 
         // The server holds each message exactly once; both caches hold what the server holds.
-        let (status, data) = try await cluster.nodes[0].request("GET", "\(Endpoints.conversations)/alice~bob/messages?limit=100",
-                                                                token: aliceToken)
+        let (status, data) = try await cluster.nodes[0].request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages?limit=100",
+            token: aliceToken)
         #expect(status == 200)
         let onServer = try JSONDecoder().decode([MessagePayload].self, from: data)
         let texts = onServer.compactMap(\.text).filter { $0 != "hello" }
-        #expect(texts.count == rounds * (fromAlice + fromBob) && Set(texts).count == texts.count,
-                "each queued message once (\(texts.count) of \(rounds * (fromAlice + fromBob))), kills on nodes \(victims)")
+        #expect(
+            texts.count == rounds * (fromAlice + fromBob) && Set(texts).count == texts.count,
+            "each queued message once (\(texts.count) of \(rounds * (fromAlice + fromBob))), kills on nodes \(victims)")
         // Each phone's cache holds every message as the server does, row by row.
         for phone in [alice, bob] {
             let cache = try #require(phone.client.session.current?.cache)
             for message in onServer {
-                #expect(try cache.message(id: message.id) == MessageRowView.asCached(message), "\(phone.uid)'s cache has message \(message.id) as the server")
+                #expect(
+                    try cache.message(id: message.id) == MessageRowView.asCached(message),
+                    "\(phone.uid)'s cache has message \(message.id) as the server")
             }
         }
         // And, once the sweep after its last reconnect ran, as one proven stretch: an offline
@@ -195,7 +222,9 @@ struct ClusterFailoverTests {
         for phone in [alice, bob] {
             let cache = try #require(phone.client.session.current?.cache)
             let expected = onServer.map(MessageRowView.asCached)
-            let whole = await tally.until(seconds: 10) { _ in (try? cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100)) == expected }
+            let whole = await tally.until(seconds: 10) { _ in
+                (try? cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100)) == expected
+            }
             let stretches = try cache.ranges(.conversation("alice~bob"))
             #expect(whole, "\(phone.uid)'s cache serves the whole conversation offline: stretches \(stretches)")
         }

@@ -1,12 +1,14 @@
 import ChatCache
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import SQLiteKit
 import Testing
 
+@testable import OfflineChat
+
 /// Records the reasons of cache resets, the queued messages they discard, and every logged line.
-final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @unchecked Sendable {  // `lines` under `lock`
+// `lines` under `lock`
+final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @unchecked Sendable {
     let events = EventQueue<String>(cancelled: "cancelled")
     private let lock = NSLock()
     private var lines: [(ChatLogLevel, String)] = []
@@ -17,7 +19,9 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
 
     func onOutboxMessageFailed(_ message: BaseMessage) {
         let text = (message as? TextMessage)?.text ?? "?"
-        events.push("failed \(text) \(message.getFailureReason().map { "\($0)" } ?? "nil") \(message.failureError?.errorCode ?? "")")
+        events.push(
+            "failed \(text) \(message.getFailureReason().map { "\($0)" } ?? "nil") \(message.failureError?.errorCode ?? "")"
+        )
     }
 
     func log(_ level: ChatLogLevel, _ message: String) { lock.withLock { lines.append((level, message)) } }
@@ -39,12 +43,15 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
         var databaseFile: URL { cacheDirectory.appendingPathComponent("cache.sqlite") }
 
         /// A launch of the app as `uid`: a new client on the same storage and key store.
-        func launch(_ uid: String = "alice", encryption: Bool = true, behavior: EncryptionFailureBehavior = .onlineOnly) async throws -> ChatClient {
+        func launch(
+            _ uid: String = "alice", encryption: Bool = true, behavior: EncryptionFailureBehavior = .onlineOnly
+        ) async throws -> ChatClient {
             var offline = offlineOn()
             offline.encryption = encryption
             offline.encryptionFailureBehavior = behavior
-            var config = ChatConfig(appID: "test", server: server.url, storageDirectory: storage, offline: offline,
-                                    callbackQueue: DispatchQueue(label: "callbacks"), clock: ManualClock(), logger: log)
+            var config = ChatConfig(
+                appID: "test", server: server.url, storageDirectory: storage, offline: offline,
+                callbackQueue: DispatchQueue(label: "callbacks"), clock: ManualClock(), logger: log)
             config.keyStore = keys
             let client = try ChatClient(config: config)
             client.addOfflineCacheResetListener("log", log)
@@ -79,26 +86,34 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
     func queue(_ count: Int, on client: ChatClient, device: Device) async throws {
         device.server.stop()
         for index in 0..<count {
-            client.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "queued \(index)", receiverType: .user),
-                                   onMessageSent: { _ in }, onError: { _ in })
+            client.sendTextMessage(
+                message: TextMessage(receiverUid: "bob", text: "queued \(index)", receiverType: .user),
+                onMessageSent: { _ in }, onError: { _ in })
         }
         for _ in 0..<100 where client.getPendingMessages().count < count { await Task.yield() }
         #expect(client.getPendingMessages().count == count)
         try device.server.restart()
     }
 
-    @Test(.enabled(if: Connection.cipherAvailable)) func anEncryptedCacheProvesItselfAndKeepsTextOffTheDisk() async throws {
+    @Test(.enabled(if: Connection.cipherAvailable)) func anEncryptedCacheProvesItselfAndKeepsTextOffTheDisk()
+        async throws
+    {
         let device = try await device()
         let alice = try await device.launch()
-        #expect(status(alice) == ["enabled=true", "atRest=SQLCIPHER", "keyStorage=KEYSTORE", "cipherAvailable=true",
-                                  "cipher=\(Connection.cipherVersion ?? "?")", "leakage"])
+        #expect(
+            status(alice) == [
+                "enabled=true", "atRest=SQLCIPHER", "keyStorage=KEYSTORE", "cipherAvailable=true",
+                "cipher=\(Connection.cipherVersion ?? "?")", "leakage"
+            ])
         let marker = "the-secret-marker-\(UUID().uuidString)"
         _ = try await device.server.send(marker, from: try await device.server.token("bob"), to: "alice")
-        for try await _ in try MessagesRequest.MessageRequestBuilder().set(uid: "bob").build(client: alice).previous() {}
+        for try await _ in try MessagesRequest.MessageRequestBuilder().set(uid: "bob").build(client: alice).previous() {
+        }
         let cache = try #require(alice.session.current?.cache)
         #expect(try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 10).first?.text == marker, "cached")
         for name in ["cache.sqlite", "cache.sqlite-wal", "cache.sqlite-shm", "cache.sqlite-journal"] {
-            let bytes = FileManager.default.contents(atPath: device.cacheDirectory.appendingPathComponent(name).path) ?? Data()
+            let bytes =
+                FileManager.default.contents(atPath: device.cacheDirectory.appendingPathComponent(name).path) ?? Data()
             #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(name) holds the text in the clear")
         }
         #expect(!device.log.all.contains { $0.contains(marker) })
@@ -109,10 +124,12 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
         let hex = secret.prefix(32).map { String(format: "%02x", $0) }.joined()
         #expect(!device.log.all.contains { $0.lowercased().contains(hex) }, "no log line holds the key")
         #expect(!"\(alice.getOfflineEncryptionStatus())".contains(hex))
-        let opened = await shell("/usr/bin/sqlcipher", [device.databaseFile.path],
-                               input: "PRAGMA key = \"x'\(hex)'\";\nPRAGMA cipher_page_size = 4096;\nSELECT text FROM messages;\n")
+        let opened = await shell(
+            "/usr/bin/sqlcipher", [device.databaseFile.path],
+            input: "PRAGMA key = \"x'\(hex)'\";\nPRAGMA cipher_page_size = 4096;\nSELECT text FROM messages;\n")
         #expect(opened.output.contains(marker), "\(opened)")
-        let refused = await shell("/usr/bin/sqlite3", [device.databaseFile.path], input: "SELECT count(*) FROM messages;\n")
+        let refused = await shell(
+            "/usr/bin/sqlite3", [device.databaseFile.path], input: "SELECT count(*) FROM messages;\n")
         #expect(refused.status != 0 && refused.output.contains("not a database"), "\(refused)")
     }
 
@@ -186,12 +203,14 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
         let first = try await device.launch(encryption: Connection.cipherAvailable)
         device.quit(first)
         // The WAL's place is taken by a folder: SQLite cannot open it, for no reason the cache knows.
-        try FileManager.default.createDirectory(at: device.cacheDirectory.appendingPathComponent("cache.sqlite-wal"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: device.cacheDirectory.appendingPathComponent("cache.sqlite-wal"), withIntermediateDirectories: true)
         for launch in 1...2 {
             let client = try await device.launch(encryption: Connection.cipherAvailable)
             #expect(!client.isOfflineEnabled(), "launch \(launch) runs online only")
             #expect(status(client)[1] == "atRest=NONE")
-            let counter = try FileManager.default.attributesOfItem(atPath: device.cacheDirectory.appendingPathComponent("open-failures").path)
+            let counter = try FileManager.default.attributesOfItem(
+                atPath: device.cacheDirectory.appendingPathComponent("open-failures").path)
             #expect(counter[.posixPermissions] as? Int == 0o600, "the launch counter is private like the cache")
             device.quit(client)
         }
@@ -200,17 +219,23 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
         #expect(third.isOfflineEnabled())
     }
 
-    @Test(.enabled(if: Connection.cipherAvailable)) func switchingEncryptionRebuildsAndCountsWhatWasQueued() async throws {
+    @Test(.enabled(if: Connection.cipherAvailable)) func switchingEncryptionRebuildsAndCountsWhatWasQueued()
+        async throws
+    {
         let device = try await device()
         let plain = try await device.launch(encryption: false)
-        #expect(status(plain) == ["enabled=false", "atRest=NONE", "keyStorage=NONE", "cipherAvailable=false", "cipher=null", "leakage"])
+        #expect(
+            status(plain) == [
+                "enabled=false", "atRest=NONE", "keyStorage=NONE", "cipherAvailable=false", "cipher=null", "leakage"
+            ])
         try await queue(2, on: plain, device: device)
         device.quit(plain)
         let encrypted = try await device.launch(encryption: true)
         #expect(await device.log.events.next() == "encryptionChanged 2", "the plaintext outbox could be counted")
         // Then each queued message, in the order it was composed.
         for index in 0..<2 {
-            #expect(await device.log.events.next() == "failed queued \(index) discarded \(ChatException.messageDiscarded)")
+            #expect(
+                await device.log.events.next() == "failed queued \(index) discarded \(ChatException.messageDiscarded)")
         }
         #expect(encrypted.getPendingMessages().isEmpty)
         #expect(status(encrypted)[1] == "atRest=SQLCIPHER")
@@ -223,7 +248,8 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
         #expect(try device.keys.load(account: "test/alice") == nil, "a plaintext cache keeps no key")
     }
 
-    @Test(.enabled(if: Connection.cipherAvailable)) func aKeyStoreThatIsBrieflyLockedIsRetriedAndOneThatStaysLockedWritesNothing() async throws {
+    @Test(.enabled(if: Connection.cipherAvailable))
+    func aKeyStoreThatIsBrieflyLockedIsRetriedAndOneThatStaysLockedWritesNothing() async throws {
         let device = try await device()
         device.keys.failuresToSimulate = 2
         let retried = try await device.launch()
@@ -250,15 +276,23 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
         let device = try await device()
         let client = try await device.launch(encryption: true, behavior: .onlineOnly)
         #expect(!client.isOfflineEnabled())
-        #expect(status(client) == ["enabled=true", "atRest=NONE", "keyStorage=NONE", "cipherAvailable=false", "cipher=null", "leakage"])
+        #expect(
+            status(client) == [
+                "enabled=true", "atRest=NONE", "keyStorage=NONE", "cipherAvailable=false", "cipher=null", "leakage"
+            ])
         #expect(!FileManager.default.fileExists(atPath: device.databaseFile.path), "nothing written in the clear")
     }
 
-    @Test(.enabled(if: !Connection.cipherAvailable)) func withoutSQLCipherPlaintextFallbackLogsTheDowngrade() async throws {
+    @Test(.enabled(if: !Connection.cipherAvailable)) func withoutSQLCipherPlaintextFallbackLogsTheDowngrade()
+        async throws
+    {
         let device = try await device()
         let client = try await device.launch(encryption: true, behavior: .plaintextFallback)
         #expect(client.isOfflineEnabled())
-        #expect(status(client) == ["enabled=true", "atRest=NONE", "keyStorage=NONE", "cipherAvailable=false", "cipher=null", "leakage"])
+        #expect(
+            status(client) == [
+                "enabled=true", "atRest=NONE", "keyStorage=NONE", "cipherAvailable=false", "cipher=null", "leakage"
+            ])
         #expect(device.log.errors.contains { $0.contains("NOT encrypted") })
     }
 }

@@ -1,8 +1,9 @@
 import ChatCache
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// Users, groups, members, banned members, reactions, the feed, blocked users and threads:
 /// per-request snapshots (or the SDK's own list), against a live chatd.
@@ -19,7 +20,10 @@ import Testing
         private var counter = Locked(0)
         /// Stores the names under a fresh number and returns it, so phases compare by content.
         private func remember(_ items: [Item]) -> Int {
-            let number = counter.withLock { value in defer { value += 1 }; return value }
+            let number = counter.withLock { value in
+                defer { value += 1 }
+                return value
+            }
             names.withLock { $0["\(number)"] = items.map(key) }
             return number
         }
@@ -45,15 +49,21 @@ import Testing
         let server = try LiveChatd()
         var tokens: [String: String] = [:]
         for uid in ["alice", "bob", "carol", "dave"] { tokens[uid] = try await server.user(uid) }
-        _ = try await server.request("POST", Endpoints.groups, token: tokens["alice"], json: CreateGroupRequest(guid: "g", name: "G", tags: ["t"]))
-        _ = try await server.request("POST", Endpoints.groups, token: tokens["bob"], json: CreateGroupRequest(guid: "h", name: "H"))
+        _ = try await server.request(
+            "POST", Endpoints.groups, token: tokens["alice"],
+            json: CreateGroupRequest(guid: "g", name: "G", tags: ["t"]))
+        _ = try await server.request(
+            "POST", Endpoints.groups, token: tokens["bob"], json: CreateGroupRequest(guid: "h", name: "H"))
         for uid in ["bob", "carol"] {
-            _ = try await server.request("POST", "\(Endpoints.groups)/g/members", token: tokens["alice"], json: AddMemberRequest(uid: uid))
+            _ = try await server.request(
+                "POST", "\(Endpoints.groups)/g/members", token: tokens["alice"], json: AddMemberRequest(uid: uid))
         }
         _ = try await server.request("PUT", "\(Endpoints.groups)/g/bans/dave", token: tokens["alice"])
         let message = try await server.send("hey <@uid:alice>", from: tokens["bob"]!, to: "alice")
         for uid in ["bob", "alice"] {
-            _ = try await server.request("POST", "\(Endpoints.messages)/\(message)/reactions", token: tokens[uid], json: AddReactionRequest(reaction: "👍"))
+            _ = try await server.request(
+                "POST", "\(Endpoints.messages)/\(message)/reactions", token: tokens[uid],
+                json: AddReactionRequest(reaction: "👍"))
         }
         let alice = try makeClient(server, offline: offlineOn())
         try await alice.login(uid: "alice", authToken: tokens["alice"]!)
@@ -100,7 +110,8 @@ import Testing
         let world = try await world()
         let groups = Log<Group> { $0.guid }
         for expected in ["cached: ", "cached: g,h"] {
-            GroupsRequest.GroupsRequestBuilder().build(client: world.alice).fetchNext(onCachedGroups: groups.cached, onServerGroups: groups.server, onError: groups.error)
+            GroupsRequest.GroupsRequestBuilder().build(client: world.alice).fetchNext(
+                onCachedGroups: groups.cached, onServerGroups: groups.server, onError: groups.error)
             #expect(await groups.next() == expected)
             #expect(await groups.next() == "server: g,h")
         }
@@ -112,19 +123,23 @@ import Testing
         let members = Log<GroupMember> { "\($0.uid)/\($0.scope.rawValue)" }
         for expected in ["cached: ", "cached: alice/owner,bob/participant,carol/participant"] {
             GroupMembersRequest.GroupMembersRequestBuilder(guid: "g").build(client: world.alice)
-                .fetchNext(onCachedGroupMembers: members.cached, onServerGroupMembers: members.server, onError: members.error)
+                .fetchNext(
+                    onCachedGroupMembers: members.cached, onServerGroupMembers: members.server, onError: members.error)
             #expect(await members.next() == expected)
             #expect(await members.next() == "server: alice/owner,bob/participant,carol/participant")
         }
         GroupMembersRequest.GroupMembersRequestBuilder(guid: "g").set(status: .online).build(client: world.alice)
-            .fetchNext(onCachedGroupMembers: members.cached, onServerGroupMembers: members.server, onError: members.error)
+            .fetchNext(
+                onCachedGroupMembers: members.cached, onServerGroupMembers: members.server, onError: members.error)
         #expect(await members.next() == "cached: ", "presence is never snapshotted")
         #expect(await members.next() == "server: alice/owner")
 
         let bans = Log<BannedGroupMember> { $0.uid }
         for expected in ["cached: ", "cached: dave"] {
             BannedGroupMembersRequest.BannedGroupMembersRequestBuilder(guid: "g").build(client: world.alice)
-                .fetchNext(onCachedBannedGroupMembers: bans.cached, onServerBannedGroupMembers: bans.server, onError: bans.error)
+                .fetchNext(
+                    onCachedBannedGroupMembers: bans.cached, onServerBannedGroupMembers: bans.server,
+                    onError: bans.error)
             #expect(await bans.next() == expected)
             #expect(await bans.next() == "server: dave")
         }
@@ -132,34 +147,45 @@ import Testing
         let carol = try makeClient(world.server, offline: offlineOn())
         try await carol.login(uid: "carol", authToken: world.tokens["carol"]!)
         BannedGroupMembersRequest.BannedGroupMembersRequestBuilder(guid: "g").build(client: carol)
-            .fetchNext(onCachedBannedGroupMembers: bans.cached, onServerBannedGroupMembers: bans.server, onError: bans.error)
+            .fetchNext(
+                onCachedBannedGroupMembers: bans.cached, onServerBannedGroupMembers: bans.server, onError: bans.error)
         #expect(await bans.next() == "cached: ")
         #expect(await bans.next() == "error: forbidden")
     }
 
     @Test func reactionsKeepOnePerDirectionAndTheFeedItsPages() async throws {
         let world = try await world()
-        let messageId = try #require(try await world.alice.session.current?.api.get(Endpoints.notifications) as [FeedItemPayload]?).first!.messageId
+        let messageId = try #require(
+            try await world.alice.session.current?.api.get(Endpoints.notifications) as [FeedItemPayload]?
+        ).first!.messageId
         let reactions = Log<Reaction> { "\($0.uid)\($0.reaction)" }
-        let request = try ReactionsRequest.ReactionsRequestBuilder().set(messageId: messageId).set(limit: 1).build(client: world.alice)
-        request.fetchNext(onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
+        let request = try ReactionsRequest.ReactionsRequestBuilder().set(messageId: messageId).set(limit: 1).build(
+            client: world.alice)
+        request.fetchNext(
+            onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
         #expect(await reactions.next() == "cached: ")
         #expect(await reactions.next() == "server: bob👍")
-        request.fetchPrevious(onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
+        request.fetchPrevious(
+            onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
         #expect(await reactions.next() == "cached: ", "the other direction has its own pages")
         #expect(await reactions.next() == "server: alice👍")
-        let again = try ReactionsRequest.ReactionsRequestBuilder().set(messageId: messageId).set(limit: 1).build(client: world.alice)
-        again.fetchPrevious(onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
+        let again = try ReactionsRequest.ReactionsRequestBuilder().set(messageId: messageId).set(limit: 1).build(
+            client: world.alice)
+        again.fetchPrevious(
+            onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
         #expect(await reactions.next() == "cached: alice👍")
         _ = await reactions.next()
-        again.fetchNext(onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
+        again.fetchNext(
+            onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
         #expect(await reactions.next() == "cached: bob👍")
         _ = await reactions.next()
 
         let feed = Log<NotificationFeedItem> { "\($0.kind.rawValue):\($0.actor)" }
         for expected in ["cached: ", "cached: mention:bob"] {
             NotificationFeedRequest.NotificationFeedRequestBuilder().build(client: world.alice)
-                .fetchNext(onCachedNotificationFeedItems: feed.cached, onServerNotificationFeedItems: feed.server, onError: feed.error)
+                .fetchNext(
+                    onCachedNotificationFeedItems: feed.cached, onServerNotificationFeedItems: feed.server,
+                    onError: feed.error)
             #expect(await feed.next() == expected)
             #expect(await feed.next() == "server: mention:bob", "alice's own reaction is not in her feed")
         }
@@ -196,8 +222,10 @@ import Testing
         let parent = try await world.server.send("parent", from: world.tokens["bob"]!, to: "alice")
         var replies: [Int64] = []
         for index in 0..<2 {
-            let (status, data) = try await world.server.request("POST", Endpoints.messages, token: world.tokens["bob"],
-                json: SendMessageRequest(muid: "r\(index)", receiver: "alice", text: "reply \(index)", parentMessageId: parent))
+            let (status, data) = try await world.server.request(
+                "POST", Endpoints.messages, token: world.tokens["bob"],
+                json: SendMessageRequest(
+                    muid: "r\(index)", receiver: "alice", text: "reply \(index)", parentMessageId: parent))
             #expect(status == 201)
             replies.append(try JSONDecoder().decode(MessagePayload.self, from: data).id)
         }
@@ -225,14 +253,17 @@ import Testing
         list.fetchNext(onCachedUsers: users.cached, onServerUsers: users.server, onError: users.error)
         #expect(await users.next() == "cached: ")
         list.fetchNext(onCachedUsers: users.cached, onServerUsers: users.server, onError: users.error)
-        #expect(await users.next() == "server: ", "the user, group, member and banned lists answer an empty server result")
+        #expect(
+            await users.next() == "server: ", "the user, group, member and banned lists answer an empty server result")
         #expect(await users.next() == "error: \(ChatException.internetUnavailable)", "the first fetch still settles")
 
         let reactions = Log<Reaction> { $0.uid }
         let request = try ReactionsRequest.ReactionsRequestBuilder().set(messageId: 1).build(client: stuck)
-        request.fetchNext(onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
+        request.fetchNext(
+            onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
         #expect(await reactions.next() == "cached: ")
-        request.fetchPrevious(onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
+        request.fetchPrevious(
+            onCachedReactions: reactions.cached, onServerReactions: reactions.server, onError: reactions.error)
         #expect(await reactions.next() == "error: \(ChatException.requestInProgress)")
         #expect(await reactions.next() == "error: \(ChatException.internetUnavailable)")
     }
@@ -251,7 +282,11 @@ import Testing
         let offline = UsersRequest.UsersRequestBuilder().set(limit: 2).build(client: alice)
         var pages: [[String]] = []
         for _ in 0..<2 {
-            do { for try await phase in offline.next() { if case .cached(let users) = phase { pages.append(users.map(\.uid)) } } } catch {}
+            do {
+                for try await phase in offline.next() {
+                    if case .cached(let users) = phase { pages.append(users.map(\.uid)) }
+                }
+            } catch {}
         }
         #expect(pages == [["alice", "b1"], ["b2", "b3"]])
     }
@@ -264,10 +299,14 @@ import Testing
         try await alice.login(uid: "alice", authToken: token)
         let request = UsersRequest.UsersRequestBuilder().set(limit: 2).build(client: alice)
         let log = PhaseLog()
-        request.fetchNext(onCachedUsers: { _ in }, onServerUsers: { users in
-            log.push(.server([Int64(users.count)]))
-            request.fetchNext(onCachedUsers: { _ in }, onServerUsers: { log.push(.server([Int64($0.count)])) }, onError: { log.push(.error($0.errorCode)) })
-        }, onError: { log.push(.error($0.errorCode)) })
+        request.fetchNext(
+            onCachedUsers: { _ in },
+            onServerUsers: { users in
+                log.push(.server([Int64(users.count)]))
+                request.fetchNext(
+                    onCachedUsers: { _ in }, onServerUsers: { log.push(.server([Int64($0.count)])) },
+                    onError: { log.push(.error($0.errorCode)) })
+            }, onError: { log.push(.error($0.errorCode)) })
         #expect(await log.next() == .server([2]))
         #expect(await log.next() == .server([2]), "the second page, not a busy answer")
     }

@@ -1,7 +1,8 @@
 import ChatCache
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 @Suite struct ListenerRegistryTests {
     final class Probe: ConnectionListener, @unchecked Sendable {
@@ -16,7 +17,9 @@ import Testing
     @Test func theSameIDReplacesAndRemovingAnIDRemovesIt() {
         let queue = DispatchQueue(label: "q")
         let registry = ListenerRegistry<any ConnectionListener>(queue: queue)
-        let first = Probe("first"), second = Probe("second"), other = Probe("other")
+        let first = Probe("first")
+        let second = Probe("second")
+        let other = Probe("other")
         registry.add("a", first)
         registry.add("a", second)
         registry.add("b", other)
@@ -42,7 +45,9 @@ import Testing
             let queue: DispatchQueue
             let onQueue = Locked(false)
             init(_ queue: DispatchQueue) { self.queue = queue }
-            func onConnected() { onQueue.withLock { $0 = DispatchQueue.getSpecific(key: QueueCheck.key) == "callbacks" } }
+            func onConnected() {
+                onQueue.withLock { $0 = DispatchQueue.getSpecific(key: QueueCheck.key) == "callbacks" }
+            }
             static let key = DispatchSpecificKey<String>()
         }
         queue.setSpecific(key: QueueCheck.key, value: "callbacks")

@@ -1,8 +1,9 @@
 import ChatCache
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// Media sends through the outbox: the file is copied into the cache when queued, uploaded
 /// and sent after the reconnect.
@@ -24,8 +25,9 @@ import Testing
         let source = try file(60_000)
         let original = try Data(contentsOf: source)
         let send = OutboxTests.SendLog()
-        world.alice.sendMediaMessage(message: MediaMessage(receiverUid: "bob", fileurl: source.path, messageType: "image", receiverType: .user),
-                                     onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        world.alice.sendMediaMessage(
+            message: MediaMessage(receiverUid: "bob", fileurl: source.path, messageType: "image", receiverType: .user),
+            onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
         _ = await send.log.next()
         #expect(await send.log.next() == .error(ChatException.internetUnavailable), "queued, not failed")
         let copy = try #require((world.alice.getPendingMessages().first as? MediaMessage)?.localPath)
@@ -38,8 +40,12 @@ import Testing
 
         try world.server.restart()
         await reconnectAndSettle(world.alice, clock: world.clock, connection: world.connection)
-        guard case .server(let ids) = await send.log.next(), let id = ids.first else { Issue.record("not sent"); return }
-        let (_, data) = try await world.server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: world.bobToken)
+        guard case .server(let ids) = await send.log.next(), let id = ids.first else {
+            Issue.record("not sent")
+            return
+        }
+        let (_, data) = try await world.server.request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages", token: world.bobToken)
         let onServer = try JSONDecoder().decode([MessagePayload].self, from: data)
         #expect(onServer.count == 1 && onServer.first?.type == "image")
         let attachment = try #require(onServer.first?.attachment)
@@ -51,7 +57,8 @@ import Testing
         let sent = try #require(try cache.message(id: id))
         #expect(sent.attachment == attachment)
         #expect(!FileManager.default.fileExists(atPath: copy))
-        #expect(FileManager.default.contents(atPath: cache.mediaFile(messageId: id, name: "photo.jpg").path) == original)
+        #expect(
+            FileManager.default.contents(atPath: cache.mediaFile(messageId: id, name: "photo.jpg").path) == original)
         #expect(world.alice.getPendingMessages().isEmpty)
 
         // bob's SDK resolves the server-relative url and downloads with his token.
@@ -67,9 +74,11 @@ import Testing
         offline.maxStorageSize = 512 << 10
         let world = try await outbox.world(offline: offline)
         let send = OutboxTests.SendLog()
-        world.alice.sendMediaMessage(message: MediaMessage(receiverUid: "bob", fileurl: try file(600 << 10).path, messageType: "file",
-                                                           receiverType: .user),
-                                     onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        world.alice.sendMediaMessage(
+            message: MediaMessage(
+                receiverUid: "bob", fileurl: try file(600 << 10).path, messageType: "file",
+                receiverType: .user),
+            onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
         #expect(await send.log.next() == .error(ChatException.offlineMediaTooLarge))
         #expect(world.alice.getPendingMessages().isEmpty)
     }
@@ -80,9 +89,11 @@ import Testing
         try? FileManager.default.removeItem(at: cache.mediaDirectory)
         try Data("not a folder".utf8).write(to: cache.mediaDirectory)  // the copy cannot land
         let send = OutboxTests.SendLog()
-        world.alice.sendMediaMessage(message: MediaMessage(receiverUid: "bob", fileurl: try file(1_000).absoluteString, messageType: "image",
-                                                           receiverType: .user),
-                                     onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        world.alice.sendMediaMessage(
+            message: MediaMessage(
+                receiverUid: "bob", fileurl: try file(1_000).absoluteString, messageType: "image",
+                receiverType: .user),
+            onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
         #expect(await send.log.next() == .error(ChatException.offlineMediaCopyFailed))
         #expect(world.alice.getPendingMessages().isEmpty)
     }
@@ -91,8 +102,9 @@ import Testing
         let world = try await outbox.world()
         let send = OutboxTests.SendLog()
         for fileurl in ["", "https://example.com/x.jpg", "/no/such/file.jpg"] {
-            world.alice.sendMediaMessage(message: MediaMessage(receiverUid: "bob", fileurl: fileurl, messageType: "image", receiverType: .user),
-                                         onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+            world.alice.sendMediaMessage(
+                message: MediaMessage(receiverUid: "bob", fileurl: fileurl, messageType: "image", receiverType: .user),
+                onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
             #expect(await send.log.next() == .error(ChatException.invalidArgument))
         }
         #expect(world.alice.getPendingMessages().isEmpty)
@@ -103,9 +115,14 @@ import Testing
         world.server.stop()
         _ = await world.connection.next(where: { $0 == "disconnected" })
         let send = OutboxTests.SendLog()
-        world.alice.sendMediaMessage(message: MediaMessage(receiverUid: "bob", fileurl: try file(10_000).path, messageType: "image", receiverType: .user),
-                                     onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
-        guard case .cached(let ids) = await send.log.next(), let localId = ids.first else { Issue.record("not queued"); return }
+        world.alice.sendMediaMessage(
+            message: MediaMessage(
+                receiverUid: "bob", fileurl: try file(10_000).path, messageType: "image", receiverType: .user),
+            onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        guard case .cached(let ids) = await send.log.next(), let localId = ids.first else {
+            Issue.record("not queued")
+            return
+        }
         let copy = try #require((world.alice.getPendingMessages().first as? MediaMessage)?.localPath)
         #expect(FileManager.default.fileExists(atPath: copy))
         world.alice.discardLocalMessage(localId: localId)
@@ -119,10 +136,15 @@ import Testing
         let alice = try makeClient(server)
         try await alice.login(uid: "alice", authToken: token)
         let send = OutboxTests.SendLog()
-        alice.sendMediaMessage(message: MediaMessage(receiverUid: "bob", fileurl: try file(5_000, name: "notes.pdf").path, messageType: "file",
-                                                     receiverType: .user),
-                               onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
-        guard case .server(let ids) = await send.log.next(), let id = ids.first, id > 0 else { Issue.record("not sent"); return }
+        alice.sendMediaMessage(
+            message: MediaMessage(
+                receiverUid: "bob", fileurl: try file(5_000, name: "notes.pdf").path, messageType: "file",
+                receiverType: .user),
+            onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        guard case .server(let ids) = await send.log.next(), let id = ids.first, id > 0 else {
+            Issue.record("not sent")
+            return
+        }
         let (_, data) = try await server.request("GET", "\(Endpoints.messages)/\(id)", token: token)
         let message = try JSONDecoder().decode(MessagePayload.self, from: data)
         #expect(message.attachment?.mimeType == "application/pdf" && message.attachment?.size == 5_000)

@@ -1,24 +1,31 @@
 import ChatProtocol
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 @Suite(.timeLimit(.minutes(1))) struct MediaTests {
     /// alice signed in (offline support on) with one media message from bob carrying `attachment`.
-    func aliceWithMediaFromBob(_ attachment: (LiveChatd, String) async throws -> ChatProtocol.Attachment) async throws
-        -> (LiveChatd, ChatClient, MediaMessage) {
+    func aliceWithMediaFromBob(
+        _ attachment: (LiveChatd, String) async throws -> ChatProtocol.Attachment
+    ) async throws
+        -> (LiveChatd, ChatClient, MediaMessage)
+    {
         let server = try LiveChatd()
         let aliceToken = try await server.user("alice")
         let bobToken = try await server.user("bob")
         let sent = try await attachment(server, bobToken)
-        let (status, answer) = try await server.request("POST", Endpoints.messages, token: bobToken,
-                                                        json: SendMessageRequest(muid: "img", receiver: "alice", type: "image", attachment: sent))
+        let (status, answer) = try await server.request(
+            "POST", Endpoints.messages, token: bobToken,
+            json: SendMessageRequest(muid: "img", receiver: "alice", type: "image", attachment: sent))
         #expect(status == 201, "\(String(decoding: answer, as: UTF8.self))")
         let alice = try makeClient(server, offline: offlineOn())
         try await alice.login(uid: "alice", authToken: aliceToken)
         var media: MediaMessage?
-        for try await phase in try MessagesRequest.MessageRequestBuilder().set(uid: "bob").build(client: alice).previous() {
+        for try await phase in try MessagesRequest.MessageRequestBuilder().set(uid: "bob").build(client: alice)
+            .previous()
+        {
             if case .server(let messages) = phase { media = messages.first as? MediaMessage }
         }
         return (server, alice, try #require(media))
@@ -27,7 +34,8 @@ import Testing
     @Test func aDownloadedFileLivesInTheCacheAndFillsLocalPath() async throws {
         var uploaded: ChatProtocol.Attachment?
         let (server, alice, received) = try await aliceWithMediaFromBob { server, bob in
-            let attachment = try await server.upload(Data(count: 50_000), name: "photo.jpg", mimeType: "image/jpeg", token: bob)
+            let attachment = try await server.upload(
+                Data(count: 50_000), name: "photo.jpg", mimeType: "image/jpeg", token: bob)
             uploaded = attachment
             return attachment
         }
@@ -40,9 +48,12 @@ import Testing
 
         // Later reads, cached and server, carry the local copy.
         var paths: [String?] = []
-        for try await phase in try MessagesRequest.MessageRequestBuilder().set(uid: "bob").build(client: alice).previous() {
+        for try await phase in try MessagesRequest.MessageRequestBuilder().set(uid: "bob").build(client: alice)
+            .previous()
+        {
             switch phase {
-            case .cached(let messages), .server(let messages): paths.append((messages.first as? MediaMessage)?.localPath)
+            case .cached(let messages), .server(let messages):
+                paths.append((messages.first as? MediaMessage)?.localPath)
             }
         }
         #expect(paths == [path, path])
@@ -70,7 +81,8 @@ import Testing
     /// A download stops at the size its attachment states (and at `maxMediaDownloadSize`).
     @Test func aDownloadLargerThanItsAttachmentSaysIsRefused() async throws {
         let (server, alice, received) = try await aliceWithMediaFromBob { server, bob in
-            var attachment = try await server.upload(Data(count: 200_000), name: "big.jpg", mimeType: "image/jpeg", token: bob)
+            var attachment = try await server.upload(
+                Data(count: 200_000), name: "big.jpg", mimeType: "image/jpeg", token: bob)
             attachment.size = 1_000  // the sender lies
             return attachment
         }

@@ -1,14 +1,18 @@
 import ChatCache
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// The seed's two-phase contract on `MessagesRequest`, against a live chatd.
 @Suite(.timeLimit(.minutes(1))) struct MessagesRequestTests {
     /// alice and bob with `count` messages from bob to alice; alice logged in with offline support.
-    func setUp(count: Int = 5, offline: OfflineConfig = offlineOn(), clock: ManualClock = ManualClock())
-        async throws -> (server: LiveChatd, alice: ChatClient, bobToken: String, ids: [Int64]) {
+    func setUp(
+        count: Int = 5, offline: OfflineConfig = offlineOn(), clock: ManualClock = ManualClock()
+    )
+        async throws -> (server: LiveChatd, alice: ChatClient, bobToken: String, ids: [Int64])
+    {
         let server = try LiveChatd()
         let aliceToken = try await server.user("alice")
         let bobToken = try await server.user("bob")
@@ -19,7 +23,9 @@ import Testing
         return (server, alice, bobToken, ids)
     }
 
-    func request(_ client: ChatClient, limit: Int = 30, configure: (MessagesRequest.MessageRequestBuilder) -> Void = { _ in }) throws -> MessagesRequest {
+    func request(
+        _ client: ChatClient, limit: Int = 30, configure: (MessagesRequest.MessageRequestBuilder) -> Void = { _ in }
+    ) throws -> MessagesRequest {
         let builder = MessagesRequest.MessageRequestBuilder().set(uid: "bob").set(limit: limit)
         configure(builder)
         return try builder.build(client: client)
@@ -42,7 +48,8 @@ import Testing
         let (server, alice, _, ids) = try await setUp()
         let log = PhaseLog()
         try request(alice).fetchPrevious(onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
-        _ = await log.next(); _ = await log.next()
+        _ = await log.next()
+        _ = await log.next()
         server.stop()
         try request(alice).fetchPrevious(onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
         #expect(await log.next() == .cached(ids))
@@ -51,7 +58,11 @@ import Testing
         var phases: [String] = []
         do {
             for try await phase in try request(alice).previous() {
-                if case .cached(let messages) = phase { phases.append("cached \(messages.count)") } else { phases.append("server") }
+                if case .cached(let messages) = phase {
+                    phases.append("cached \(messages.count)")
+                } else {
+                    phases.append("server")
+                }
             }
             Issue.record("the stream finished without the offline error")
         } catch let error as ChatException {
@@ -111,12 +122,15 @@ import Testing
         defer { withExtendedLifetime(server) {} }
         let log = PhaseLog()
         try request(alice).fetchPrevious(onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
-        _ = await log.next(); _ = await log.next()
-        try request(alice) { $0.set(searchKeyword: "m3") }.fetchPrevious(onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
+        _ = await log.next()
+        _ = await log.next()
+        try request(alice) { $0.set(searchKeyword: "m3") }.fetchPrevious(
+            onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
         #expect(await log.next() == .cached([]))
         #expect(await log.next() == .server([ids[3]]))
         // A computable filter is answered from the cache.
-        try request(alice) { $0.set(types: ["text"]) }.fetchPrevious(onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
+        try request(alice) { $0.set(types: ["text"]) }.fetchPrevious(
+            onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
         #expect(await log.next() == .cached(ids))
         #expect(await log.next() == .server(ids))
     }
@@ -125,7 +139,8 @@ import Testing
         let (server, first, _, ids) = try await setUp(count: 2)
         let log = PhaseLog()
         try request(first).fetchPrevious(onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
-        _ = await log.next(); _ = await log.next()
+        _ = await log.next()
+        _ = await log.next()
         // The same user's next launch, against a server that accepts connections and never
         // answers: login falls back to the cache after the request timeout, and a fetch stays
         // in flight until its own timeout.
@@ -157,7 +172,8 @@ import Testing
         _ = await recorder.next(where: { $0 == "connected" })
         let log = PhaseLog()
         try request(alice).fetchPrevious(onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)
-        _ = await log.next(); _ = await log.next()
+        _ = await log.next()
+        _ = await log.next()
         // A live message extends the cached stretch.
         let live = try await server.send("live", from: bobToken, to: "alice")
         _ = await recorder.next(where: { $0.hasPrefix("text:") })

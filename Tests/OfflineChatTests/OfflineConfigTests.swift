@@ -5,7 +5,9 @@ import Testing
 @Suite struct OfflineConfigTests {
     @Test func theInitializerTheBuilderAndThePropertiesAgree() {
         let initialized = OfflineConfig(enabled: true, encryption: true, encryptionFailureBehavior: .plaintextFallback)
-        let built = OfflineConfig.Builder().setEnabled(true).setEncryption(true).setEncryptionFailureBehavior(.plaintextFallback).build()
+        let built = OfflineConfig.Builder().setEnabled(true).setEncryption(true).setEncryptionFailureBehavior(
+            .plaintextFallback
+        ).build()
         var assigned = OfflineConfig()
         assigned.enabled = true
         assigned.encryption = true
@@ -16,7 +18,9 @@ import Testing
     @Test func theInitializersDefaultsAreTheDocumentedOnes() {
         let defaults = OfflineConfig(enabled: true)
         #expect(defaults.encryption == false && defaults.encryptionFailureBehavior == .onlineOnly)
-        #expect(defaults.maxConversations == 100 && defaults.maxMessagesPerConversation == 500 && defaults.maxPendingMessages == 50)
+        #expect(
+            defaults.maxConversations == 100 && defaults.maxMessagesPerConversation == 500
+                && defaults.maxPendingMessages == 50)
         #expect(OfflineConfig() == OfflineConfig(enabled: false), "off unless enabled")
     }
 

@@ -21,18 +21,24 @@ import Testing
             defer { try? FileManager.default.removeItem(at: storage) }
             // `ready`, then a `pending` and a `sent` line per message, then `done`: kill after a random one.
             let killAfter = Int.random(in: 1...(2 * Self.messages + 1))
-            let first = await Probe.run(["compose", server.url.absoluteString, storage.path, token, "t\(iteration)", "\(Self.messages)"] + peers,
-                                        killAfterLines: killAfter)
+            let first = await Probe.run(
+                ["compose", server.url.absoluteString, storage.path, token, "t\(iteration)", "\(Self.messages)"]
+                    + peers,
+                killAfterLines: killAfter)
             #expect(!first.lines.contains { $0.hasPrefix("failed") || $0.hasPrefix("error") }, "\(first.lines)")
             if first.killed && !first.lines.contains("done") { killedMidway += 1 }
             let committed = Set(first.lines.compactMap { Probe.number(after: "pending ", in: $0) })
 
-            let second = await Probe.run(["resume", server.url.absoluteString, storage.path, token], killAfterLines: nil)
-            #expect(second.lines == ["left 0"], "iteration \(iteration): the restarted client flushed everything: \(second.lines)")
+            let second = await Probe.run(
+                ["resume", server.url.absoluteString, storage.path, token], killAfterLines: nil)
+            #expect(
+                second.lines == ["left 0"],
+                "iteration \(iteration): the restarted client flushed everything: \(second.lines)")
 
             var delivered: [Int] = []
             for peer in peers {
-                let (status, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~\(peer)/messages?limit=100", token: token)
+                let (status, data) = try await server.request(
+                    "GET", "\(Endpoints.conversations)/alice~\(peer)/messages?limit=100", token: token)
                 if status == 404 { continue }  // nothing reached this peer
                 let seqs = try JSONDecoder().decode([MessagePayload].self, from: data).compactMap { message in
                     message.text.flatMap { Probe.number(after: "t\(iteration):", in: $0) }
@@ -41,10 +47,16 @@ import Testing
                 #expect(seqs.allSatisfy { $0 % peers.count == peers.firstIndex(of: peer)! })
                 delivered += seqs
             }
-            #expect(delivered.count == Set(delivered).count, "iteration \(iteration) (killed after line \(killAfter)): duplicates \(delivered.sorted())")
-            #expect(committed.isSubset(of: Set(delivered)), "iteration \(iteration): lost \(committed.subtracting(delivered).sorted())")
+            #expect(
+                delivered.count == Set(delivered).count,
+                "iteration \(iteration) (killed after line \(killAfter)): duplicates \(delivered.sorted())")
+            #expect(
+                committed.isSubset(of: Set(delivered)),
+                "iteration \(iteration): lost \(committed.subtracting(delivered).sorted())")
         }
-        #expect(killedMidway >= iterations / 2, "most kills land before the flush finished (\(killedMidway) of \(iterations))")
+        #expect(
+            killedMidway >= iterations / 2,
+            "most kills land before the flush finished (\(killedMidway) of \(iterations))")
     }
 }
 
@@ -60,13 +72,15 @@ enum Probe {
     }
 
     static var binary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("outbox-crash-probe")
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "outbox-crash-probe")
     }
 
     static func run(_ arguments: [String], killAfterLines: Int?, delayMicroseconds: UInt32 = 0) async -> Result {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(returning: runBlocking(arguments, killAfterLines: killAfterLines, delay: delayMicroseconds))
+                continuation.resume(
+                    returning: runBlocking(arguments, killAfterLines: killAfterLines, delay: delayMicroseconds))
             }
         }
     }
@@ -77,7 +91,9 @@ enum Probe {
         process.executableURL = binary
         process.arguments = arguments
         process.standardOutput = output
-        do { try process.run() } catch { return Result(lines: ["error cannot start \(binary.path): \(error)"], killed: false) }
+        do { try process.run() } catch {
+            return Result(lines: ["error cannot start \(binary.path): \(error)"], killed: false)
+        }
         var result = Result(lines: [], killed: false)
         var buffer = Data()
         let exited = DispatchSemaphore(value: 0)
@@ -96,7 +112,9 @@ enum Probe {
                         // Unless the process ends first (then nothing is killed).
                         let pid = process.processIdentifier
                         Thread.detachNewThread {
-                            if exited.wait(timeout: .now() + .microseconds(Int(delay))) == .timedOut { kill(pid, SIGKILL) }
+                            if exited.wait(timeout: .now() + .microseconds(Int(delay))) == .timedOut {
+                                kill(pid, SIGKILL)
+                            }
                             killerDone.signal()
                         }
                         killerStarted = true

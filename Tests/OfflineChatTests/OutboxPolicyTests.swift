@@ -1,5 +1,6 @@
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// The outbox's retry rules, transition by transition.
 @Suite struct OutboxPolicyTests {
@@ -7,8 +8,10 @@ import Testing
 
     @Test func aDueItemStartsSendingAndCountsTheAttempt() {
         #expect(policy.next(.pending(attempts: 0, notBefore: 100), .startSend(now: 100)) == .sending(attempts: 1))
-        #expect(policy.next(.pending(attempts: 0, notBefore: 100), .startSend(now: 99)) == .pending(attempts: 0, notBefore: 100),
-                "not before its time")
+        #expect(
+            policy.next(.pending(attempts: 0, notBefore: 100), .startSend(now: 99))
+                == .pending(attempts: 0, notBefore: 100),
+            "not before its time")
     }
 
     @Test func successIsFinal() {
@@ -18,18 +21,32 @@ import Testing
     }
 
     @Test func transientFailuresBackOffWithJitterThenGiveUp() {
-        #expect(policy.next(.sending(attempts: 1), .failedTransiently(now: 10_000, unit: 0.5)) == .pending(attempts: 1, notBefore: 10_500))
-        #expect(policy.next(.sending(attempts: 2), .failedTransiently(now: 10_000, unit: 0.5)) == .pending(attempts: 2, notBefore: 11_000))
-        #expect(policy.next(.sending(attempts: 2), .failedTransiently(now: 10_000, unit: 0)) == .pending(attempts: 2, notBefore: 10_000))
-        #expect(policy.next(.sending(attempts: 3), .failedTransiently(now: 10_000, unit: 0.5)) == .failed(.transient), "after maxAttempts")
+        #expect(
+            policy.next(.sending(attempts: 1), .failedTransiently(now: 10_000, unit: 0.5))
+                == .pending(attempts: 1, notBefore: 10_500))
+        #expect(
+            policy.next(.sending(attempts: 2), .failedTransiently(now: 10_000, unit: 0.5))
+                == .pending(attempts: 2, notBefore: 11_000))
+        #expect(
+            policy.next(.sending(attempts: 2), .failedTransiently(now: 10_000, unit: 0))
+                == .pending(attempts: 2, notBefore: 10_000))
+        #expect(
+            policy.next(.sending(attempts: 3), .failedTransiently(now: 10_000, unit: 0.5)) == .failed(.transient),
+            "after maxAttempts")
     }
 
     @Test func aRateLimitWaitsAsAskedAndUsesNoAttempt() {
-        #expect(policy.next(.sending(attempts: 3), .throttled(now: 10_000, milliseconds: 30_000)) == .pending(attempts: 2, notBefore: 40_000))
-        #expect(policy.next(.sending(attempts: 1), .throttled(now: 0, milliseconds: 86_400_000)) == .pending(attempts: 0, notBefore: 900_000),
-                "a wait past 15 minutes is capped")
-        #expect(policy.next(.pending(attempts: 0, notBefore: 5), .throttled(now: 0, milliseconds: 1)) == .pending(attempts: 0, notBefore: 5),
-                "only a send in flight is throttled")
+        #expect(
+            policy.next(.sending(attempts: 3), .throttled(now: 10_000, milliseconds: 30_000))
+                == .pending(attempts: 2, notBefore: 40_000))
+        #expect(
+            policy.next(.sending(attempts: 1), .throttled(now: 0, milliseconds: 86_400_000))
+                == .pending(attempts: 0, notBefore: 900_000),
+            "a wait past 15 minutes is capped")
+        #expect(
+            policy.next(.pending(attempts: 0, notBefore: 5), .throttled(now: 0, milliseconds: 1))
+                == .pending(attempts: 0, notBefore: 5),
+            "only a send in flight is throttled")
     }
 
     @Test func permanentFailuresAreFinalUntilRetried() {
@@ -43,11 +60,15 @@ import Testing
         #expect(policy.next(.pending(attempts: 0, notBefore: 0), .discarded) == .failed(.discarded))
         #expect(policy.next(.sending(attempts: 1), .discarded) == .failed(.discarded))
         #expect(policy.next(.failed(.transient), .discarded) == .failed(.discarded))
-        #expect(policy.next(.failed(.discarded), .retryRequested(now: 1)) == .failed(.discarded), "a discard is never retried")
+        #expect(
+            policy.next(.failed(.discarded), .retryRequested(now: 1)) == .failed(.discarded),
+            "a discard is never retried")
     }
 
     @Test func aReconnectMakesWaitingItemsDue() {
-        #expect(policy.next(.pending(attempts: 2, notBefore: 90_000), .reconnected(now: 1_000)) == .pending(attempts: 2, notBefore: 1_000))
+        #expect(
+            policy.next(.pending(attempts: 2, notBefore: 90_000), .reconnected(now: 1_000))
+                == .pending(attempts: 2, notBefore: 1_000))
         #expect(policy.next(.failed(.permanent), .reconnected(now: 1_000)) == .failed(.permanent))
     }
 

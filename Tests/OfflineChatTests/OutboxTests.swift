@@ -1,8 +1,9 @@
 import ChatCache
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// The durable outbox against a live chatd.
 @Suite(.timeLimit(.minutes(1))) struct OutboxTests {
@@ -35,24 +36,31 @@ import Testing
         alice.addConnectionListener("c", connection)
         try await alice.login(uid: "alice", authToken: aliceToken)
         _ = await connection.next(where: { $0 == "connected" })
-        return World(server: server, alice: alice, clock: clock, connection: connection, bobToken: bobToken, storage: storage)
+        return World(
+            server: server, alice: alice, clock: clock, connection: connection, bobToken: bobToken, storage: storage)
     }
 
     /// bob's view of the conversation: what the server holds.
     func serverTexts(_ world: World) async throws -> [String] {
-        let (_, data) = try await world.server.request("GET", "\(Endpoints.conversations)/alice~bob/messages?limit=100", token: world.bobToken)
+        let (_, data) = try await world.server.request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages?limit=100", token: world.bobToken)
         return try JSONDecoder().decode([MessagePayload].self, from: data).compactMap(\.text)
     }
 
     @Test func onlineASendIsPendingThenSentAndCachedOnce() async throws {
         let world = try await world()
         let send = SendLog()
-        world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "hello", receiverType: .user),
-                                    onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        world.alice.sendTextMessage(
+            message: TextMessage(receiverUid: "bob", text: "hello", receiverType: .user),
+            onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
         guard case .cached(let local) = await send.log.next(), let localId = local.first, localId > 0 else {
-            Issue.record("no pending callback first"); return
+            Issue.record("no pending callback first")
+            return
         }
-        guard case .server(let sent) = await send.log.next(), let id = sent.first, id > 0 else { Issue.record("not sent"); return }
+        guard case .server(let sent) = await send.log.next(), let id = sent.first, id > 0 else {
+            Issue.record("not sent")
+            return
+        }
         #expect(try await serverTexts(world) == ["hello"])
         #expect(world.alice.getPendingMessages().isEmpty)
         let cache = try #require(world.alice.session.current?.cache)
@@ -80,20 +88,25 @@ import Testing
         // real time the run takes (seconds on a loaded machine): its wait is 30 s less that.
         let started = ContinuousClock.now
         for text in texts {
-            world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
-                                        onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+            world.alice.sendTextMessage(
+                message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
+                onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
         }
         var sent = 0
         while sent < texts.count {
             switch await send.log.next() {
             case .cached: continue
             case .server: sent += 1
-            case .error(let code): Issue.record("a rate-limited send reported \(code)"); return
+            case .error(let code):
+                Issue.record("a rate-limited send reported \(code)")
+                return
             }
             guard sent < texts.count else { break }
             await world.clock.waitForSleepers(1)
             let real = started.duration(to: .now).components.seconds
-            #expect((29_000 - real * 1000...30_000).contains(world.clock.nextDeadline ?? 0), "the wait chatd asked for (30 s less \(real) s)")
+            #expect(
+                (29_000 - real * 1000...30_000).contains(world.clock.nextDeadline ?? 0),
+                "the wait chatd asked for (30 s less \(real) s)")
             try await world.server.advanceClock(seconds: 30)
             world.clock.advance(by: 30_000)
         }
@@ -106,9 +119,11 @@ import Testing
         world.server.stop()
         _ = await world.connection.next(where: { $0 == "disconnected" })
         let send = SendLog()
-        world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "gone", receiverType: .user),
-                                    onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
-        _ = await send.log.next(); _ = await send.log.next()
+        world.alice.sendTextMessage(
+            message: TextMessage(receiverUid: "bob", text: "gone", receiverType: .user),
+            onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        _ = await send.log.next()
+        _ = await send.log.next()
         let outcomes = OutboxOutcomes()
         world.alice.addMessageListener("outbox", outcomes)
         world.alice.clearOfflineCache()
@@ -124,8 +139,9 @@ import Testing
         _ = await world.connection.next(where: { $0 == "disconnected" })
         let send = SendLog()
         for text in ["one", "two"] {
-            world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
-                                        onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+            world.alice.sendTextMessage(
+                message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
+                onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
         }
         var seen: [PhaseLog.Event] = []
         for _ in 0..<4 { seen.append(await send.log.next()) }
@@ -134,7 +150,10 @@ import Testing
 
         try world.server.restart()
         await reconnectAndSettle(world.alice, clock: world.clock, connection: world.connection)
-        guard case .server = await send.log.next(), case .server = await send.log.next() else { Issue.record("not sent"); return }
+        guard case .server = await send.log.next(), case .server = await send.log.next() else {
+            Issue.record("not sent")
+            return
+        }
         #expect(try await serverTexts(world) == ["one", "two"], "exactly once, in composed order")
         #expect(world.alice.getPendingMessages().isEmpty)
     }
@@ -142,12 +161,18 @@ import Testing
     @Test func aRefusedSendFailsPermanentlyWithTheServersError() async throws {
         let world = try await world()
         let send = SendLog()
-        world.alice.sendTextMessage(message: TextMessage(receiverUid: "ghost", text: "hi", receiverType: .user),
-                                    onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
-        guard case .cached(let local) = await send.log.next(), let localId = local.first else { Issue.record("not queued"); return }
+        world.alice.sendTextMessage(
+            message: TextMessage(receiverUid: "ghost", text: "hi", receiverType: .user),
+            onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        guard case .cached(let local) = await send.log.next(), let localId = local.first else {
+            Issue.record("not queued")
+            return
+        }
         #expect(await send.log.next() == .error("not_found"))
         let failed = try #require(world.alice.getPendingMessages().first)
-        #expect(failed.messageStatus == .failed && failed.getFailureReason() == .permanent && failed.failureError?.errorCode == "not_found")
+        #expect(
+            failed.messageStatus == .failed && failed.getFailureReason() == .permanent
+                && failed.failureError?.errorCode == "not_found")
         world.alice.retryAllFailedMessages()  // transient failures only: nothing happens
         #expect(world.alice.getPendingMessages().first?.getFailureReason() == .permanent)
         world.alice.discardLocalMessage(localId: localId)
@@ -162,12 +187,16 @@ import Testing
         _ = await world.connection.next(where: { $0 == "disconnected" })
         let send = SendLog()
         for text in ["a", "b", "c"] {
-            world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
-                                        onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+            world.alice.sendTextMessage(
+                message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
+                onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
         }
         var errors: [String] = []
         for _ in 0..<5 { if case .error(let code) = await send.log.next() { errors.append(code) } }
-        #expect(errors.sorted() == [ChatException.internetUnavailable, ChatException.internetUnavailable, ChatException.outboxFull].sorted())
+        #expect(
+            errors.sorted()
+                == [ChatException.internetUnavailable, ChatException.internetUnavailable, ChatException.outboxFull]
+                .sorted())
         #expect(world.alice.getPendingMessages().compactMap { ($0 as? TextMessage)?.text } == ["a", "b"])
     }
 
@@ -176,9 +205,11 @@ import Testing
         world.server.stop()
         _ = await world.connection.next(where: { $0 == "disconnected" })
         let send = SendLog()
-        world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "survivor", receiverType: .user),
-                                    onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
-        _ = await send.log.next(); _ = await send.log.next()
+        world.alice.sendTextMessage(
+            message: TextMessage(receiverUid: "bob", text: "survivor", receiverType: .user),
+            onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        _ = await send.log.next()
+        _ = await send.log.next()
         // The app restarts (still offline): the queued message is still there.
         let token = world.alice.session.current!.api.token
         let relaunched = try makeClient(world.server, clock: world.clock, offline: offlineOn(), storage: world.storage)
@@ -196,14 +227,19 @@ import Testing
         let heard = Recorder(queue: world.alice.config.callbackQueue)
         world.alice.addMessageListener("heard", heard)
         let send = SendLog()
-        world.alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "from the phone", receiverType: .user),
-                                    onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+        world.alice.sendTextMessage(
+            message: TextMessage(receiverUid: "bob", text: "from the phone", receiverType: .user),
+            onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
         _ = await send.log.next()
-        guard case .server = await send.log.next() else { Issue.record("not sent"); return }
+        guard case .server = await send.log.next() else {
+            Issue.record("not sent")
+            return
+        }
         // The laptop: another client of alice's, straight to chatd.
         _ = try await world.server.send("from the laptop", from: world.alice.session.current!.api.token, to: "bob")
-        #expect(await heard.next(where: { $0.hasPrefix("text:") }) == "text:alice:from the laptop:realtime",
-                "the phone's own send was not heard as received; the laptop's was")
+        #expect(
+            await heard.next(where: { $0.hasPrefix("text:") }) == "text:alice:from the laptop:realtime",
+            "the phone's own send was not heard as received; the laptop's was")
     }
 
     /// Messages queued before a restart have no send callbacks any more: their outcomes
@@ -214,9 +250,11 @@ import Testing
         _ = await world.connection.next(where: { $0 == "disconnected" })
         let send = SendLog()
         for (to, text) in [("bob", "made it"), ("ghost", "refused")] {
-            world.alice.sendTextMessage(message: TextMessage(receiverUid: to, text: text, receiverType: .user),
-                                        onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
-            _ = await send.log.next(); _ = await send.log.next()
+            world.alice.sendTextMessage(
+                message: TextMessage(receiverUid: to, text: text, receiverType: .user),
+                onMessagePending: send.pending, onMessageSent: send.sent, onError: send.error)
+            _ = await send.log.next()
+            _ = await send.log.next()
         }
         let token = world.alice.session.current!.api.token
         world.alice.end(world.alice.session.current!, wipe: false)  // the app quits
@@ -233,7 +271,9 @@ import Testing
         world.clock.advance(by: relaunched.config.connectionSettleDelay)
         var heard = [await outcomes.events.next(), await outcomes.events.next()]
         heard.sort()
-        #expect(heard.count == 2 && heard[0].hasPrefix("failed refused permanent not_found") && heard[1].hasPrefix("sent made it"), "\(heard)")
+        #expect(
+            heard.count == 2 && heard[0].hasPrefix("failed refused permanent not_found")
+                && heard[1].hasPrefix("sent made it"), "\(heard)")
         #expect(!heard[1].hasSuffix(" 0"), "the sent message has its server id")
         #expect(relaunched.getPendingMessages().map(\.messageStatus) == [.failed])
     }
@@ -245,7 +285,9 @@ import Testing
             events.push("sent \((message as? TextMessage)?.text ?? "") \(message.localMessageId ?? 0) \(message.id)")
         }
         func onOutboxMessageFailed(_ message: BaseMessage) {
-            events.push("failed \((message as? TextMessage)?.text ?? "") \(message.getFailureReason()?.rawValue ?? "-") \(message.failureError?.errorCode ?? "-")")
+            events.push(
+                "failed \((message as? TextMessage)?.text ?? "") \(message.getFailureReason()?.rawValue ?? "-") \(message.failureError?.errorCode ?? "-")"
+            )
         }
     }
 
@@ -264,16 +306,24 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct OutboxFaultTests {
     /// chatd behind a `FaultProxy`; alice (offline support on, manual clock) logged in
     /// through it and connected; bob's token to read what the server holds.
-    func proxiedWorld(requestTimeout: TimeInterval) async throws
-        -> (server: LiveChatd, proxy: FaultProxy, clock: ManualClock, alice: ChatClient, connection: Recorder, bobToken: String) {
+    func proxiedWorld(
+        requestTimeout: TimeInterval
+    ) async throws
+        -> (
+            server: LiveChatd, proxy: FaultProxy, clock: ManualClock, alice: ChatClient, connection: Recorder,
+            bobToken: String
+        )
+    {
         let server = try LiveChatd()
         let aliceToken = try await server.user("alice")
         let bobToken = try await server.user("bob")
         let proxy = try FaultProxy(upstreamPort: server.port)
         let clock = ManualClock()
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
-        var config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
-                                callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+        var config = ChatConfig(
+            appID: "test", server: proxy.url, storageDirectory: storage, offline: offlineOn(),
+            callbackQueue: DispatchQueue(label: "callbacks"), clock: clock,
+            logger: StandardErrorLogger(minimumLevel: .error))
         config.requestTimeout = requestTimeout
         let alice = try ChatClient(config: config)
         let connection = Recorder(queue: config.callbackQueue)
@@ -288,16 +338,24 @@ import Testing
 
         proxy.mode = .dropResponse
         let log = PhaseLog()
-        alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "once", receiverType: .user),
-                              onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
-                              onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
-        guard case .cached = await log.next() else { Issue.record("not queued"); return }
+        alice.sendTextMessage(
+            message: TextMessage(receiverUid: "bob", text: "once", receiverType: .user),
+            onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
+            onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
+        guard case .cached = await log.next() else {
+            Issue.record("not queued")
+            return
+        }
         // The server committed it; the answer was lost: a retry is scheduled on the clock.
         await clock.waitForSleepers(2)  // the settle timer and the retry
         proxy.mode = .pass
         clock.advance(by: 1_000)
-        guard case .server(let ids) = await log.next(), let id = ids.first, id > 0 else { Issue.record("not sent"); return }
-        let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
+        guard case .server(let ids) = await log.next(), let id = ids.first, id > 0 else {
+            Issue.record("not sent")
+            return
+        }
+        let (_, data) = try await server.request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
         let held = try JSONDecoder().decode([MessagePayload].self, from: data)
         #expect(held.map(\.text) == ["once"] && held.first?.id == id, "one message, whatever the retries")
         #expect(alice.getPendingMessages().isEmpty)
@@ -308,16 +366,22 @@ import Testing
         proxy.mode = .cutMidBody
         let log = PhaseLog()
         for text in ["first", "second"] {
-            alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
-                                  onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
-                                  onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
+            alice.sendTextMessage(
+                message: TextMessage(receiverUid: "bob", text: text, receiverType: .user),
+                onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
+                onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
         }
-        _ = await log.next(); _ = await log.next()
+        _ = await log.next()
+        _ = await log.next()
         await clock.waitForSleepers(2)
         proxy.mode = .pass
         clock.advance(by: 1_000)
-        guard case .server = await log.next(), case .server = await log.next() else { Issue.record("not sent"); return }
-        let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
+        guard case .server = await log.next(), case .server = await log.next() else {
+            Issue.record("not sent")
+            return
+        }
+        let (_, data) = try await server.request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
         #expect(try JSONDecoder().decode([MessagePayload].self, from: data).map(\.text) == ["first", "second"])
     }
 
@@ -325,15 +389,20 @@ import Testing
         let (server, proxy, clock, alice, _, bobToken) = try await proxiedWorld(requestTimeout: 1)
         proxy.mode = .stall
         let log = PhaseLog()
-        alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "patient", receiverType: .user),
-                              onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
-                              onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
+        alice.sendTextMessage(
+            message: TextMessage(receiverUid: "bob", text: "patient", receiverType: .user),
+            onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
+            onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
         _ = await log.next()
         await clock.waitForSleepers(2)  // the settle timer, and the retry after the timeout
         proxy.mode = .pass
         clock.advance(by: 1_000)
-        guard case .server = await log.next() else { Issue.record("not sent"); return }
-        let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
+        guard case .server = await log.next() else {
+            Issue.record("not sent")
+            return
+        }
+        let (_, data) = try await server.request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
         #expect(try JSONDecoder().decode([MessagePayload].self, from: data).map(\.text) == ["patient"])
     }
 
@@ -342,14 +411,19 @@ import Testing
         proxy.closeAll()
         _ = await connection.next(where: { $0 == "disconnected" })
         let log = PhaseLog()
-        alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "after the flap", receiverType: .user),
-                              onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
-                              onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
+        alice.sendTextMessage(
+            message: TextMessage(receiverUid: "bob", text: "after the flap", receiverType: .user),
+            onMessagePending: { log.push(.cached([$0.localMessageId ?? 0])) },
+            onMessageSent: { log.push(.server([$0.id])) }, onError: { log.push(.error($0.errorCode)) })
         _ = await log.next()
         #expect(await log.next() == .error(ChatException.internetUnavailable), "queued, not failed")
         await reconnectAndSettle(alice, clock: clock, connection: connection)
-        guard case .server = await log.next() else { Issue.record("not sent"); return }
-        let (_, data) = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
+        guard case .server = await log.next() else {
+            Issue.record("not sent")
+            return
+        }
+        let (_, data) = try await server.request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages", token: bobToken)
         #expect(try JSONDecoder().decode([MessagePayload].self, from: data).map(\.text) == ["after the flap"])
     }
 }

@@ -1,5 +1,6 @@
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// Every list request's page size stays within chatd's bounds, whatever a caller asks.
 struct PageLimitTests {

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,7 +38,10 @@ enum Subprocess {
         posix_spawn_file_actions_adddup2(&actions, out.write, 1)
         posix_spawn_file_actions_adddup2(&actions, err.write, 2)
         guard let closeFrom = closeFrom, closeFrom(&actions, 3) == 0 else {
-            [stdin, out, err].forEach { close($0.read); close($0.write) }
+            [stdin, out, err].forEach {
+                close($0.read)
+                close($0.write)
+            }
             return Run(status: -1, output: "", errors: "posix_spawn_file_actions_addclosefrom_np is unavailable")
         }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
@@ -56,14 +60,18 @@ enum Subprocess {
         let (output, errors) = readBoth(out.read, err.read)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        return Run(status: exitCode(status), output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
+        return Run(
+            status: exitCode(status), output: String(decoding: output, as: UTF8.self),
+            errors: String(decoding: errors, as: UTF8.self))
     }
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` and `pipe2` (2.34+) are GNU
     /// extensions the Glibc module does not declare; they are looked up by name.
     private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
     private typealias PipeWithFlags = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-    private static let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map { unsafeBitCast($0, to: CloseFrom.self) }
+    private static let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+        unsafeBitCast($0, to: CloseFrom.self)
+    }
     private static let pipeWithFlags = dlsym(nil, "pipe2").map { unsafeBitCast($0, to: PipeWithFlags.self) }
 
     /// Both ends of a close-on-exec pipe (only the ends dup'ed onto 0, 1, 2 reach the child).
@@ -91,7 +99,9 @@ enum Subprocess {
     /// Reads two descriptors to their ends together, so neither output fills its pipe and stalls.
     private static func readBoth(_ first: Int32, _ second: Int32) -> ([UInt8], [UInt8]) {
         var collected: [[UInt8]] = [[], []]
-        var polled = [pollfd(fd: first, events: Int16(POLLIN), revents: 0), pollfd(fd: second, events: Int16(POLLIN), revents: 0)]
+        var polled = [
+            pollfd(fd: first, events: Int16(POLLIN), revents: 0), pollfd(fd: second, events: Int16(POLLIN), revents: 0)
+        ]
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while polled.contains(where: { $0.fd >= 0 }) {
             guard poll(&polled, nfds_t(polled.count), -1) >= 0 else {

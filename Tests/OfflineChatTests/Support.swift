@@ -1,9 +1,11 @@
 import ChatTesting
 import Foundation
+
 @testable import OfflineChat
 
 /// Records what listeners hear, in order, and lets a test await the next event.
-final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {  // `messages` is only used under `lock`
+// `messages` is only used under `lock`
+final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {
     private let lock = NSLock()
     private let events = EventQueue<String>(cancelled: "cancelled")
     private(set) var messages: [BaseMessage] = []
@@ -33,7 +35,9 @@ final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {
         }
     }
 
-    func onTextMessageReceived(_ message: TextMessage) { record("text:\(message.senderUid):\(message.text):\(message.source.rawValue)", message) }
+    func onTextMessageReceived(_ message: TextMessage) {
+        record("text:\(message.senderUid):\(message.text):\(message.source.rawValue)", message)
+    }
     func onActionMessageReceived(_ message: ActionMessage) { record("action:\(message.message)", message) }
     func onMessageEdited(_ message: BaseMessage) { record("edited:\(message.id)", message) }
     func onMessageDeleted(_ message: BaseMessage) { record("deleted:\(message.id)", message) }
@@ -45,11 +49,15 @@ final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {
 }
 
 /// A client for `server` with a private callback queue and a manual clock.
-func makeClient(_ server: LiveChatd, clock: ManualClock = ManualClock(), queue: DispatchQueue = DispatchQueue(label: "callbacks"),
-                offline: OfflineConfig = OfflineConfig(), storage: URL? = nil, requestTimeout: TimeInterval = 15) throws -> ChatClient {
-    let storage = storage ?? FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
-    var config = ChatConfig(appID: "test", server: server.url, storageDirectory: storage, offline: offline,
-                            callbackQueue: queue, clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+func makeClient(
+    _ server: LiveChatd, clock: ManualClock = ManualClock(), queue: DispatchQueue = DispatchQueue(label: "callbacks"),
+    offline: OfflineConfig = OfflineConfig(), storage: URL? = nil, requestTimeout: TimeInterval = 15
+) throws -> ChatClient {
+    let storage =
+        storage ?? FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
+    var config = ChatConfig(
+        appID: "test", server: server.url, storageDirectory: storage, offline: offline,
+        callbackQueue: queue, clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
     config.requestTimeout = requestTimeout
     return try ChatClient(config: config)
 }
@@ -87,9 +95,13 @@ final class PhaseLog: Sendable {
 extension LiveChatd {
     /// Sends a text message and returns its id.
     @discardableResult
-    func send(_ text: String, from token: String, to receiver: String, receiverType: ReceiverType = .user) async throws -> Int64 {
-        let (status, data) = try await request("POST", Endpoints.messages, token: token,
-                                               json: SendMessageRequest(muid: UUID().uuidString, receiver: receiver, receiverType: receiverType, text: text))
+    func send(
+        _ text: String, from token: String, to receiver: String, receiverType: ReceiverType = .user
+    ) async throws -> Int64 {
+        let (status, data) = try await request(
+            "POST", Endpoints.messages, token: token,
+            json: SendMessageRequest(
+                muid: UUID().uuidString, receiver: receiver, receiverType: receiverType, text: text))
         guard status == 201 else { throw Failure("send: \(status) \(String(decoding: data, as: UTF8.self))") }
         return try JSONDecoder().decode(MessagePayload.self, from: data).id
     }

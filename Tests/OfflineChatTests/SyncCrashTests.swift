@@ -22,7 +22,8 @@ import Testing
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("sync-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         let snapshot = root.appendingPathComponent("snapshot")
-        let coldStart = await Probe.run(["sync", server.url.absoluteString, snapshot.path, bobToken, "bob"], killAfterLines: nil)
+        let coldStart = await Probe.run(
+            ["sync", server.url.absoluteString, snapshot.path, bobToken, "bob"], killAfterLines: nil)
         #expect(coldStart.lines.contains("finish") && coldStart.lines.last == "done", "\(coldStart.lines)")
 
         try await makeBacklog(server, bobToken: bobToken)
@@ -34,7 +35,8 @@ import Testing
         // How long the first page takes here, from the message phase's start to its end.
         let calibration = root.appendingPathComponent("calibration")
         try FileManager.default.copyItem(at: snapshot, to: calibration)
-        let timed = await Probe.run(["sync", server.url.absoluteString, calibration.path, bobToken, "bob"], killAfterLines: nil)
+        let timed = await Probe.run(
+            ["sync", server.url.absoluteString, calibration.path, bobToken, "bob"], killAfterLines: nil)
         var window = try #require(Self.firstPage(timed), "\(timed.lines)")
 
         let iterations = Int(ProcessInfo.processInfo.environment["CRASH_ITERATIONS"] ?? "") ?? 50
@@ -58,20 +60,28 @@ import Testing
             }
             #expect(runs.last?.contains { $0.hasSuffix("caughtUp") } == true, "iteration \(iteration): \(runs)")
 
-            let cache = try ChatCache(directory: storage.appendingPathComponent("crash-probe/bob"), uid: "bob", clock: { 0 })
-            let mismatched = try expected.filter { try cache.message(id: $0.id) != MessageRowView.asCached($0) }.map(\.id)
-            #expect(mismatched.isEmpty, "iteration \(iteration), killed \(delay) µs after the message phase began: \(mismatched.prefix(10))")
+            let cache = try ChatCache(
+                directory: storage.appendingPathComponent("crash-probe/bob"), uid: "bob", clock: { 0 })
+            let mismatched = try expected.filter { try cache.message(id: $0.id) != MessageRowView.asCached($0) }.map(
+                \.id)
+            #expect(
+                mismatched.isEmpty,
+                "iteration \(iteration), killed \(delay) µs after the message phase began: \(mismatched.prefix(10))")
             #expect(try cache.syncPoint().cursor == head, "iteration \(iteration): caught up to the head")
             cache.close()
             try? FileManager.default.removeItem(at: storage)
         }
-        #expect(killedBeforeTheEnd >= iterations / 2, "most kills land inside the sync (\(killedBeforeTheEnd) of \(iterations))")
+        #expect(
+            killedBeforeTheEnd >= iterations / 2,
+            "most kills land inside the sync (\(killedBeforeTheEnd) of \(iterations))")
     }
 
     /// Microseconds from the message phase's start to the first page's end in a run that got
     /// that far (at least 1 ms).
     static func firstPage(_ run: Probe.Result) -> UInt32? {
-        guard let merged = run.lines.firstIndex(where: { $0.hasPrefix("messages ") && $0 != "messages started" }) else { return nil }
+        guard let merged = run.lines.firstIndex(where: { $0.hasPrefix("messages ") && $0 != "messages started" }) else {
+            return nil
+        }
         return UInt32(max(1_000, (run.times[merged] - run.times[3]) / 1_000))
     }
 
@@ -82,14 +92,21 @@ import Testing
                 group.addTask {
                     let token = try await server.user(peer)
                     var ids: [Int64] = []
-                    for index in 0..<400 { ids.append(try await server.send("\(peer) \(index)", from: token, to: "bob")) }
-                    for id in ids.prefix(40) {
-                        _ = try await server.request("PATCH", "\(Endpoints.messages)/\(id)", token: token, json: EditMessageRequest(text: "edited"))
+                    for index in 0..<400 {
+                        ids.append(try await server.send("\(peer) \(index)", from: token, to: "bob"))
                     }
-                    for id in ids.suffix(20) { _ = try await server.request("DELETE", "\(Endpoints.messages)/\(id)", token: token) }
+                    for id in ids.prefix(40) {
+                        _ = try await server.request(
+                            "PATCH", "\(Endpoints.messages)/\(id)", token: token,
+                            json: EditMessageRequest(text: "edited"))
+                    }
+                    for id in ids.suffix(20) {
+                        _ = try await server.request("DELETE", "\(Endpoints.messages)/\(id)", token: token)
+                    }
                     for id in ids[100..<120] {
-                        _ = try await server.request("POST", "\(Endpoints.messages)/\(id)/reactions", token: bobToken,
-                                                     json: AddReactionRequest(reaction: "ok"))
+                        _ = try await server.request(
+                            "POST", "\(Endpoints.messages)/\(id)/reactions", token: bobToken,
+                            json: AddReactionRequest(reaction: "ok"))
                     }
                 }
             }
@@ -103,7 +120,8 @@ import Testing
         for peer in Self.peers {
             var after: Int64 = 0
             while true {
-                let path = "\(Endpoints.conversations)/\(ConversationPayload.directID(peer, "bob"))/messages?limit=100&after=\(after)"
+                let path =
+                    "\(Endpoints.conversations)/\(ConversationPayload.directID(peer, "bob"))/messages?limit=100&after=\(after)"
                 let (_, data) = try await server.request("GET", path, token: bobToken)
                 let page = try JSONDecoder().decode([MessagePayload].self, from: data)
                 all += page

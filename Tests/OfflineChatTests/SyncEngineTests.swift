@@ -1,8 +1,9 @@
 import ChatCache
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// Answers chatd's paths from a script, so the sync engine's phases can fail one at a time.
 /// An answer for `path?query` wins over one for the bare path.
@@ -18,15 +19,20 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {  // `answers
         answer(path, status: status, APIError(code: code, message: "scripted"))
     }
 
-    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> HTTPAnswer {
+    func send(
+        method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int
+    ) async throws -> HTTPAnswer {
         let exact = url.path + "?" + (url.query ?? "")
-        guard let answer = lock.withLock({ answers[exact] ?? answers[url.path] }) else { throw ChatException.offline("nothing scripted for \(url.path)") }
+        guard let answer = lock.withLock({ answers[exact] ?? answers[url.path] }) else {
+            throw ChatException.offline("nothing scripted for \(url.path)")
+        }
         return answer
     }
 }
 
 /// Everything a sync tells, in order, as short strings.
-final class SyncLog: SyncListener, ConversationListener, MessageListener, @unchecked Sendable {  // `messages` on the callback queue
+// `messages` on the callback queue
+final class SyncLog: SyncListener, ConversationListener, MessageListener, @unchecked Sendable {
     let events = EventQueue<String>(cancelled: "cancelled")
     var swept: [BaseMessage] = []
 
@@ -35,7 +41,9 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
     func onSyncServerFinish(reInstall: Bool) { events.push("finish reInstall=\(reInstall)") }
     func onSyncServerFailed(reInstall: Bool) { events.push("failed reInstall=\(reInstall)") }
     func onConversationSyncStarted() { events.push("conversations started") }
-    func onConversationSyncCompleted(_ conversations: [Conversation]) { events.push("conversations \(conversations.count)") }
+    func onConversationSyncCompleted(_ conversations: [Conversation]) {
+        events.push("conversations \(conversations.count)")
+    }
     func onConversationSyncError(_ error: ChatException) { events.push("conversations error \(error.errorCode)") }
     func onMessageSyncStarted() { events.push("messages started") }
     func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) {
@@ -44,7 +52,9 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
     }
     func onMessageSyncError(_ error: ChatException) { events.push("messages error \(error.errorCode)") }
     func onTextMessageReceived(_ message: TextMessage) { events.push("new \(message.id) \(message.source.rawValue)") }
-    func onActionMessageReceived(_ message: ActionMessage) { events.push("new \(message.id) \(message.source.rawValue)") }
+    func onActionMessageReceived(_ message: ActionMessage) {
+        events.push("new \(message.id) \(message.source.rawValue)")
+    }
     func onMessagesSynced(_ messages: [BaseMessage]) { events.push("synced \(messages.map(\.id))") }
 
     /// Events up to and including the sweep's last one.
@@ -77,26 +87,34 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
     func rig() throws -> Rig {
         let transport = ScriptedTransport()
         let queue = DispatchQueue(label: "sync-callbacks")
-        let config = ChatConfig(appID: "test", server: URL(string: "http://127.0.0.1:9")!, storageDirectory: FileManager.default.temporaryDirectory,
-                                offline: offlineOn(), callbackQueue: queue, clock: ManualClock(), logger: StandardErrorLogger(minimumLevel: .error))
-        let cache = try ChatCache(directory: FileManager.default.temporaryDirectory.appendingPathComponent("sync-rig-\(UUID().uuidString)"),
-                                  uid: "bob", clock: { 0 })
+        let config = ChatConfig(
+            appID: "test", server: URL(string: "http://127.0.0.1:9")!,
+            storageDirectory: FileManager.default.temporaryDirectory,
+            offline: offlineOn(), callbackQueue: queue, clock: ManualClock(),
+            logger: StandardErrorLogger(minimumLevel: .error))
+        let cache = try ChatCache(
+            directory: FileManager.default.temporaryDirectory.appendingPathComponent("sync-rig-\(UUID().uuidString)"),
+            uid: "bob", clock: { 0 })
         let log = SyncLog()
-        let listeners = SyncEngine.Listeners(sync: ListenerRegistry(queue: queue), conversations: ListenerRegistry(queue: queue),
-                                             messages: ListenerRegistry(queue: queue), groups: ListenerRegistry(queue: queue))
+        let listeners = SyncEngine.Listeners(
+            sync: ListenerRegistry(queue: queue), conversations: ListenerRegistry(queue: queue),
+            messages: ListenerRegistry(queue: queue), groups: ListenerRegistry(queue: queue))
         listeners.sync.add("log", log)
         listeners.conversations.add("log", log)
         listeners.messages.add("log", log)
         let api = APIClient(baseURL: config.server, token: "t", transport: transport)
-        let engine = SyncEngine(cache: cache, api: api, config: config, outbox: nil, me: "bob", listeners: listeners, isCurrent: { true })
+        let engine = SyncEngine(
+            cache: cache, api: api, config: config, outbox: nil, me: "bob", listeners: listeners, isCurrent: { true })
         transport.answer(Endpoints.conversations, Page<ConversationPayload>(items: [], next: nil))
         return Rig(engine: engine, cache: cache, transport: transport, log: log)
     }
 
     func text(_ id: Int64, updatedAt: Int64? = nil, deleted: Bool = false) -> MessagePayload {
-        MessagePayload(id: id, muid: "m\(id)", conversationId: "alice~bob", sender: "alice", receiver: "bob", receiverType: .user,
-                       category: .message, type: "text", text: deleted ? nil : "#\(id)", attachment: nil, customData: nil, metadata: nil,
-                       sentAt: id, updatedAt: updatedAt ?? id, editedAt: nil, deletedAt: deleted ? updatedAt : nil)
+        MessagePayload(
+            id: id, muid: "m\(id)", conversationId: "alice~bob", sender: "alice", receiver: "bob", receiverType: .user,
+            category: .message, type: "text", text: deleted ? nil : "#\(id)", attachment: nil, customData: nil,
+            metadata: nil,
+            sentAt: id, updatedAt: updatedAt ?? id, editedAt: nil, deletedAt: deleted ? updatedAt : nil)
     }
 
     func page(_ changes: [ChangePayload], cursor: String, hasMore: Bool = false) -> ChangelogPage {
@@ -107,8 +125,11 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
         let rig = try rig()
         rig.transport.answer(Endpoints.changes, page([], cursor: "c1.42"))
         #expect(rig.engine.request(.reconnect) == .start)
-        #expect(await rig.log.sweep() == ["start reInstall=true", "progress 0", "conversations started", "conversations 0", "progress 50",
-                                          "progress 100", "finish reInstall=true"])
+        #expect(
+            await rig.log.sweep() == [
+                "start reInstall=true", "progress 0", "conversations started", "conversations 0", "progress 50",
+                "progress 100", "finish reInstall=true"
+            ])
         #expect(try rig.cache.syncPoint() == SyncPoint(cursor: "c1.42", number: 1, serverTime: 1_700_000_000))
         #expect(rig.engine.state == .idle)
     }
@@ -117,15 +138,23 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
         let rig = try rig()
         try rig.cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
         try rig.cache.storeLive(text(5))
-        rig.transport.answer(Endpoints.changes, page([
-            ChangePayload(seq: 2, kind: .messageCreated, conversationId: "alice~bob", message: text(6), at: 6),
-            ChangePayload(seq: 3, kind: .messageUpdated, conversationId: "alice~bob", message: text(5, updatedAt: 9, deleted: true), at: 9),
-            ChangePayload(seq: 4, kind: .messageCreated, conversationId: "alice~bob", message: text(7), at: 7),
-        ], cursor: "c1.4"))
+        rig.transport.answer(
+            Endpoints.changes,
+            page(
+                [
+                    ChangePayload(seq: 2, kind: .messageCreated, conversationId: "alice~bob", message: text(6), at: 6),
+                    ChangePayload(
+                        seq: 3, kind: .messageUpdated, conversationId: "alice~bob",
+                        message: text(5, updatedAt: 9, deleted: true), at: 9),
+                    ChangePayload(seq: 4, kind: .messageCreated, conversationId: "alice~bob", message: text(7), at: 7)
+                ], cursor: "c1.4"))
         rig.engine.request(.reconnect)
-        #expect(await rig.log.sweep() == ["start reInstall=false", "progress 0", "conversations started", "conversations 0", "progress 30",
-                                          "messages started", "progress 60", "new 6 sync", "new 7 sync", "synced [5]",
-                                          "messages 3 caughtUp", "progress 100", "finish reInstall=false"])
+        #expect(
+            await rig.log.sweep() == [
+                "start reInstall=false", "progress 0", "conversations started", "conversations 0", "progress 30",
+                "messages started", "progress 60", "new 6 sync", "new 7 sync", "synced [5]",
+                "messages 3 caughtUp", "progress 100", "finish reInstall=false"
+            ])
         #expect(rig.log.swept.map(\.id) == [6, 7, 5])
         #expect(rig.log.swept.first { $0.id == 5 }?.deletedAt == 9, "a deletion is an update, not a removal")
         #expect(try rig.cache.syncPoint().cursor == "c1.4")
@@ -135,13 +164,20 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
         let rig = try rig()
         try rig.cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
         rig.transport.fail(Endpoints.conversations, status: 500, code: .internalError)
-        rig.transport.answer(Endpoints.changes, page([ChangePayload(seq: 2, kind: .messageCreated, conversationId: "alice~bob",
-                                                                    message: text(6), at: 6)], cursor: "c1.2", hasMore: true))
+        rig.transport.answer(
+            Endpoints.changes,
+            page(
+                [
+                    ChangePayload(
+                        seq: 2, kind: .messageCreated, conversationId: "alice~bob",
+                        message: text(6), at: 6)
+                ], cursor: "c1.2", hasMore: true))
         rig.engine.request(.reconnect)
         let events = await rig.log.sweep()
         #expect(events.contains("conversations error internal_error"))
         #expect(events.contains("messages 1 partial"))
-        #expect(events.last == "failed reInstall=false", "the sweep as a whole failed; the next reconnect refreshes again")
+        #expect(
+            events.last == "failed reInstall=false", "the sweep as a whole failed; the next reconnect refreshes again")
         #expect(try rig.cache.syncPoint().cursor == "c1.2", "the message phase still advanced")
     }
 
@@ -173,10 +209,18 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
         rig.transport.fail(Endpoints.changes, status: 502, code: .unavailable)
         rig.engine.request(.reconnect)
         #expect(await rig.log.sweep().last == "failed reInstall=false")
-        rig.transport.answer(Endpoints.changes, page([ChangePayload(seq: 2, kind: .messageCreated, conversationId: "alice~bob",
-                                                                    message: text(6), at: 6)], cursor: "c1.2"))
+        rig.transport.answer(
+            Endpoints.changes,
+            page(
+                [
+                    ChangePayload(
+                        seq: 2, kind: .messageCreated, conversationId: "alice~bob",
+                        message: text(6), at: 6)
+                ], cursor: "c1.2"))
         await clock.waitForSleepers(1)
-        #expect((0...rig.engine.config.reconnectBaseDelay).contains(clock.nextDeadline ?? -1), "the first retry waits one base delay at most")
+        #expect(
+            (0...rig.engine.config.reconnectBaseDelay).contains(clock.nextDeadline ?? -1),
+            "the first retry waits one base delay at most")
         clock.advance(by: clock.nextDeadline ?? 0)
         let again = await rig.log.sweep()
         #expect(again.contains("new 6 sync") && again.last == "finish reInstall=false")
@@ -241,8 +285,11 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
         kicked.conversationId = "group_g"
         kicked.category = .action
         kicked.action = MemberActionPayload(guid: "g", action: .kicked, actor: "alice", target: "bob")
-        rig.transport.answer(Endpoints.changes, page([ChangePayload(seq: 2, kind: .groupMember, conversationId: "group_g", message: kicked, at: 6)],
-                                                     cursor: "c1.2"))
+        rig.transport.answer(
+            Endpoints.changes,
+            page(
+                [ChangePayload(seq: 2, kind: .groupMember, conversationId: "group_g", message: kicked, at: 6)],
+                cursor: "c1.2"))
         rig.engine.request(.reconnect)
         #expect(await rig.log.sweep().contains("messages 0 caughtUp"))
         rig.engine.liveChangeStored(cursor: "c1.4")

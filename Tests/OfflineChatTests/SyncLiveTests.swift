@@ -1,8 +1,9 @@
 import ChatCache
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// The catch-up sync against a live chatd: bob's client goes offline (a proxy takes the
 /// network away) while alice acts; after the reconnect bob's cache equals what the server
@@ -20,9 +21,12 @@ import Testing
     }
 
     /// bob signed in through the proxy and cold-synced (nothing read yet).
-    func world(chatd arguments: [String] = [], offline: OfflineConfig = offlineOn(),
-               _ prepare: (LiveChatd, String) async throws -> Void = { _, _ in }) async throws -> World {
-        let server = try LiveChatd(arguments: ["--write-rate", "0"] + arguments)  // backlogs are seeded by thousands of sends
+    func world(
+        chatd arguments: [String] = [], offline: OfflineConfig = offlineOn(),
+        _ prepare: (LiveChatd, String) async throws -> Void = { _, _ in }
+    ) async throws -> World {
+        // backlogs are seeded by thousands of sends
+        let server = try LiveChatd(arguments: ["--write-rate", "0"] + arguments)
         let aliceToken = try await server.user("alice")
         let bobToken = try await server.user("bob")
         _ = try await server.user("carol")
@@ -30,8 +34,10 @@ import Testing
         let proxy = try FaultProxy(upstreamPort: server.port)
         let clock = ManualClock()
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
-        let config = ChatConfig(appID: "test", server: proxy.url, storageDirectory: storage, offline: offline,
-                                callbackQueue: DispatchQueue(label: "callbacks"), clock: clock, logger: StandardErrorLogger(minimumLevel: .error))
+        let config = ChatConfig(
+            appID: "test", server: proxy.url, storageDirectory: storage, offline: offline,
+            callbackQueue: DispatchQueue(label: "callbacks"), clock: clock,
+            logger: StandardErrorLogger(minimumLevel: .error))
         let bob = try ChatClient(config: config)
         let log = SyncLog()
         log.attach(to: bob)
@@ -43,19 +49,26 @@ import Testing
         clock.advance(by: config.connectionSettleDelay)
         let coldStart = await log.sweep()
         #expect(coldStart.first == "start reInstall=true" && coldStart.last == "finish reInstall=true")
-        return World(server: server, proxy: proxy, clock: clock, bob: bob, log: log, connection: connection, aliceToken: aliceToken,
-                     bobToken: bobToken)
+        return World(
+            server: server, proxy: proxy, clock: clock, bob: bob, log: log, connection: connection,
+            aliceToken: aliceToken,
+            bobToken: bobToken)
     }
 
     func read(_ world: World, _ conversation: String) async throws {
         let builder = MessagesRequest.MessageRequestBuilder().set(limit: 100)
-        if conversation.hasPrefix("group_") { builder.set(guid: String(conversation.dropFirst(6))) } else { builder.set(uid: "alice") }
+        if conversation.hasPrefix("group_") {
+            builder.set(guid: String(conversation.dropFirst(6)))
+        } else {
+            builder.set(uid: "alice")
+        }
         for try await _ in try builder.build(client: world.bob).previous() {}
     }
 
     /// The server's messages of a conversation, as bob sees them.
     func serverMessages(_ world: World, _ conversation: String) async throws -> [MessagePayload] {
-        let (_, data) = try await world.server.request("GET", "\(Endpoints.conversations)/\(conversation)/messages?limit=100", token: world.bobToken)
+        let (_, data) = try await world.server.request(
+            "GET", "\(Endpoints.conversations)/\(conversation)/messages?limit=100", token: world.bobToken)
         return try JSONDecoder().decode([MessagePayload].self, from: data)
     }
 
@@ -72,8 +85,10 @@ import Testing
     @Test func afterTheReconnectBobsCacheEqualsTheServerMessageByMessage() async throws {
         var ids: [String: Int64] = [:]
         let world = try await world { server, alice in
-            _ = try await server.request("POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "g", name: "G"))
-            _ = try await server.request("POST", "\(Endpoints.groups)/g/members", token: alice, json: AddMemberRequest(uid: "bob"))
+            _ = try await server.request(
+                "POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "g", name: "G"))
+            _ = try await server.request(
+                "POST", "\(Endpoints.groups)/g/members", token: alice, json: AddMemberRequest(uid: "bob"))
             for text in ["one", "two", "three"] { ids[text] = try await server.send(text, from: alice, to: "bob") }
             ids["group"] = try await server.send("in the group", from: alice, to: "g", receiverType: .group)
         }
@@ -82,30 +97,42 @@ import Testing
 
         await goOffline(world)
         let sent = OutboxTests.SendLog()
-        world.bob.sendTextMessage(message: TextMessage(receiverUid: "alice", text: "from the train", receiverType: .user),
-                                  onMessagePending: sent.pending, onMessageSent: { message in world.log.events.push("sent \(message.id)") },
-                                  onError: sent.error)
+        world.bob.sendTextMessage(
+            message: TextMessage(receiverUid: "alice", text: "from the train", receiverType: .user),
+            onMessagePending: sent.pending, onMessageSent: { message in world.log.events.push("sent \(message.id)") },
+            onError: sent.error)
         let alice = world.aliceToken
         let four = try await world.server.send("four", from: alice, to: "bob")
-        _ = try await world.server.request("PATCH", "\(Endpoints.messages)/\(ids["one"]!)", token: alice, json: EditMessageRequest(text: "one, edited"))
+        _ = try await world.server.request(
+            "PATCH", "\(Endpoints.messages)/\(ids["one"]!)", token: alice, json: EditMessageRequest(text: "one, edited")
+        )
         _ = try await world.server.request("DELETE", "\(Endpoints.messages)/\(ids["two"]!)", token: alice)
-        _ = try await world.server.request("POST", "\(Endpoints.messages)/\(ids["three"]!)/reactions", token: alice,
-                                           json: AddReactionRequest(reaction: "👍"))
+        _ = try await world.server.request(
+            "POST", "\(Endpoints.messages)/\(ids["three"]!)/reactions", token: alice,
+            json: AddReactionRequest(reaction: "👍"))
         let groupFive = try await world.server.send("five in the group", from: alice, to: "g", receiverType: .group)
-        _ = try await world.server.request("POST", "\(Endpoints.groups)/g/members", token: alice, json: AddMemberRequest(uid: "carol"))
+        _ = try await world.server.request(
+            "POST", "\(Endpoints.groups)/g/members", token: alice, json: AddMemberRequest(uid: "carol"))
 
         await comeBack(world)
         var events: [String] = []
-        while !(events.last ?? "").hasPrefix("finish") && events.last != "cancelled" { events += await world.log.sweep() }
+        while !(events.last ?? "").hasPrefix("finish") && events.last != "cancelled" {
+            events += await world.log.sweep()
+        }
         // Queued messages first, then the sweep.
         #expect(events.first?.hasPrefix("sent ") == true, "\(events)")
         let sweep = Array(events.drop { !$0.hasPrefix("start") })
         let newOnes = sweep.filter { $0.hasPrefix("new ") }
-        #expect(newOnes.count == 3 && newOnes.allSatisfy { $0.hasSuffix(" sync") }, "four, five and carol's addition: \(sweep)")
+        #expect(
+            newOnes.count == 3 && newOnes.allSatisfy { $0.hasSuffix(" sync") },
+            "four, five and carol's addition: \(sweep)")
         #expect(newOnes.first == "new \(four) sync" && newOnes.contains("new \(groupFive) sync"))
         #expect(sweep.contains("synced [\(ids["one"]!), \(ids["two"]!), \(ids["three"]!)]"), "\(sweep)")
-        let order = ["start reInstall=false", "conversations started", "messages started", "new \(four) sync", "synced", "messages 6 caughtUp",
-                     "progress 100", "finish reInstall=false"]
+        let order = [
+            "start reInstall=false", "conversations started", "messages started", "new \(four) sync", "synced",
+            "messages 6 caughtUp",
+            "progress 100", "finish reInstall=false"
+        ]
         let positions = order.map { step in sweep.firstIndex { $0.hasPrefix(step) } ?? -1 }
         #expect(positions == positions.sorted() && !positions.contains(-1), "\(sweep)")
         #expect(world.log.swept.contains { $0 is ActionMessage }, "the sweep carries action messages too")
@@ -115,7 +142,9 @@ import Testing
         for conversation in ["alice~bob", "group_g"] {
             let onServer = try await serverMessages(world, conversation)
             let cached = try cache.cachedPage(.conversation(conversation), .latest, limit: 100)
-            #expect(cached == onServer.map(MessageRowView.asCached), "\(conversation): cached \(cached.map(\.id)), server \(onServer.map(\.id))")
+            #expect(
+                cached == onServer.map(MessageRowView.asCached),
+                "\(conversation): cached \(cached.map(\.id)), server \(onServer.map(\.id))")
         }
         #expect(world.bob.getLastSyncTimestamp() > 0 && world.bob.getSyncState() == .idle)
     }
@@ -127,7 +156,9 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
                 group.addTask {
-                    for index in stride(from: worker, to: 2_500, by: 8) { _ = try await world.server.send("backlog \(index)", from: world.aliceToken, to: "bob") }
+                    for index in stride(from: worker, to: 2_500, by: 8) {
+                        _ = try await world.server.send("backlog \(index)", from: world.aliceToken, to: "bob")
+                    }
                 }
             }
             try await group.waitForAll()
@@ -144,8 +175,10 @@ import Testing
         #expect(await world.log.sweep().contains("messages 500 caughtUp"))
         let cache = try #require(world.bob.session.current?.cache)
         let onServer = try await serverMessages(world, "alice~bob")
-        #expect(try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100) == onServer.map(MessageRowView.asCached),
-                "the newest 100 come from one stretch, no hole")
+        #expect(
+            try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100)
+                == onServer.map(MessageRowView.asCached),
+            "the newest 100 come from one stretch, no hole")
         #expect(try cache.ranges(.conversation("alice~bob")).count == 1)
     }
 
@@ -168,13 +201,16 @@ import Testing
         try await read(world, "alice~bob")
         await goOffline(world)
         let queued = OutboxTests.SendLog()
-        world.bob.sendTextMessage(message: TextMessage(receiverUid: "alice", text: "still queued", receiverType: .user),
-                                  onMessagePending: queued.pending, onMessageSent: queued.sent, onError: queued.error)
+        world.bob.sendTextMessage(
+            message: TextMessage(receiverUid: "alice", text: "still queued", receiverType: .user),
+            onMessagePending: queued.pending, onMessageSent: queued.sent, onError: queued.error)
         _ = await queued.log.next()
         #expect(await queued.log.next() == .error(ChatException.internetUnavailable))
         switch loss {
         case .retention:
-            for index in 0..<12 { _ = try await world.server.send("while away \(index)", from: world.aliceToken, to: "bob") }
+            for index in 0..<12 {
+                _ = try await world.server.send("while away \(index)", from: world.aliceToken, to: "bob")
+            }
         case .newEpoch:
             world.server.stop()
             #expect(try world.server.admin(["new-epoch"]).hasPrefix("new epoch"))
@@ -182,14 +218,20 @@ import Testing
         }
         await comeBack(world)
         let expired = await world.log.sweep()
-        #expect(expired.contains("messages error cursor_expired") && expired.last == "failed reInstall=false", "\(expired)")
+        #expect(
+            expired.contains("messages error cursor_expired") && expired.last == "failed reInstall=false", "\(expired)")
         let rebuilt = await world.log.sweep()
         #expect(rebuilt.first == "start reInstall=true" && rebuilt.last == "finish reInstall=true", "\(rebuilt)")
         #expect(!rebuilt.contains("messages started"))
         let cache = try #require(world.bob.session.current?.cache)
-        #expect(try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100).isEmpty, "no stale stretch survives the rebuild")
+        #expect(
+            try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100).isEmpty,
+            "no stale stretch survives the rebuild")
         #expect(world.bob.getPendingMessages().isEmpty, "the outbox flushed before the sweep, untouched by the rebuild")
-        guard case .server = await queued.log.next() else { Issue.record("the queued message was not sent"); return }
+        guard case .server = await queued.log.next() else {
+            Issue.record("the queued message was not sent")
+            return
+        }
     }
 
     /// `clearOfflineCache` empties the cache; the next sync is a cold start.
@@ -212,7 +254,9 @@ import Testing
             try await world.bob.forceSyncNow()
             Issue.record("accepted within the cooldown")
         } catch let error as ChatException {
-            #expect(error.errorCode == ChatException.syncCooldown && error.errorDescription.contains("13000 ms"), "\(error)")
+            #expect(
+                error.errorCode == ChatException.syncCooldown && error.errorDescription.contains("13000 ms"), "\(error)"
+            )
         }
         world.bob.logout()
         do {
@@ -222,7 +266,8 @@ import Testing
             #expect(error.errorCode == ChatException.userNotLoggedIn)
         }
         let online = try makeClient(world.server)
-        _ = try await online.login(uid: "bob", authToken: try await world.server.token("bob"))  // logout revoked the first
+        // logout revoked the first
+        _ = try await online.login(uid: "bob", authToken: try await world.server.token("bob"))
         do {
             try await online.forceSyncNow()
             Issue.record("accepted without offline support")
@@ -253,12 +298,15 @@ import Testing
         world.clock.advance(by: SyncThrottle.cooldown)
         world.proxy.mode = .stall
         let answers = EventQueue<String>(cancelled: "cancelled")
-        world.bob.forceSyncNow(onSuccess: { answers.push("accepted") }, onError: { answers.push("refused \($0.errorCode)") })
+        world.bob.forceSyncNow(
+            onSuccess: { answers.push("accepted") }, onError: { answers.push("refused \($0.errorCode)") })
         #expect(await answers.next() == "accepted")
         #expect(world.bob.getSyncState() == .syncing)
-        world.bob.forceSyncNow(onSuccess: { answers.push("accepted") }, onError: { answers.push("refused \($0.errorCode)") })
+        world.bob.forceSyncNow(
+            onSuccess: { answers.push("accepted") }, onError: { answers.push("refused \($0.errorCode)") })
         #expect(await answers.next() == "refused \(ChatException.syncInProgress)")
-        let silently: () -> Void = { world.bob.forceSyncNow() }  // the silent form (outside async code) drops the refusal
+        // the silent form (outside async code) drops the refusal
+        let silently: () -> Void = { world.bob.forceSyncNow() }
         silently()
         world.proxy.mode = .pass
         let sweep = await world.log.sweep()
@@ -294,31 +342,39 @@ import Testing
         }
         await heardLive(world, last)
         #expect(try cache.syncPoint().cursor == (try await head(world)), "the point is at the last live change")
-        #expect(try cache.syncPoint().number == coldStart.number && cache.syncPoint().serverTime == coldStart.serverTime,
-                "no sweep ran: the point's number and time stay")
+        #expect(
+            try cache.syncPoint().number == coldStart.number && cache.syncPoint().serverTime == coldStart.serverTime,
+            "no sweep ran: the point's number and time stay")
 
         await goOffline(world)
         let offlinePoint = try cache.syncPoint()
-        let missed = [try await world.server.send("missed 1", from: world.aliceToken, to: "bob"),
-                      try await world.server.send("missed 2", from: world.aliceToken, to: "bob")]
+        let missed = [
+            try await world.server.send("missed 1", from: world.aliceToken, to: "bob"),
+            try await world.server.send("missed 2", from: world.aliceToken, to: "bob")
+        ]
         world.proxy.mode = .pass
         await world.clock.waitForSleepers(1)
         world.clock.advance(by: world.clock.nextDeadline ?? 0)
         _ = await world.connection.next(where: { $0 == "connected" })
         let early = try await world.server.send("before the sweep", from: world.aliceToken, to: "bob")
         await heardLive(world, early)
-        #expect(try cache.syncPoint() == offlinePoint, "the missed messages come before this one: the point must wait for the sweep")
+        #expect(
+            try cache.syncPoint() == offlinePoint,
+            "the missed messages come before this one: the point must wait for the sweep")
 
         await world.clock.waitForSleepers(1)
         world.clock.advance(by: world.bob.config.connectionSettleDelay)
         let sweep = await world.log.sweep()
-        #expect(sweep.contains("messages 2 caughtUp") && missed.allSatisfy { sweep.contains("new \($0) sync") }, "\(sweep)")
+        #expect(
+            sweep.contains("messages 2 caughtUp") && missed.allSatisfy { sweep.contains("new \($0) sync") }, "\(sweep)")
         // Caught up on this connection: the point follows the stream again.
         let after = try await world.server.send("after the sweep", from: world.aliceToken, to: "bob")
         await heardLive(world, after)
         #expect(try cache.syncPoint().cursor == (try await head(world)))
         let onServer = try await serverMessages(world, "alice~bob")
-        #expect(try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100) == onServer.map(MessageRowView.asCached))
+        #expect(
+            try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100)
+                == onServer.map(MessageRowView.asCached))
     }
 }
 

@@ -1,5 +1,6 @@
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// The settle and flap rules of the connection, and the sync throttle: transition by transition.
 @Suite struct ConnectivityTests {

@@ -1,8 +1,9 @@
 import ChatCache
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// What a catch-up sync brings in is readable offline, through the public API: the messages
 /// created after the sync point form a stretch the cached phase serves, and it stops at the
@@ -13,13 +14,16 @@ import Testing
     /// bob's history with alice as an app pages it with no network: the cached phase of each
     /// `fetchPrevious`, newest page first, until one comes back empty.
     func readOffline(_ world: SyncLiveTests.World, limit: Int = 100) async throws -> [[Int64]] {
-        let request = try MessagesRequest.MessageRequestBuilder().set(uid: "alice").set(limit: limit).build(client: world.bob)
+        let request = try MessagesRequest.MessageRequestBuilder().set(uid: "alice").set(limit: limit).build(
+            client: world.bob)
         var pages: [[Int64]] = []
         while true {
             var cached: [Int64]?
             var failure: String?
             do {
-                for try await phase in request.previous() { if case .cached(let page) = phase { cached = page.map(\.id) } }
+                for try await phase in request.previous() {
+                    if case .cached(let page) = phase { cached = page.map(\.id) }
+                }
             } catch let error as ChatException {
                 failure = error.errorCode
             }
@@ -31,7 +35,9 @@ import Testing
 
     func sendFromAlice(_ world: SyncLiveTests.World, _ count: Int, _ label: String) async throws -> [Int64] {
         var ids: [Int64] = []
-        for index in 0..<count { ids.append(try await world.server.send("\(label) \(index)", from: world.aliceToken, to: "bob")) }
+        for index in 0..<count {
+            ids.append(try await world.server.send("\(label) \(index)", from: world.aliceToken, to: "bob"))
+        }
         return ids
     }
 
@@ -129,7 +135,8 @@ import Testing
         #expect(await world.log.sweep().last == "finish reInstall=true", "the rebuild's cold start")
         let missed = try await missWhileAway(world, 2, "after the rebuild")
         await sync.goOffline(world)
-        #expect(try await readOffline(world) == [missed], "the rebuild dropped the older ones; these came with the sync")
+        #expect(
+            try await readOffline(world) == [missed], "the rebuild dropped the older ones; these came with the sync")
     }
 
     func sendConcurrently(_ world: SyncLiveTests.World, _ count: Int) async throws -> [Int64] {

@@ -1,7 +1,8 @@
 import ChatTesting
 import Foundation
-@testable import OfflineChat
 import Testing
+
+@testable import OfflineChat
 
 /// chatd over TLS (`--tls-cert`/`--tls-key`, a certificate made by `openssl` here) and the
 /// SDK's Linux transports speaking `https` and `wss` to it.
@@ -10,11 +11,15 @@ import Testing
     static func makeCertificate() throws -> (certificate: URL, key: URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let (certificate, key) = (directory.appendingPathComponent("cert.pem"), directory.appendingPathComponent("key.pem"))
+        let (certificate, key) = (
+            directory.appendingPathComponent("cert.pem"), directory.appendingPathComponent("key.pem")
+        )
         let openssl = Process()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                             "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key.path, "-out", certificate.path]
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key.path, "-out", certificate.path
+        ]
         openssl.standardError = FileHandle.nullDevice
         try openssl.run()
         openssl.waitUntilExit()
@@ -23,10 +28,12 @@ import Testing
     }
 
     func client(_ server: LiveChatd, trusting certificate: URL?) throws -> (ChatClient, Recorder) {
-        var config = ChatConfig(appID: "test", server: server.url,
-                                storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)"),
-                                callbackQueue: DispatchQueue(label: "callbacks"), clock: ManualClock(),
-                                logger: StandardErrorLogger(minimumLevel: .error))
+        var config = ChatConfig(
+            appID: "test", server: server.url,
+            storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
+                "sdk-test-\(UUID().uuidString)"),
+            callbackQueue: DispatchQueue(label: "callbacks"), clock: ManualClock(),
+            logger: StandardErrorLogger(minimumLevel: .error))
         config.trustedCertificates = certificate
         config.requestTimeout = 10
         let client = try ChatClient(config: config)
@@ -48,9 +55,13 @@ import Testing
         _ = await aliceEvents.next(where: { $0 == "connected" })
         _ = await bobEvents.next(where: { $0 == "connected" })  // the realtime socket is up, over wss
         let log = PhaseLog()
-        alice.sendTextMessage(message: TextMessage(receiverUid: "bob", text: "over TLS", receiverType: .user),
-                              onMessageSent: { log.push(.server([$0.id])) }, onError: log.error)
-        guard case .server = await log.next() else { Issue.record("not sent over https"); return }
+        alice.sendTextMessage(
+            message: TextMessage(receiverUid: "bob", text: "over TLS", receiverType: .user),
+            onMessageSent: { log.push(.server([$0.id])) }, onError: log.error)
+        guard case .server = await log.next() else {
+            Issue.record("not sent over https")
+            return
+        }
         let heard = await bobEvents.next(where: { $0.hasPrefix("text:alice:over TLS") })
         #expect(heard.hasPrefix("text:alice:over TLS"), "bob hears it live, over wss")
     }

@@ -84,7 +84,9 @@ func open(_ storage: Storage, in dir: TemporaryDirectory) throws -> Connection {
     @Test func aMissingFileIsNotCreatedWhenCreateIsOff() throws {
         var options = Connection.Options()
         options.create = false
-        let error = try #require(throws: SQLiteError.self) { try Connection(path: dir.path("absent.sqlite"), options: options) }
+        let error = try #require(throws: SQLiteError.self) {
+            try Connection(path: dir.path("absent.sqlite"), options: options)
+        }
         #expect(error.code.primary == .cantOpen)
     }
 }

@@ -80,7 +80,8 @@ final class PythonEchoServer {
         let server = try PythonEchoServer()
         let client = try WebSocketClient.connect(to: server.url)
         try client.send(binary: Array(repeating: 1, count: (1 << 20) + 1))
-        #expect(try client.receive() == .close(.messageTooBig, "frame with 1048577 bytes exceeds limit of 1048576 bytes"))
+        #expect(
+            try client.receive() == .close(.messageTooBig, "frame with 1048577 bytes exceeds limit of 1048576 bytes"))
     }
 
     @Test func connectingToAClosedPortFailsWithAClearError() throws {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WebSocket
 
 @Suite struct FrameCodecTests {
@@ -29,7 +30,8 @@ import Testing
     }
 
     @Test func bytesArrivingOneAtATimeDecodeToTheSameMessages() throws {
-        let bytes = Frame(opcode: .text, payload: Array("héllo wörld".utf8)).encoded(mask: mask)
+        let bytes =
+            Frame(opcode: .text, payload: Array("héllo wörld".utf8)).encoded(mask: mask)
             + Frame(opcode: .ping, payload: [1, 2]).encoded(mask: mask)
         var parser = WebSocketParser(role: .server)
         var messages: [Message] = []
@@ -41,7 +43,8 @@ import Testing
     }
 
     @Test func fragmentsReassembleAroundInterleavedControlFrames() throws {
-        let bytes = Frame(fin: false, opcode: .text, payload: Array("Hel".utf8)).encoded(mask: mask)
+        let bytes =
+            Frame(fin: false, opcode: .text, payload: Array("Hel".utf8)).encoded(mask: mask)
             + Frame(opcode: .ping, payload: []).encoded(mask: mask)
             + Frame(fin: false, opcode: .continuation, payload: Array("lo, ".utf8)).encoded(mask: mask)
             + Frame(fin: true, opcode: .continuation, payload: Array("world".utf8)).encoded(mask: mask)
@@ -50,7 +53,8 @@ import Testing
 
     @Test func aMultiByteCharacterSplitAcrossFragmentsIsValid() throws {
         let euro = Array("€".utf8)
-        let bytes = Frame(fin: false, opcode: .text, payload: [euro[0]]).encoded(mask: mask)
+        let bytes =
+            Frame(fin: false, opcode: .text, payload: [euro[0]]).encoded(mask: mask)
             + Frame(opcode: .continuation, payload: Array(euro[1...])).encoded(mask: mask)
         #expect(try decodeAll(bytes) == [.text("€")])
     }
@@ -70,40 +74,51 @@ import Testing
     }
 
     @Test func malformedFramesAreProtocolErrors() {
-        expectClose([0xC1, 0x80] + mask, .protocolError)                        // RSV1 set
-        expectClose([0x83, 0x80] + mask, .protocolError)                        // reserved opcode 3
-        expectClose([0x81, 0x05] + Array("Hello".utf8), .protocolError)         // unmasked frame from a client
+        expectClose([0xC1, 0x80] + mask, .protocolError)  // RSV1 set
+        expectClose([0x83, 0x80] + mask, .protocolError)  // reserved opcode 3
+        expectClose([0x81, 0x05] + Array("Hello".utf8), .protocolError)  // unmasked frame from a client
         expectClose(Frame(opcode: .text, payload: [65]).encoded(mask: mask), .protocolError, role: .client)
-        expectClose([0x09, 0x80] + mask, .protocolError)                        // fragmented ping
+        expectClose([0x09, 0x80] + mask, .protocolError)  // fragmented ping
         expectClose(Frame(opcode: .ping, payload: Array(repeating: 0, count: 126)).encoded(mask: mask), .protocolError)
         expectClose(Frame(opcode: .continuation, payload: [65]).encoded(mask: mask), .protocolError)
-        expectClose(Frame(fin: false, opcode: .text, payload: [65]).encoded(mask: mask)
-                    + Frame(opcode: .text, payload: [66]).encoded(mask: mask), .protocolError)
-        expectClose([0x82, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 1] + mask, .protocolError) // 64-bit length, top bit set
+        expectClose(
+            Frame(fin: false, opcode: .text, payload: [65]).encoded(mask: mask)
+                + Frame(opcode: .text, payload: [66]).encoded(mask: mask), .protocolError)
+        expectClose([0x82, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 1] + mask, .protocolError)  // 64-bit length, top bit set
     }
 
     @Test func invalidUTF8InTextIsAnInvalidPayload() {
         expectClose(Frame(opcode: .text, payload: [0xC3, 0x28]).encoded(mask: mask), .invalidPayload)
-        expectClose(Frame(opcode: .text, payload: [0xED, 0xA0, 0x80]).encoded(mask: mask), .invalidPayload) // surrogate
+        // surrogate
+        expectClose(Frame(opcode: .text, payload: [0xED, 0xA0, 0x80]).encoded(mask: mask), .invalidPayload)
         expectClose(Frame(opcode: .close, payload: [0x03, 0xE8, 0xFF]).encoded(mask: mask), .invalidPayload)
     }
 
     @Test func oversizedFramesAndMessagesAreTooBig() {
-        expectClose(Frame(opcode: .binary, payload: Array(repeating: 0, count: 101)).encoded(mask: mask), .messageTooBig, max: 100)
+        expectClose(
+            Frame(opcode: .binary, payload: Array(repeating: 0, count: 101)).encoded(mask: mask), .messageTooBig,
+            max: 100)
         let fragments = (0..<3).flatMap { index in
-            Frame(fin: index == 2, opcode: index == 0 ? .binary : .continuation,
-                  payload: Array(repeating: 0, count: 40)).encoded(mask: mask)
+            Frame(
+                fin: index == 2, opcode: index == 0 ? .binary : .continuation,
+                payload: Array(repeating: 0, count: 40)
+            ).encoded(mask: mask)
         }
         expectClose(fragments, .messageTooBig, max: 100)
     }
 
     @Test func closeFramesCarryCodeAndReason() throws {
-        #expect(try decodeAll(Frame.close(.goingAway, reason: "bye").encoded(mask: mask)) == [.close(.goingAway, "bye")])
+        #expect(
+            try decodeAll(Frame.close(.goingAway, reason: "bye").encoded(mask: mask)) == [.close(.goingAway, "bye")])
         #expect(try decodeAll(Frame(opcode: .close, payload: []).encoded(mask: mask)) == [.close(.noStatus, "")])
         expectClose(Frame(opcode: .close, payload: [0x03]).encoded(mask: mask), .protocolError)
-        expectClose(Frame(opcode: .close, payload: [0x03, 0xED]).encoded(mask: mask), .protocolError)     // 1005 on the wire
-        expectClose(Frame(opcode: .close, payload: [0x03, 0xEE]).encoded(mask: mask), .protocolError)     // 1006
-        #expect(try decodeAll(Frame(opcode: .close, payload: [0x0F, 0xA1]).encoded(mask: mask)) == [.close(CloseCode(rawValue: 4001), "")])
+        // 1005 on the wire
+        expectClose(Frame(opcode: .close, payload: [0x03, 0xED]).encoded(mask: mask), .protocolError)
+        expectClose(Frame(opcode: .close, payload: [0x03, 0xEE]).encoded(mask: mask), .protocolError)  // 1006
+        #expect(
+            try decodeAll(Frame(opcode: .close, payload: [0x0F, 0xA1]).encoded(mask: mask)) == [
+                .close(CloseCode(rawValue: 4001), "")
+            ])
     }
 
     @Test func aLongCloseReasonIsCutToFitAControlFrame() throws {
@@ -126,7 +141,9 @@ import Testing
         let hex = { (bytes: [UInt8]) in bytes.map { String($0, radix: 16).leftPadded(2) }.joined() }
         #expect(hex(SHA1.hash(Array("abc".utf8))) == "a9993e364706816aba3e25717850c26c9cd0d89d")
         #expect(hex(SHA1.hash([])) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
-        #expect(hex(SHA1.hash(Array(repeating: UInt8(ascii: "a"), count: 1_000_000))) == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
+        #expect(
+            hex(SHA1.hash(Array(repeating: UInt8(ascii: "a"), count: 1_000_000)))
+                == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
     }
 }
 

@@ -24,7 +24,8 @@ public final class ChatServer: Sendable {
         self.configuration = configuration
         let clock: any ServerClock = configuration.testClock ? AdjustableClock() : SystemClock()
         store = try Store.open(configuration, clock: clock)
-        (adminKey, adminKeyGenerated) = try AdminKey.load(configured: configuration.adminKey, in: configuration.dataDirectory)
+        (adminKey, adminKeyGenerated) = try AdminKey.load(
+            configured: configuration.adminKey, in: configuration.dataDirectory)
         bus = try configuration.nats.map { try NatsBus(url: $0) }
         if bus != nil { try store.resetPresence(node: configuration.realtime.nodeID) }
         let metrics = Metrics()
@@ -32,16 +33,23 @@ public final class ChatServer: Sendable {
         let media = try MediaStore(directory: configuration.mediaLocation)
         let sweep = MediaSweep(graceSeconds: configuration.mediaGrace)
         sweep.runIfDue(store: store, media: media)
-        let routes = Routes(store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, metrics: metrics, media: media,
-                            mediaSweep: sweep,
-                            limits: RateLimiter(rules: [.write: .init(perMinute: configuration.writesPerMinute),
-                                                        .join: .init(perMinute: configuration.joinsPerMinute),
-                                                        .upload: .init(perMinute: configuration.uploadsPerMinute)], clock: clock),
-                            joinBackoff: JoinBackoff(clock: clock), mediaQuota: configuration.mediaQuota,
-                            allowHTTPSMedia: configuration.allowHTTPSMedia, allowQueryToken: configuration.allowQueryToken)
+        let routes = Routes(
+            store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, metrics: metrics,
+            media: media,
+            mediaSweep: sweep,
+            limits: RateLimiter(
+                rules: [
+                    .write: .init(perMinute: configuration.writesPerMinute),
+                    .join: .init(perMinute: configuration.joinsPerMinute),
+                    .upload: .init(perMinute: configuration.uploadsPerMinute)
+                ], clock: clock),
+            joinBackoff: JoinBackoff(clock: clock), mediaQuota: configuration.mediaQuota,
+            allowHTTPSMedia: configuration.allowHTTPSMedia, allowQueryToken: configuration.allowQueryToken)
         let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
-        http = MicroHTTPServer(router: routes.router(), metrics: metrics, maxConnections: configuration.maxConnections,
-                               headerTimeout: configuration.headerTimeout) { path in path == Endpoints.media ? maxMedia : maxBody }
+        http = MicroHTTPServer(
+            router: routes.router(), metrics: metrics, maxConnections: configuration.maxConnections,
+            headerTimeout: configuration.headerTimeout
+        ) { path in path == Endpoints.media ? maxMedia : maxBody }
     }
 
     /// Starts serving on the configured address (TLS when configured) and returns the bound port.
@@ -49,14 +57,19 @@ public final class ChatServer: Sendable {
         var tls: (key: String, certificate: String)?
         if let keyFile = configuration.tlsKey, let certificateFile = configuration.tlsCertificate {
             do {
-                tls = (try String(contentsOf: keyFile, encoding: .utf8), try String(contentsOf: certificateFile, encoding: .utf8))
+                tls = (
+                    try String(contentsOf: keyFile, encoding: .utf8),
+                    try String(contentsOf: certificateFile, encoding: .utf8)
+                )
             } catch {
-                throw HTTPError(500, .internalError, "cannot read the TLS key or certificate: \(error.localizedDescription)")
+                throw HTTPError(
+                    500, .internalError, "cannot read the TLS key or certificate: \(error.localizedDescription)")
             }
         }
         _ = MicroHTTPServer.raiseFileLimit(for: configuration.maxConnections)
         hub.start()
-        return try http.start(host: configuration.host, port: configuration.port, threads: configuration.workerThreads, tls: tls)
+        return try http.start(
+            host: configuration.host, port: configuration.port, threads: configuration.workerThreads, tls: tls)
     }
 
     /// The base URL clients use, e.g. `https://[::1]:8443`.
@@ -83,12 +96,17 @@ enum AdminKey {
     static func load(configured: String?, in directory: URL) throws -> (key: String, generated: Bool) {
         if let configured, !configured.isEmpty { return (configured, false) }
         let file = directory.appendingPathComponent("admin.key")
-        if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !stored.isEmpty {
+        if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+            !stored.isEmpty
+        {
             return (stored, false)
         }
         let key = "ak_" + Store.randomHex(bytes: 24)
-        guard FileManager.default.createFile(atPath: file.path, contents: Data((key + "\n").utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: file.path, contents: Data((key + "\n").utf8),
+                attributes: [.posixPermissions: 0o600])
+        else {
             throw HTTPError(500, .internalError, "cannot write \(file.path)")
         }
         return (key, true)

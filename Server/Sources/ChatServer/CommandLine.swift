@@ -79,7 +79,9 @@ public enum ChatdArguments {
         """
 
     /// Parses `arguments` (without the program name) into a command and a configuration.
-    public static func parse(_ arguments: [String], environment: [String: String] = [:]) throws -> (ChatdCommand, ServerConfiguration) {
+    public static func parse(
+        _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> (ChatdCommand, ServerConfiguration) {
         var configuration = ServerConfiguration()
         configuration.adminKey = environment["CHATD_ADMIN_KEY"]
         configuration.database = try environment["CHATD_DATABASE"].flatMap { $0.isEmpty ? nil : try databaseURL($0) }
@@ -100,14 +102,17 @@ public enum ChatdArguments {
         func number<T: FixedWidthInteger>(_ flag: String, _ range: ClosedRange<T>) throws -> T {
             let raw = try value(flag)
             guard let parsed = T(raw), range.contains(parsed) else {
-                throw UsageError(description: "\(flag) must be a number in \(range.lowerBound)...\(range.upperBound), not \(raw)")
+                throw UsageError(
+                    description: "\(flag) must be a number in \(range.lowerBound)...\(range.upperBound), not \(raw)")
             }
             return parsed
         }
         func seconds(_ flag: String, _ range: ClosedRange<Double>) throws -> Double {
             let raw = try value(flag)
             guard let parsed = Double(raw), range.contains(parsed) else {
-                throw UsageError(description: "\(flag) must be seconds between \(range.lowerBound) and \(range.upperBound), not \(raw)")
+                throw UsageError(
+                    description:
+                        "\(flag) must be seconds between \(range.lowerBound) and \(range.upperBound), not \(raw)")
             }
             return parsed
         }
@@ -122,7 +127,9 @@ public enum ChatdArguments {
             case "--db-connections": configuration.databaseConnections = try number(argument, 1...1000)
             case "--nats":
                 let url = try value(argument)
-                guard url.hasPrefix("nats://") else { throw UsageError(description: "--nats wants nats://host:port, not \(url)") }
+                guard url.hasPrefix("nats://") else {
+                    throw UsageError(description: "--nats wants nats://host:port, not \(url)")
+                }
                 configuration.nats = url
             case "--node-id": configuration.realtime.nodeID = try value(argument)
             case "--catch-up": configuration.realtime.catchUpSeconds = try seconds(argument, 0.05...3600)
@@ -189,7 +196,9 @@ public enum ChatdArguments {
             }
             return (.serve, configuration)
         case "user"?:
-            guard positional.count == 3, positional[1] == "add" else { throw UsageError(description: "usage: chatd user add UID [--name NAME]") }
+            guard positional.count == 3, positional[1] == "add" else {
+                throw UsageError(description: "usage: chatd user add UID [--name NAME]")
+            }
             return (.addUser(uid: positional[2], name: name), configuration)
         case "migrate"?:
             guard positional.count == 1 else { throw UsageError(description: "usage: chatd migrate") }
@@ -201,7 +210,9 @@ public enum ChatdArguments {
             guard positional.count == 1 else { throw UsageError(description: "usage: chatd new-epoch") }
             return (.newEpoch, configuration)
         case "import"?:
-            guard positional.count == 2 else { throw UsageError(description: "usage: chatd import FILE [--keep-epoch]") }
+            guard positional.count == 2 else {
+                throw UsageError(description: "usage: chatd import FILE [--keep-epoch]")
+            }
             return (.importFile(path: positional[1], keepEpoch: keepEpoch), configuration)
         case "token"?:
             guard positional.count == 2 else { throw UsageError(description: "usage: chatd token UID [--ttl SECONDS]") }
@@ -212,7 +223,8 @@ public enum ChatdArguments {
                 return (.addGroup(guid: positional[2], name: name, owner: owner, type: groupType), configuration)
             }
             guard positional.count == 5, positional[1] == "member", positional[2] == "add" else {
-                throw UsageError(description: "usage: chatd group add GUID --owner UID | chatd group member add GUID UID")
+                throw UsageError(
+                    description: "usage: chatd group add GUID --owner UID | chatd group member add GUID UID")
             }
             return (.addGroupMember(guid: positional[3], uid: positional[4], scope: scope), configuration)
         case let other?:
@@ -253,8 +265,10 @@ public enum ChatdArguments {
         case .export(let path):
             var lines = 0
             if let path {
-                guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
-                      let file = FileHandle(forWritingAtPath: path) else { throw UsageError(description: "cannot write \(path)") }
+                guard
+                    FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
+                    let file = FileHandle(forWritingAtPath: path)
+                else { throw UsageError(description: "cannot write \(path)") }
                 defer { try? file.close() }
                 try store.export { line in
                     try file.write(contentsOf: Data((line + "\n").utf8))
@@ -265,13 +279,20 @@ public enum ChatdArguments {
             try store.export { line in try FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8)) }
             return ""
         case .importFile(let path, let keepEpoch):
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw UsageError(description: "cannot read \(path)") }
-            let rows = try store.importDeployment(lines: text.split(separator: "\n").lazy.map(String.init), keepEpoch: keepEpoch)
-            return "imported \(rows) rows" + (keepEpoch ? " (the deployment's epoch kept: clients resume)" : " (a new epoch: clients rebuild once)")
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw UsageError(description: "cannot read \(path)")
+            }
+            let rows = try store.importDeployment(
+                lines: text.split(separator: "\n").lazy.map(String.init), keepEpoch: keepEpoch)
+            return "imported \(rows) rows"
+                + (keepEpoch
+                    ? " (the deployment's epoch kept: clients resume)" : " (a new epoch: clients rebuild once)")
         case .addGroupMember(let guid, let uid, let scope):
             let owner = try store.groupOwner(guid)
             let (member, added) = try store.addMember(guid, uid, scope: scope, by: owner)
-            return added ? "added \(member.user.uid) to \(guid) as \(member.scope.rawValue)" : "\(member.user.uid) is already in \(guid)"
+            return added
+                ? "added \(member.user.uid) to \(guid) as \(member.scope.rawValue)"
+                : "\(member.user.uid) is already in \(guid)"
         default:
             return ""
         }

@@ -41,7 +41,8 @@ let tokens: [String] = try {
     }
     _ = try store.createUser(CreateUserRequest(uid: "archive"))
     for index in 0..<backlogSize {
-        _ = try store.send(from: "archive", SendMessageRequest(muid: "b\(index)", receiver: "u0", text: "backlog \(index)"))
+        _ = try store.send(
+            from: "archive", SendMessageRequest(muid: "b\(index)", receiver: "u0", text: "backlog \(index)"))
     }
     try store.close()
     return tokens
@@ -51,7 +52,8 @@ let backlogSeconds = Double(now() - backlogStart) / 1e9
 let process = Process()
 let output = Pipe()
 process.executableURL = URL(fileURLWithPath: arguments[1])
-process.arguments = ["--data", data.path, "--port", "0", "--admin-key", "bench", "--write-rate", "0"]
+process.arguments =
+    ["--data", data.path, "--port", "0", "--admin-key", "bench", "--write-rate", "0"]
     + (arguments.contains("--threads") ? ["--threads", String(option("--threads", 4))] : [])
 process.standardOutput = output
 try process.run()
@@ -65,7 +67,10 @@ while !banner.contains("listening on") {
     banner += String(decoding: more, as: UTF8.self)
 }
 let port = Int(banner.split(separator: ":").last!.trimmingCharacters(in: .whitespacesAndNewlines))!
-defer { process.terminate(); process.waitUntilExit() }
+defer {
+    process.terminate()
+    process.waitUntilExit()
+}
 
 print("chatd up on port \(port); baseline GETs …")
 // 1. Baseline: trivial GET.
@@ -81,8 +86,9 @@ let latencies = Mutex(Latencies())
 let delivered = Atomic<Int>(0)
 var sockets: [WebSocketClient] = []
 for token in tokens {
-    let socket = try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/v1/realtime")!,
-                                             headers: ["Authorization": "Bearer \(token)"])
+    let socket = try WebSocketClient.connect(
+        to: URL(string: "ws://127.0.0.1:\(port)/v1/realtime")!,
+        headers: ["Authorization": "Bearer \(token)"])
     _ = try socket.receive()  // hello
     sockets.append(socket)
 }
@@ -119,7 +125,8 @@ let sendSeconds = parallel(workers) { worker in
         let from = Int.random(in: 0..<clients, using: &random)
         var to = Int.random(in: 0..<clients - 1, using: &random)
         if to >= from { to += 1 }
-        let body = try JSONEncoder().encode(SendMessageRequest(muid: "w\(worker)-\(index)", receiver: "u\(to)", text: "\(now()) hello"))
+        let body = try JSONEncoder().encode(
+            SendMessageRequest(muid: "w\(worker)-\(index)", receiver: "u\(to)", text: "\(now()) hello"))
         let (status, _) = try client.request("POST", "/v1/messages", token: tokens[from], body: Array(body))
         guard status == 201 else { throw ConnectionError("send answered \(status)") }
     }
@@ -153,7 +160,9 @@ func readRate(_ path: @escaping @Sendable (Int) -> (String, Int)) -> Double {
 let historyRate = readRate { index in
     let user = index % clients
     let peer = (user + 1) % clients
-    return ("\(Endpoints.conversations)/\(ConversationPayload.directID("u\(user)", "u\(peer)"))/messages?limit=30", user)
+    return (
+        "\(Endpoints.conversations)/\(ConversationPayload.directID("u\(user)", "u\(peer)"))/messages?limit=30", user
+    )
 }
 let listRate = readRate { index in ("\(Endpoints.conversations)?limit=30", index % clients) }
 
@@ -178,15 +187,16 @@ while true {
 let replaySeconds = Double(now() - replayStart) / 1e9
 
 let samples = latencies.withLock { $0 }
-print("""
+print(
+    """
 
-chatd benchmark (release, loopback, \(workers) HTTP connections, \(clients) realtime clients)
-  baseline GET /v1/health        \(format(healthRate)) req/s
-  POST /v1/messages              \(format(sendRate)) sends/s   = \(format(sendRate / healthRate, 3)) × baseline
-  send → realtime delivery       p50 \(format(samples.percentile(0.5), 2)) ms   p99 \(format(samples.percentile(0.99), 2)) ms   (\(samples.samples.count) of \(totalSends) delivered, \(dropped.load(ordering: .relaxed)) clients dropped as slow)
-  GET a conversation's newest 30 \(format(historyRate)) req/s   = \(format(historyRate / healthRate, 3)) × baseline
-  GET the conversation list (30) \(format(listRate)) req/s   = \(format(listRate / healthRate, 3)) × baseline
-  changelog replay               \(format(Double(pages) / replaySeconds, 1)) pages/s = \(format(Double(changes) / replaySeconds)) changes/s (\(changes) changes, \(pages) pages of ≤1000)
-                                 one page costs \(format((replaySeconds / Double(pages)) * healthRate, 1)) baseline GETs
-  backlog preparation (in-process store)  \(format(Double(backlogSize) / backlogSeconds)) sends/s
-""")
+    chatd benchmark (release, loopback, \(workers) HTTP connections, \(clients) realtime clients)
+      baseline GET /v1/health        \(format(healthRate)) req/s
+      POST /v1/messages              \(format(sendRate)) sends/s   = \(format(sendRate / healthRate, 3)) × baseline
+      send → realtime delivery       p50 \(format(samples.percentile(0.5), 2)) ms   p99 \(format(samples.percentile(0.99), 2)) ms   (\(samples.samples.count) of \(totalSends) delivered, \(dropped.load(ordering: .relaxed)) clients dropped as slow)
+      GET a conversation's newest 30 \(format(historyRate)) req/s   = \(format(historyRate / healthRate, 3)) × baseline
+      GET the conversation list (30) \(format(listRate)) req/s   = \(format(listRate / healthRate, 3)) × baseline
+      changelog replay               \(format(Double(pages) / replaySeconds, 1)) pages/s = \(format(Double(changes) / replaySeconds)) changes/s (\(changes) changes, \(pages) pages of ≤1000)
+                                     one page costs \(format((replaySeconds / Double(pages)) * healthRate, 1)) baseline GETs
+      backlog preparation (in-process store)  \(format(Double(backlogSize) / backlogSeconds)) sends/s
+    """)

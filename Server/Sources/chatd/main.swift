@@ -19,8 +19,9 @@ umask(0o077)
 let command: ChatdCommand
 let configuration: ServerConfiguration
 do {
-    (command, configuration) = try ChatdArguments.parse(Array(CommandLine.arguments.dropFirst()),
-                                                        environment: ProcessInfo.processInfo.environment)
+    (command, configuration) = try ChatdArguments.parse(
+        Array(CommandLine.arguments.dropFirst()),
+        environment: ProcessInfo.processInfo.environment)
 } catch {
     fail("\(error)\n\(ChatdArguments.usage)")
 }
@@ -50,10 +51,12 @@ case .serve:
         fail("cannot start: \(error)")
     }
     if CommandLine.arguments.contains("--admin-key") {
-        try? FileHandle.standardError.write(contentsOf: Data("""
-            chatd: warning: --admin-key is visible to every local account (ps); prefer CHATD_ADMIN_KEY \
-            or \(configuration.dataDirectory.path)/admin.key (0600)\n
-            """.utf8))
+        try? FileHandle.standardError.write(
+            contentsOf: Data(
+                """
+                chatd: warning: --admin-key is visible to every local account (ps); prefer CHATD_ADMIN_KEY \
+                or \(configuration.dataDirectory.path)/admin.key (0600)\n
+                """.utf8))
     }
     if server.adminKeyGenerated {
         say("admin key (shown once, kept in \(configuration.dataDirectory.path)/admin.key): \(server.adminKey)")

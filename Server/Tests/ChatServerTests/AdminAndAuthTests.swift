@@ -18,19 +18,22 @@ import Testing
         let anonymous = try await server.request("POST", Endpoints.adminUsers, json: CreateUserRequest(uid: "alice"))
         #expect(anonymous.status == 401)
         #expect(anonymous.error?.code == .unauthorized)
-        let wrong = try await server.request("POST", Endpoints.adminUsers, body: Data(#"{"uid":"a"}"#.utf8),
-                                              headers: [Endpoints.adminKeyHeader: "nope"])
+        let wrong = try await server.request(
+            "POST", Endpoints.adminUsers, body: Data(#"{"uid":"a"}"#.utf8),
+            headers: [Endpoints.adminKeyHeader: "nope"])
         #expect(wrong.status == 401)
     }
 
     @Test func creatingAUserTwiceConflicts() async throws {
         let server = try LiveServer()
-        let first = try await server.request("POST", Endpoints.adminUsers, admin: true,
-                                             json: CreateUserRequest(uid: "alice", name: "Alice", tags: ["vip"], role: "admin"))
+        let first = try await server.request(
+            "POST", Endpoints.adminUsers, admin: true,
+            json: CreateUserRequest(uid: "alice", name: "Alice", tags: ["vip"], role: "admin"))
         #expect(first.status == 201)
         let user = try first.decode(UserPayload.self)
         #expect(user.name == "Alice" && user.tags == ["vip"] && user.role == "admin")
-        let second = try await server.request("POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: "alice"))
+        let second = try await server.request(
+            "POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: "alice"))
         #expect(second.status == 409)
         #expect(second.error?.code == .conflict)
     }
@@ -38,14 +41,16 @@ import Testing
     @Test func invalidUidsAreRejected() async throws {
         let server = try LiveServer()
         for uid in ["", "has space", "slash/", String(repeating: "x", count: 101)] {
-            let reply = try await server.request("POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: uid))
+            let reply = try await server.request(
+                "POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: uid))
             #expect(reply.status == 422, "uid \(uid)")
         }
     }
 
     @Test func aTokenForAnUnknownUserIs404() async throws {
         let server = try LiveServer()
-        let reply = try await server.request("POST", "\(Endpoints.adminUsers)/ghost/tokens", admin: true, json: CreateTokenRequest())
+        let reply = try await server.request(
+            "POST", "\(Endpoints.adminUsers)/ghost/tokens", admin: true, json: CreateTokenRequest())
         #expect(reply.status == 404)
     }
 
@@ -75,19 +80,28 @@ import Testing
     @Test func aRevokedTokenIs401Revoked() async throws {
         let server = try LiveServer()
         let token = try await server.user("alice")
-        let other = try await server.request("POST", "\(Endpoints.adminUsers)/alice/tokens", admin: true, json: CreateTokenRequest())
-            .decode(TokenResponse.self)
+        let other = try await server.request(
+            "POST", "\(Endpoints.adminUsers)/alice/tokens", admin: true, json: CreateTokenRequest()
+        )
+        .decode(TokenResponse.self)
         let third = try await server.token("alice")
         let revoke = "\(Endpoints.adminTokens)/revoke"
-        #expect(try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest(token: token)).status == 204)
+        #expect(
+            try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest(token: token)).status == 204)
         let reply = try await server.request("GET", Endpoints.me, token: token)
         #expect(reply.status == 401 && reply.error?.code == .tokenRevoked)
         #expect(try await server.request("GET", Endpoints.me, token: other.authToken).status == 200)
-        #expect(try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest(tokenHash: other.tokenHash)).status == 204)
+        #expect(
+            try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest(tokenHash: other.tokenHash))
+                .status == 204)
         #expect(try await server.request("GET", Endpoints.me, token: other.authToken).status == 401)
-        #expect(try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest(token: "unknown")).status == 404)
+        #expect(
+            try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest(token: "unknown")).status
+                == 404)
         #expect(try await server.request("POST", revoke, admin: true, json: RevokeTokenRequest()).status == 422)
-        #expect(try await server.request("POST", revoke, json: RevokeTokenRequest(token: third)).status == 401, "admin only")
+        #expect(
+            try await server.request("POST", revoke, json: RevokeTokenRequest(token: third)).status == 401, "admin only"
+        )
         // The user's own revocation.
         #expect(try await server.request("DELETE", Endpoints.meToken, token: third).status == 204)
         #expect(try await server.request("GET", Endpoints.me, token: third).error?.code == .tokenRevoked)
@@ -103,7 +117,9 @@ import Testing
         server.stop()
         let database = server.dataDirectory.appendingPathComponent("chatd.sqlite")
         var files = Data()
-        for suffix in ["", "-wal"] { files += (try? Data(contentsOf: URL(fileURLWithPath: database.path + suffix))) ?? Data() }
+        for suffix in ["", "-wal"] {
+            files += (try? Data(contentsOf: URL(fileURLWithPath: database.path + suffix))) ?? Data()
+        }
         #expect(files.range(of: Data(token.utf8)) == nil, "the token is nowhere in the files")
         // Put the token back as an old chatd stored it; the migration must hash it again.
         let db = try Connection(path: database.path)
@@ -125,7 +141,8 @@ import Testing
     }
 
     @Test func offlineAdminCommandsWorkOnTheDataDirectory() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-admin-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chatd-admin-\(UUID().uuidString)")
         func chatd(_ arguments: [String]) throws -> (Int32, String) {
             try LiveServer.run(arguments + (try LiveServer.storeArguments(directory)))
         }
@@ -138,14 +155,17 @@ import Testing
         #expect(usage == 2 && text.contains("--port must be a number"))
 
         #expect(try chatd(["user", "add", "dave"]).0 == 0)
-        let (created, groupText) = try chatd(["group", "add", "team", "--name", "Team", "--owner", "carol", "--type", "private"])
+        let (created, groupText) = try chatd([
+            "group", "add", "team", "--name", "Team", "--owner", "carol", "--type", "private"
+        ])
         #expect(created == 0 && groupText.contains("created group team (Team), owner carol"), "\(groupText)")
         let (added, memberText) = try chatd(["group", "member", "add", "team", "dave", "--scope", "moderator"])
         #expect(added == 0 && memberText == "added dave to team as moderator", "\(memberText)")
         #expect(try chatd(["group", "member", "add", "team", "dave"]).1 == "dave is already in team")
         #expect(try chatd(["group", "member", "add", "nowhere", "dave"]).0 != 0)
         #expect(try chatd(["group", "add", "x"]).1.contains("--owner"))
-        #expect(try chatd(["group", "add", "x", "--owner", "carol", "--type", "password"]).1.contains("public or private"))
+        #expect(
+            try chatd(["group", "add", "x", "--owner", "carol", "--type", "password"]).1.contains("public or private"))
 
         let server = try LiveServer(dataDirectory: directory)
         let me = try await server.request("GET", Endpoints.me, token: token)

@@ -4,8 +4,11 @@ import Testing
 
 /// Client mistakes get a 4xx with a JSON `{code, message}` body, never a 5xx.
 @Suite struct BadInputTests {
-    func expectError(_ reply: Reply, _ status: Int, _ code: ErrorCode, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(reply.status == status, "\(String(decoding: reply.body, as: UTF8.self))", sourceLocation: sourceLocation)
+    func expectError(
+        _ reply: Reply, _ status: Int, _ code: ErrorCode, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(
+            reply.status == status, "\(String(decoding: reply.body, as: UTF8.self))", sourceLocation: sourceLocation)
         #expect(reply.error?.code == code, sourceLocation: sourceLocation)
         #expect(reply.headers["content-type"] == "application/json", sourceLocation: sourceLocation)
     }
@@ -14,17 +17,23 @@ import Testing
         let server = try LiveServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
-        let send = { (body: [UInt8]) in try await server.request("POST", Endpoints.messages, token: alice, body: Data(body)) }
+        let send = { (body: [UInt8]) in
+            try await server.request("POST", Endpoints.messages, token: alice, body: Data(body))
+        }
         expectError(try await send(Array("{\"muid\":".utf8)), 400, .malformedJSON)
         expectError(try await send([]), 400, .malformedJSON)
-        expectError(try await send([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x7D]), 400, .malformedJSON)   // {"\xFF\xFE"}
+        expectError(try await send([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x7D]), 400, .malformedJSON)  // {"\xFF\xFE"}
         expectError(try await send(Array("[1,2]".utf8)), 422, .validationFailed)
         expectError(try await send(Array(#"{"muid":1,"receiver":"bob"}"#.utf8)), 422, .validationFailed)
-        expectError(try await send(Array(#"{"muid":"x","receiver":"bob","receiverType":"planet","category":"message","type":"text"}"#.utf8)),
-                    422, .validationFailed)
+        expectError(
+            try await send(
+                Array(#"{"muid":"x","receiver":"bob","receiverType":"planet","category":"message","type":"text"}"#.utf8)
+            ),
+            422, .validationFailed)
         expectError(try await send(Array(#"{"receiver":"bob"}"#.utf8)), 422, .validationFailed)
-        let receipt = try await server.request("POST", "\(Endpoints.conversations)/alice~bob/read", token: alice,
-                                               body: Data(#"{"messageId":1e30}"#.utf8))
+        let receipt = try await server.request(
+            "POST", "\(Endpoints.conversations)/alice~bob/read", token: alice,
+            body: Data(#"{"messageId":1e30}"#.utf8))
         #expect(receipt.status == 422 || receipt.status == 404)
     }
 
@@ -33,7 +42,8 @@ import Testing
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let big = SendMessageRequest(muid: "big", receiver: "bob", text: String(repeating: "x", count: 5000))
-        expectError(try await server.request("POST", Endpoints.messages, token: alice, json: big), 413, .payloadTooLarge)
+        expectError(
+            try await server.request("POST", Endpoints.messages, token: alice, json: big), 413, .payloadTooLarge)
         // The server is fine afterwards.
         #expect(try await server.request("GET", Endpoints.health).status == 200)
     }
@@ -42,12 +52,20 @@ import Testing
         let server = try LiveServer()
         let alice = try await server.user("alice")
         for query in ["limit=0", "limit=101", "limit=-1", "limit=abc", "limit=99999999999999999999"] {
-            expectError(try await server.request("GET", Endpoints.conversations + "?" + query, token: alice), 400, .invalidParameter)
+            expectError(
+                try await server.request("GET", Endpoints.conversations + "?" + query, token: alice), 400,
+                .invalidParameter)
         }
-        expectError(try await server.request("GET", Endpoints.changes + "?cursor=c1.0&limit=1001", token: alice), 400, .invalidParameter)
-        expectError(try await server.request("GET", Endpoints.changes + "?cursor=garbage", token: alice), 400, .invalidCursor)
-        expectError(try await server.request("GET", Endpoints.changes + "?cursor=c1.999", token: alice), 400, .invalidCursor)
-        expectError(try await server.request("GET", Endpoints.conversations + "?cursor=nope", token: alice), 400, .invalidParameter)
+        expectError(
+            try await server.request("GET", Endpoints.changes + "?cursor=c1.0&limit=1001", token: alice), 400,
+            .invalidParameter)
+        expectError(
+            try await server.request("GET", Endpoints.changes + "?cursor=garbage", token: alice), 400, .invalidCursor)
+        expectError(
+            try await server.request("GET", Endpoints.changes + "?cursor=c1.999", token: alice), 400, .invalidCursor)
+        expectError(
+            try await server.request("GET", Endpoints.conversations + "?cursor=nope", token: alice), 400,
+            .invalidParameter)
     }
 
     @Test func unknownPathsAre404AndWrongMethods405() async throws {
@@ -81,13 +99,16 @@ import Testing
         for (field, value) in deep {
             let data = field == "customData" ? value : "1"
             let extra = field == "metadata" ? #","metadata":\#(value)"# : ""
-            let body = #"{"muid":"deep-\#(field)","receiver":"bob","receiverType":"user","category":"custom","type":"x","customData":\#(data)\#(extra)}"#
+            let body =
+                #"{"muid":"deep-\#(field)","receiver":"bob","receiverType":"user","category":"custom","type":"x","customData":\#(data)\#(extra)}"#
             let reply = try await server.request("POST", Endpoints.messages, token: alice, body: Data(body.utf8))
             #expect(reply.status == 422, "\(field): \(reply.status)")
         }
         let user = #"{"uid":"deep","metadata":{"k":\#(nested(508))}}"#
-        #expect(try await server.request("POST", Endpoints.adminUsers, admin: true, body: Data(user.utf8)).status == 422)
-        let fine = #"{"muid":"ok","receiver":"bob","receiverType":"user","category":"custom","type":"x","customData":\#(nested(30))}"#
+        #expect(
+            try await server.request("POST", Endpoints.adminUsers, admin: true, body: Data(user.utf8)).status == 422)
+        let fine =
+            #"{"muid":"ok","receiver":"bob","receiverType":"user","category":"custom","type":"x","customData":\#(nested(30))}"#
         #expect(try await server.request("POST", Endpoints.messages, token: alice, body: Data(fine.utf8)).status == 201)
         #expect(try await server.request("GET", Endpoints.conversations, token: alice).status == 200)
     }

@@ -4,14 +4,19 @@ import Testing
 
 /// Call messages: records of calls (no media transport), moved along their status graph.
 @Suite struct CallTests {
-    func call(_ server: LiveServer, _ token: String, to receiver: String, type: String = "audio",
-              status: CallStatus? = nil) async throws -> Reply {
-        try await server.request("POST", Endpoints.messages, token: token, json: SendMessageRequest(
-            muid: UUID().uuidString, receiver: receiver, category: .call, type: type, callStatus: status))
+    func call(
+        _ server: LiveServer, _ token: String, to receiver: String, type: String = "audio",
+        status: CallStatus? = nil
+    ) async throws -> Reply {
+        try await server.request(
+            "POST", Endpoints.messages, token: token,
+            json: SendMessageRequest(
+                muid: UUID().uuidString, receiver: receiver, category: .call, type: type, callStatus: status))
     }
 
     func move(_ server: LiveServer, _ token: String, _ id: Int64, _ status: CallStatus) async throws -> Reply {
-        try await server.request("PATCH", "\(Endpoints.messages)/\(id)", token: token, json: EditMessageRequest(callStatus: status))
+        try await server.request(
+            "PATCH", "\(Endpoints.messages)/\(id)", token: token, json: EditMessageRequest(callStatus: status))
     }
 
     @Test func aCallGoesInitiatedOngoingEndedAndEitherSideMovesIt() async throws {
@@ -26,7 +31,8 @@ import Testing
         #expect(try await move(server, alice, message.id, .ended).decode(MessagePayload.self).callStatus == .ended)
         let illegal = try await move(server, bob, message.id, .ongoing)
         #expect(illegal.status == 409)
-        let changes = try await server.request("GET", Endpoints.changes + "?cursor=c1.0", token: bob).decode(ChangelogPage.self)
+        let changes = try await server.request("GET", Endpoints.changes + "?cursor=c1.0", token: bob).decode(
+            ChangelogPage.self)
         #expect(changes.changes.compactMap { $0.message?.callStatus } == [.initiated, .ongoing, .ended])
     }
 
@@ -45,10 +51,13 @@ import Testing
         #expect(try await call(server, alice, to: "bob", status: .ongoing).status == 422)
         let text = try await server.send("hi", from: alice, to: "bob")
         #expect(try await move(server, alice, text.id, .ended).status == 422)
-        let statusOnText = try await server.request("POST", Endpoints.messages, token: alice, json: SendMessageRequest(
-            muid: "x", receiver: "bob", text: "x", callStatus: .initiated))
+        let statusOnText = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(
+                muid: "x", receiver: "bob", text: "x", callStatus: .initiated))
         #expect(statusOnText.status == 422)
-        let calls = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages?categories=call", token: bob)
+        let calls = try await server.request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages?categories=call", token: bob)
         #expect(try calls.decode([MessagePayload].self).count == 2)
     }
 }

@@ -1,5 +1,6 @@
-@testable import ChatServer
 import Testing
+
+@testable import ChatServer
 
 /// A socket sends each position once, in order, whatever order changes reach it in.
 @Suite struct ChangeOrderTests {

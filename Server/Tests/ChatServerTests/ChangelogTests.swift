@@ -77,10 +77,14 @@ struct UserView: Equatable {
         try await server.send("one", from: alice, to: "bob")
         let page = try await server.request("GET", Endpoints.changes, token: alice).decode(ChangelogPage.self)
         #expect(page.changes.isEmpty && !page.hasMore)
-        guard case .position(_, 1) = ChangelogCursor.parse(page.cursor) else { Issue.record("not alice's first position: \(page.cursor)"); return }
+        guard case .position(_, 1) = ChangelogCursor.parse(page.cursor) else {
+            Issue.record("not alice's first position: \(page.cursor)")
+            return
+        }
         #expect(abs(page.serverTime - Int64(Date().timeIntervalSince1970)) < 300)
         try await server.send("two", from: alice, to: "bob")
-        let next = try await server.request("GET", Endpoints.changes + "?cursor=\(page.cursor)", token: alice).decode(ChangelogPage.self)
+        let next = try await server.request("GET", Endpoints.changes + "?cursor=\(page.cursor)", token: alice).decode(
+            ChangelogPage.self)
         #expect(next.changes.map { $0.message?.text } == ["two"])
     }
 
@@ -90,9 +94,11 @@ struct UserView: Equatable {
         let bob = try await server.user("bob")
         let head = try await server.request("GET", Endpoints.changes, token: bob).decode(ChangelogPage.self).cursor
         let message = try await server.send("x", from: alice, to: "bob")
-        _ = try await server.request("PATCH", "\(Endpoints.messages)/\(message.id)", token: alice, json: EditMessageRequest(text: "y"))
+        _ = try await server.request(
+            "PATCH", "\(Endpoints.messages)/\(message.id)", token: alice, json: EditMessageRequest(text: "y"))
         _ = try await server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: alice)
-        let page = try await server.request("GET", Endpoints.changes + "?cursor=\(head)", token: bob).decode(ChangelogPage.self)
+        let page = try await server.request("GET", Endpoints.changes + "?cursor=\(head)", token: bob).decode(
+            ChangelogPage.self)
         #expect(page.changes.map(\.kind) == [.messageCreated, .messageUpdated, .messageUpdated])
         #expect(page.changes[1].message?.text == "y")
         #expect(page.changes[2].message?.deletedAt != nil)
@@ -120,18 +126,26 @@ struct UserView: Equatable {
         try await server.send("to bob", from: alice, to: "bob")
         try await server.send("to carol again", from: alice, to: "carol")
         try await server.send("to bob again", from: alice, to: "bob")
-        let page = try await server.request("GET", Endpoints.changes + "?cursor=\(start)", token: bob).decode(ChangelogPage.self)
-        #expect(page.changes.map(\.seq) == [1, 2] && page.changes.map { $0.message?.text } == ["to bob", "to bob again"])
-        let all = try await server.request("GET", Endpoints.changes + "?cursor=\(start)", token: alice).decode(ChangelogPage.self)
+        let page = try await server.request("GET", Endpoints.changes + "?cursor=\(start)", token: bob).decode(
+            ChangelogPage.self)
+        #expect(
+            page.changes.map(\.seq) == [1, 2] && page.changes.map { $0.message?.text } == ["to bob", "to bob again"])
+        let all = try await server.request("GET", Endpoints.changes + "?cursor=\(start)", token: alice).decode(
+            ChangelogPage.self)
         #expect(all.changes.map(\.seq) == [1, 2, 3, 4])
         // A cursor from another deployment (or from before a restore) is expired, not misread.
-        guard case .position(let epoch, let position) = ChangelogCursor.parse(page.cursor) else { Issue.record("\(page.cursor)"); return }
+        guard case .position(let epoch, let position) = ChangelogCursor.parse(page.cursor) else {
+            Issue.record("\(page.cursor)")
+            return
+        }
         #expect(position == 2)
         let foreign = ChangelogCursor.encode(epoch: epoch == "1" ? "2" : "1", position: 1)
         let refused = try await server.request("GET", Endpoints.changes + "?cursor=\(foreign)", token: bob)
         #expect(refused.status == 410 && refused.error?.code == .cursorExpired)
         let ahead = ChangelogCursor.encode(epoch: epoch, position: 3)
-        #expect(try await server.request("GET", Endpoints.changes + "?cursor=\(ahead)", token: bob).error?.code == .invalidCursor)
+        #expect(
+            try await server.request("GET", Endpoints.changes + "?cursor=\(ahead)", token: bob).error?.code
+                == .invalidCursor)
     }
 
     /// A deployment from before per-user positions: its changelog reads the same, numbered
@@ -146,18 +160,25 @@ struct UserView: Equatable {
         server.stop()
         let db = try Connection(path: server.dataDirectory.appendingPathComponent("chatd.sqlite").path)
         try OldSchema.rewind(db, to: 11)
-        let oldForm: Int64? = try db.scalar("SELECT count(*) FROM changes WHERE instr(payload, '\"seq\":') > 0 AND payload NOT LIKE '%\"seq\":0}'")
+        let oldForm: Int64? = try db.scalar(
+            "SELECT count(*) FROM changes WHERE instr(payload, '\"seq\":') > 0 AND payload NOT LIKE '%\"seq\":0}'")
         #expect(oldForm == 5, "the changes are stored with their global seq, as before")
         try db.close()
         let restarted = try LiveServer(dataDirectory: server.dataDirectory)
-        let bob = try await restarted.token("bob"), carol = try await restarted.token("carol")
-        let bobs = try await restarted.request("GET", Endpoints.changes + "?cursor=c1.1", token: bob).decode(ChangelogPage.self)
+        let bob = try await restarted.token("bob")
+        let carol = try await restarted.token("carol")
+        let bobs = try await restarted.request("GET", Endpoints.changes + "?cursor=c1.1", token: bob).decode(
+            ChangelogPage.self)
         #expect(bobs.changes.map(\.seq) == [2, 3] && bobs.changes.map { $0.message?.text } == ["b2", "b3"])
-        let carols = try await restarted.request("GET", Endpoints.changes + "?cursor=c1.3", token: carol).decode(ChangelogPage.self)
+        let carols = try await restarted.request("GET", Endpoints.changes + "?cursor=c1.3", token: carol).decode(
+            ChangelogPage.self)
         #expect(carols.changes.map(\.seq) == [1, 2] && carols.changes.map { $0.message?.text } == ["c1", "c2"])
-        let caughtUp = try await restarted.request("GET", Endpoints.changes + "?cursor=\(carols.cursor)", token: carol).decode(ChangelogPage.self)
+        let caughtUp = try await restarted.request("GET", Endpoints.changes + "?cursor=\(carols.cursor)", token: carol)
+            .decode(ChangelogPage.self)
         #expect(caughtUp.changes.isEmpty)
-        #expect(try await restarted.request("GET", Endpoints.changes + "?cursor=c1.6", token: carol).error?.code == .invalidCursor)
+        #expect(
+            try await restarted.request("GET", Endpoints.changes + "?cursor=c1.6", token: carol).error?.code
+                == .invalidCursor)
     }
 
     /// Several users make a few thousand random changes concurrently; replaying each user's
@@ -170,9 +191,14 @@ struct UserView: Equatable {
     /// The same with three chatd nodes writing to one PostgreSQL database, each user's writes
     /// going through a node of its own: concurrent writers on several machines still leave
     /// every user a changelog without a gap or a duplicate.
-    @Test(.enabled(if: LiveServer.postgres != nil)) func replayingTheChangelogOfThreeNodesReconstructsEachUsersView() async throws {
+    @Test(.enabled(if: LiveServer.postgres != nil)) func replayingTheChangelogOfThreeNodesReconstructsEachUsersView()
+        async throws
+    {
         let first = try LiveServer()
-        try await replay(on: [first, try LiveServer(dataDirectory: first.dataDirectory), try LiveServer(dataDirectory: first.dataDirectory)])
+        try await replay(on: [
+            first, try LiveServer(dataDirectory: first.dataDirectory),
+            try LiveServer(dataDirectory: first.dataDirectory)
+        ])
     }
 
     /// Writes through `servers` (user `i` through node `i % count`), reads through the first.
@@ -181,7 +207,8 @@ struct UserView: Equatable {
         let uids = (0..<5).map { "u\($0)" }
         var tokens: [String: String] = [:]
         for uid in uids { tokens[uid] = try await server.user(uid) }
-        let start = try await server.request("GET", Endpoints.changes, token: tokens["u0"]!).decode(ChangelogPage.self).cursor
+        let start = try await server.request("GET", Endpoints.changes, token: tokens["u0"]!).decode(ChangelogPage.self)
+            .cursor
         // g0: public, anyone joins and leaves. g1: private, run by u1 (owner) and u2 (admin).
         try await server.group("g0", by: tokens["u0"]!)
         try await server.group("g1", .private, by: tokens["u1"]!)
@@ -202,23 +229,32 @@ struct UserView: Equatable {
                             // Refused (and ignored) while a block stands between the two.
                             // Some mention the peer (feed items); some are calls.
                             let text = random.next() % 4 == 0 ? "hey <@uid:\(peer)> #\(step)" : "\(uid) #\(step)"
-                            let request = random.next() % 5 == 0
-                                ? SendMessageRequest(muid: "m\(uid)-\(step)", receiver: peer, category: .call, type: "audio")
+                            let request =
+                                random.next() % 5 == 0
+                                ? SendMessageRequest(
+                                    muid: "m\(uid)-\(step)", receiver: peer, category: .call, type: "audio")
                                 : SendMessageRequest(muid: "m\(uid)-\(step)", receiver: peer, text: text)
-                            let reply = try await server.request("POST", Endpoints.messages, token: token, json: request)
+                            let reply = try await server.request(
+                                "POST", Endpoints.messages, token: token, json: request)
                             if reply.status == 201 { mine.append(try reply.decode()) }
                         case 4 where !mine.isEmpty:
                             // A thread reply (refused, and ignored, when the parent is deleted or a reply).
                             let parent = mine[Int(random.next() % UInt64(mine.count))]
-                            _ = try await server.request("POST", Endpoints.messages, token: token,
-                                                         json: SendMessageRequest(muid: "r\(uid)-\(step)", receiver: parent.receiver, receiverType: parent.receiverType,
-                                                                                  text: "reply \(step)", parentMessageId: parent.id))
+                            _ = try await server.request(
+                                "POST", Endpoints.messages, token: token,
+                                json: SendMessageRequest(
+                                    muid: "r\(uid)-\(step)", receiver: parent.receiver,
+                                    receiverType: parent.receiverType,
+                                    text: "reply \(step)", parentMessageId: parent.id))
                         case 5...6 where !mine.isEmpty:
                             let target = mine[Int(random.next() % UInt64(mine.count))]
                             // A call moves on (refused, and ignored, when it cannot); text is edited.
-                            let edit = target.category == .call ? EditMessageRequest(callStatus: [.ongoing, .ended, .missed][Int(random.next() % 3)])
-                                                                : EditMessageRequest(text: "edited \(step)")
-                            _ = try await server.request("PATCH", "\(Endpoints.messages)/\(target.id)", token: token, json: edit)
+                            let edit =
+                                target.category == .call
+                                ? EditMessageRequest(callStatus: [.ongoing, .ended, .missed][Int(random.next() % 3)])
+                                : EditMessageRequest(text: "edited \(step)")
+                            _ = try await server.request(
+                                "PATCH", "\(Endpoints.messages)/\(target.id)", token: token, json: edit)
                         case 7 where !mine.isEmpty:
                             let target = mine[Int(random.next() % UInt64(mine.count))]
                             _ = try await server.request("DELETE", "\(Endpoints.messages)/\(target.id)", token: token)
@@ -226,16 +262,23 @@ struct UserView: Equatable {
                             let target = mine[Int(random.next() % UInt64(mine.count))]
                             let emoji = ["👍", "❤️", "😂"][Int(random.next() % 3)]
                             if random.next() % 3 == 0 {
-                                _ = try await server.request("DELETE", "\(Endpoints.messages)/\(target.id)/reactions/\(emoji.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)!)", token: token)
+                                _ = try await server.request(
+                                    "DELETE",
+                                    "\(Endpoints.messages)/\(target.id)/reactions/\(emoji.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)!)",
+                                    token: token)
                             } else {
-                                _ = try await server.request("POST", "\(Endpoints.messages)/\(target.id)/reactions", token: token,
-                                                             json: AddReactionRequest(reaction: emoji))
+                                _ = try await server.request(
+                                    "POST", "\(Endpoints.messages)/\(target.id)/reactions", token: token,
+                                    json: AddReactionRequest(reaction: emoji))
                             }
                         case 12:
-                            _ = try await server.request("POST", "\(Endpoints.groups)/g0/\(random.next() % 2 == 0 ? "join" : "leave")", token: token)
+                            _ = try await server.request(
+                                "POST", "\(Endpoints.groups)/g0/\(random.next() % 2 == 0 ? "join" : "leave")",
+                                token: token)
                         case 13...14:
                             // Refused (and ignored) when not a member.
-                            let reply = try await server.sendToGroup("\(uid) in group #\(step)", from: token, to: "g\(random.next() % 2)")
+                            let reply = try await server.sendToGroup(
+                                "\(uid) in group #\(step)", from: token, to: "g\(random.next() % 2)")
                             if reply.status == 201 { mine.append(try reply.decode()) }
                         case 15 where uid == "u1" || uid == "u2":
                             let path = "\(Endpoints.groups)/g1"
@@ -246,14 +289,20 @@ struct UserView: Equatable {
                             default: _ = try await server.request("DELETE", "\(path)/bans/\(peer)", token: token)
                             }
                         case 15...16:
-                            _ = try await server.request(random.next() % 2 == 0 ? "PUT" : "DELETE", "\(Endpoints.blocks)/\(peer)", token: token)
+                            _ = try await server.request(
+                                random.next() % 2 == 0 ? "PUT" : "DELETE", "\(Endpoints.blocks)/\(peer)", token: token)
                         default:
-                            let conversation = random.next() % 3 == 0 ? ConversationPayload.groupID("g0") : ConversationPayload.directID(uid, peer)
-                            let history = try await server.request("GET", "\(Endpoints.conversations)/\(conversation)/messages?limit=1", token: token)
-                            guard history.status == 200, let last = try history.decode([MessagePayload].self).last else { continue }
+                            let conversation =
+                                random.next() % 3 == 0
+                                ? ConversationPayload.groupID("g0") : ConversationPayload.directID(uid, peer)
+                            let history = try await server.request(
+                                "GET", "\(Endpoints.conversations)/\(conversation)/messages?limit=1", token: token)
+                            guard history.status == 200, let last = try history.decode([MessagePayload].self).last
+                            else { continue }
                             let kind = random.next() % 2 == 0 ? "read" : "delivered"
-                            _ = try await server.request("POST", "\(Endpoints.conversations)/\(conversation)/\(kind)", token: token,
-                                                         json: ReceiptRequest(messageId: last.id))
+                            _ = try await server.request(
+                                "POST", "\(Endpoints.conversations)/\(conversation)/\(kind)", token: token,
+                                json: ReceiptRequest(messageId: last.id))
                         }
                     }
                 }
@@ -269,7 +318,9 @@ struct UserView: Equatable {
             var lastSeq: Int64 = 0
             var pages = 0
             while true {
-                let page = try await server.request("GET", Endpoints.changes + "?cursor=\(cursor)&limit=97", token: token).decode(ChangelogPage.self)
+                let page = try await server.request(
+                    "GET", Endpoints.changes + "?cursor=\(cursor)&limit=97", token: token
+                ).decode(ChangelogPage.self)
                 #expect(page.changes.count <= 97)
                 for change in page.changes {
                     #expect(change.seq > lastSeq, "changes strictly ordered, no duplicates")
@@ -279,8 +330,10 @@ struct UserView: Equatable {
                     // Coming into a group, a client fetches its history (members read all of it).
                     // Only messages from before the join: later ones must arrive as changes.
                     if let message = change.message, let action = message.action, action.target == uid,
-                       action.action == .joined || action.action == .added {
-                        for old in try await history(of: change.conversationId, token: token, server: server) where old.id < message.id {
+                        action.action == .joined || action.action == .added
+                    {
+                        for old in try await history(of: change.conversationId, token: token, server: server)
+                        where old.id < message.id {
                             replayed.merge(old)
                         }
                     }
@@ -296,7 +349,9 @@ struct UserView: Equatable {
             #expect(replayed == actual, "replay of \(uid) differs from the read endpoints")
         }
         // The mix really covers groups, membership and blocks.
-        for kind in [ChangeKind.groupMember, .userBlocked, .userUnblocked, .reactionAdded, .receiptRead, .notificationCreated] {
+        for kind in [
+            ChangeKind.groupMember, .userBlocked, .userUnblocked, .reactionAdded, .receiptRead, .notificationCreated
+        ] {
             #expect(kindsSeen[kind, default: 0] >= 10, "only \(kindsSeen[kind, default: 0]) \(kind.rawValue) changes")
         }
         #expect(kindsSeen[.messageCreated, default: 0] > 100)
@@ -308,17 +363,24 @@ struct UserView: Equatable {
         var cursor: String?
         repeat {
             let query = "?limit=100" + (cursor.map { "&cursor=\($0)" } ?? "")
-            let page = try await server.request("GET", Endpoints.conversations + query, token: token).decode(Page<ConversationPayload>.self)
+            let page = try await server.request("GET", Endpoints.conversations + query, token: token).decode(
+                Page<ConversationPayload>.self)
             for conversation in page.items {
                 let messages = try await history(of: conversation.conversationId, token: token, server: server)
                 for message in messages { view.messages[message.id] = message }
                 // chatd keeps the unread count instead of counting: it must be what counting gives.
-                let unread = messages.filter { $0.id > conversation.lastReadMessageId ?? 0 && $0.sender != uid && $0.deletedAt == nil }.count
-                #expect(conversation.unreadMessageCount == unread, "\(uid)'s unread count in \(conversation.conversationId)")
+                let unread = messages.filter {
+                    $0.id > conversation.lastReadMessageId ?? 0 && $0.sender != uid && $0.deletedAt == nil
+                }.count
+                #expect(
+                    conversation.unreadMessageCount == unread, "\(uid)'s unread count in \(conversation.conversationId)"
+                )
                 var receipts: [String: UserView.Receipts] = [:]
-                receipts[uid] = UserView.Receipts(delivered: conversation.lastDeliveredMessageId ?? 0, read: conversation.lastReadMessageId ?? 0)
+                receipts[uid] = UserView.Receipts(
+                    delivered: conversation.lastDeliveredMessageId ?? 0, read: conversation.lastReadMessageId ?? 0)
                 if let peer = conversation.conversationWith.user?.uid {
-                    receipts[peer] = UserView.Receipts(delivered: conversation.peerDeliveredMessageId ?? 0, read: conversation.peerReadMessageId ?? 0)
+                    receipts[peer] = UserView.Receipts(
+                        delivered: conversation.peerDeliveredMessageId ?? 0, read: conversation.peerReadMessageId ?? 0)
                 }
                 view.receipts[conversation.conversationId] = receipts.filter { $0.value != UserView.Receipts() }
             }
@@ -335,7 +397,8 @@ extension ChangelogTests {
         var messages: [MessagePayload] = []
         var after: Int64 = 0
         while true {
-            let reply = try await server.request("GET", "\(Endpoints.conversations)/\(conversationId)/messages?limit=100&after=\(after)", token: token)
+            let reply = try await server.request(
+                "GET", "\(Endpoints.conversations)/\(conversationId)/messages?limit=100&after=\(after)", token: token)
             guard reply.status == 200 else { return messages }
             let batch = try reply.decode([MessagePayload].self)
             messages += batch

@@ -45,7 +45,9 @@ final class NatsProcess: @unchecked Sendable {  // immutable after init; Process
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw LiveServer.Failure("no free port") }
         return Int(UInt16(bigEndian: address.sin_port))
@@ -59,7 +61,8 @@ struct ClusterTests {
     @Test func aChangeOnOneNodeReachesSocketsOnAnother() async throws {
         let nats = try NatsProcess()
         let first = try LiveServer(arguments: ["--nats", nats.url, "--node-id", "one"])
-        let second = try LiveServer(arguments: ["--nats", nats.url, "--node-id", "two"], dataDirectory: first.dataDirectory)
+        let second = try LiveServer(
+            arguments: ["--nats", nats.url, "--node-id", "two"], dataDirectory: first.dataDirectory)
         let health = try await second.request("GET", Endpoints.health).decode(HealthResponse.self)
         #expect(health.bus == "ok" && health.database == "ok")
         let alice = try await first.user("alice")
@@ -74,14 +77,19 @@ struct ClusterTests {
             seqs.append(change.seq)
             texts.append(change.message?.text)
         }
-        guard case .position(_, let start)? = ChangelogCursor.parse(hello.cursor ?? "") else { Issue.record("hello"); return }
+        guard case .position(_, let start)? = ChangelogCursor.parse(hello.cursor ?? "") else {
+            Issue.record("hello")
+            return
+        }
         #expect(seqs == Array((start + 1)...(start + 20)), "each position once, in order")
         #expect(texts == (0..<20).map { "from one \($0)" })
         // The receiving node counted them and their lag; the sending node counted the sends.
-        let received = MetricsTests.series(String(decoding: try await second.request("GET", "/metrics", admin: true).body, as: UTF8.self))
+        let received = MetricsTests.series(
+            String(decoding: try await second.request("GET", "/metrics", admin: true).body, as: UTF8.self))
         #expect(received["chatd_bus_changes_received_total"] == 20 && received["chatd_bus_lag_seconds_count"] == 20)
         #expect(received["chatd_bus_connected"] == 1 && received["chatd_realtime_sockets"] == 1)
-        let sent = MetricsTests.series(String(decoding: try await first.request("GET", "/metrics", admin: true).body, as: UTF8.self))
+        let sent = MetricsTests.series(
+            String(decoding: try await first.request("GET", "/metrics", admin: true).body, as: UTF8.self))
         #expect(sent[#"chatd_changes_committed_total{kind="message.created"}"#] == 20)
         socket.close(.normal)
     }
@@ -115,7 +123,8 @@ extension ClusterTests {
     @Test func lostBusMessagesCostLatencyNotCorrectness() async throws {
         let (busOne, busTwo) = (try NatsProcess(), try NatsProcess())
         let first = try LiveServer(arguments: ["--nats", busOne.url])
-        let second = try LiveServer(arguments: ["--nats", busTwo.url, "--catch-up", "0.1"], dataDirectory: first.dataDirectory)
+        let second = try LiveServer(
+            arguments: ["--nats", busTwo.url, "--catch-up", "0.1"], dataDirectory: first.dataDirectory)
         let alice = try await first.user("alice")
         let bob = try await first.user("bob")
         let (socket, _) = try second.realtime(bob)
@@ -159,10 +168,15 @@ extension ClusterTests {
         #expect(after.typing?.isTyping == true, "the typing sent during the block never arrived")
 
         // Revoked through the first node: bob's socket on the second closes.
-        #expect(try await first.request("POST", "\(Endpoints.adminTokens)/revoke", admin: true,
-                                        json: RevokeTokenRequest(token: bob)).status == 204)
+        #expect(
+            try await first.request(
+                "POST", "\(Endpoints.adminTokens)/revoke", admin: true,
+                json: RevokeTokenRequest(token: bob)
+            ).status == 204)
         var closed: (CloseCode, String)?
-        while closed == nil { if case .close(let code, let reason) = try bobSocket.receive() { closed = (code, reason) } }
+        while closed == nil {
+            if case .close(let code, let reason) = try bobSocket.receive() { closed = (code, reason) }
+        }
         #expect(closed?.0 == .policyViolation && closed?.1 == "token revoked")
         // The second node had checked bob's token (his socket, his block): it forgot it with
         // the same bus message, before the socket closed.
@@ -177,8 +191,9 @@ extension ClusterTests {
     @Test func presenceIsSharedAndSurvivesANodesDeath() async throws {
         let nats = try NatsProcess()
         let first = try LiveServer(arguments: ["--nats", nats.url, "--node-id", "one", "--catch-up", "0.1"])
-        let second = try LiveServer(arguments: ["--nats", nats.url, "--node-id", "two", "--catch-up", "0.1"],
-                                    dataDirectory: first.dataDirectory)
+        let second = try LiveServer(
+            arguments: ["--nats", nats.url, "--node-id", "two", "--catch-up", "0.1"],
+            dataDirectory: first.dataDirectory)
         let alice = try await first.user("alice")
         let bob = try await first.user("bob")
         func status(of uid: String, on server: LiveServer) async throws -> String? {
@@ -186,10 +201,12 @@ extension ClusterTests {
         }
         #expect(try await status(of: "bob", on: first) == "offline")
         let (socket, _) = try second.realtime(bob)
-        while try await status(of: "bob", on: first) != "online" { await Task.yield() }  // shared within a catch-up period
+        // shared within a catch-up period
+        while try await status(of: "bob", on: first) != "online" { await Task.yield() }
         #expect(try await status(of: "bob", on: second) == "online")
         _ = second.kill()
-        while try await status(of: "bob", on: first) != "offline" { await Task.yield() }  // three periods without a heartbeat
+        // three periods without a heartbeat
+        while try await status(of: "bob", on: first) != "offline" { await Task.yield() }
         socket.close(.normal)
     }
 
@@ -204,8 +221,9 @@ extension ClusterTests {
         let bob = try await first.user("bob")
         let bytes = Data((0..<50_000).map { UInt8($0 % 253) })
         let attachment = try await first.upload(bytes, by: alice, contentType: "image/jpeg")
-        let sent = try await second.request("POST", Endpoints.messages, token: alice,
-                                            json: SendMessageRequest(muid: "m1", receiver: "bob", type: "image", attachment: attachment))
+        let sent = try await second.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(muid: "m1", receiver: "bob", type: "image", attachment: attachment))
         #expect(sent.status == 201)
         let fetched = try await second.request("GET", attachment.url, token: bob)
         #expect(fetched.status == 200 && fetched.body == bytes && fetched.headers["content-type"] == "image/jpeg")

@@ -26,7 +26,8 @@ import Testing
     /// An address that is not one (or not this machine's) stops chatd with a clear message.
     @Test func anAddressThatDoesNotBindIsAClearError() throws {
         var configuration = ServerConfiguration()
-        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-bind-\(UUID().uuidString)")
+        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chatd-bind-\(UUID().uuidString)")
         configuration.host = "example.invalid"
         configuration.port = 0
         let server = try ChatServer(configuration: configuration)

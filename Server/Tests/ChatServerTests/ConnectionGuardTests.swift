@@ -1,5 +1,6 @@
-@testable import ChatServer
 import Testing
+
+@testable import ChatServer
 
 /// The head-timeout rule on its own. The watcher reads the time, then another thread stamps a
 /// new head a moment later: that head is younger than the watcher's "now", never 584 years old

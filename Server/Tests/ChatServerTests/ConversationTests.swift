@@ -18,7 +18,8 @@ import Testing
         var cursor: String?
         repeat {
             let query = "?limit=3" + (cursor.map { "&cursor=\($0)" } ?? "")
-            let page = try await server.request("GET", Endpoints.conversations + query, token: alice).decode(Page<ConversationPayload>.self)
+            let page = try await server.request("GET", Endpoints.conversations + query, token: alice).decode(
+                Page<ConversationPayload>.self)
             #expect(page.items.count <= 3)
             seen += page.items
             cursor = page.next
@@ -34,9 +35,13 @@ import Testing
         var ids: [Int64] = []
         for index in 0..<4 { ids.append(try await server.send("m\(index)", from: alice, to: "bob").id) }
         let path = "\(Endpoints.conversations)/alice~bob"
-        #expect(try await server.request("GET", path, token: bob).decode(ConversationPayload.self).unreadMessageCount == 4)
-        #expect(try await server.request("GET", path, token: alice).decode(ConversationPayload.self).unreadMessageCount == 0)
-        let delivered = try await server.request("POST", path + "/delivered", token: bob, json: ReceiptRequest(messageId: ids[3]))
+        #expect(
+            try await server.request("GET", path, token: bob).decode(ConversationPayload.self).unreadMessageCount == 4)
+        #expect(
+            try await server.request("GET", path, token: alice).decode(ConversationPayload.self).unreadMessageCount == 0
+        )
+        let delivered = try await server.request(
+            "POST", path + "/delivered", token: bob, json: ReceiptRequest(messageId: ids[3]))
         #expect(delivered.status == 200)
         let read = try await server.request("POST", path + "/read", token: bob, json: ReceiptRequest(messageId: ids[1]))
         #expect(try read.decode(ReceiptPayload.self).messageId == ids[1])
@@ -46,10 +51,12 @@ import Testing
         let aliceView = try await server.request("GET", path, token: alice).decode(ConversationPayload.self)
         #expect(aliceView.peerReadMessageId == ids[1] && aliceView.peerDeliveredMessageId == ids[3])
         // Receipts never move backwards, and deleted messages do not count as unread.
-        let backwards = try await server.request("POST", path + "/read", token: bob, json: ReceiptRequest(messageId: ids[0]))
+        let backwards = try await server.request(
+            "POST", path + "/read", token: bob, json: ReceiptRequest(messageId: ids[0]))
         #expect(try backwards.decode(ReceiptPayload.self).messageId == ids[1])
         _ = try await server.request("DELETE", "\(Endpoints.messages)/\(ids[3])", token: alice)
-        #expect(try await server.request("GET", path, token: bob).decode(ConversationPayload.self).unreadMessageCount == 1)
+        #expect(
+            try await server.request("GET", path, token: bob).decode(ConversationPayload.self).unreadMessageCount == 1)
     }
 
     /// Group members' kept counts: a newcomer starts at zero, everyone else counts the action
@@ -61,7 +68,9 @@ import Testing
         try await server.group("g", by: alice)
         for index in 0..<3 { _ = try await server.sendToGroup("before \(index)", from: alice, to: "g") }
         func unread(_ token: String) async throws -> Int {
-            try await server.request("GET", "\(Endpoints.conversations)/group_g", token: token).decode(ConversationPayload.self).unreadMessageCount
+            try await server.request("GET", "\(Endpoints.conversations)/group_g", token: token).decode(
+                ConversationPayload.self
+            ).unreadMessageCount
         }
         #expect(try await server.addMember("bob", to: "g", by: alice) == 201)
         #expect(try await unread(bob) == 0, "the history before coming in is not unread")
@@ -84,8 +93,9 @@ import Testing
         _ = try await server.user("carol")
         try await server.send("x", from: alice, to: "bob")
         let other = try await server.send("y", from: alice, to: "carol")
-        let reply = try await server.request("POST", "\(Endpoints.conversations)/alice~bob/read", token: alice,
-                                             json: ReceiptRequest(messageId: other.id))
+        let reply = try await server.request(
+            "POST", "\(Endpoints.conversations)/alice~bob/read", token: alice,
+            json: ReceiptRequest(messageId: other.id))
         #expect(reply.status == 422)
     }
 
@@ -98,9 +108,11 @@ import Testing
         let path = "\(Endpoints.conversations)/alice~bob/messages"
         let newest = try await server.request("GET", path + "?limit=3", token: alice).decode([MessagePayload].self)
         #expect(newest.map(\.id) == Array(ids[7...]))
-        let older = try await server.request("GET", path + "?limit=3&before=\(ids[7])", token: alice).decode([MessagePayload].self)
+        let older = try await server.request("GET", path + "?limit=3&before=\(ids[7])", token: alice).decode(
+            [MessagePayload].self)
         #expect(older.map(\.id) == Array(ids[4..<7]))
-        let newer = try await server.request("GET", path + "?limit=4&after=\(ids[1])", token: alice).decode([MessagePayload].self)
+        let newer = try await server.request("GET", path + "?limit=4&after=\(ids[1])", token: alice).decode(
+            [MessagePayload].self)
         #expect(newer.map(\.id) == Array(ids[2..<6]))
         #expect(try await server.request("GET", path + "?before=1&after=2", token: alice).status == 400)
     }
@@ -115,13 +127,20 @@ import Testing
         let base = "\(Endpoints.conversations)/alice~bob"
         #expect(try await server.request("GET", base, token: carol).status == 403)
         #expect(try await server.request("GET", base + "/messages", token: carol).status == 403)
-        #expect(try await server.request("POST", base + "/read", token: carol, json: ReceiptRequest(messageId: message.id)).status == 403)
+        #expect(
+            try await server.request("POST", base + "/read", token: carol, json: ReceiptRequest(messageId: message.id))
+                .status == 403)
         #expect(try await server.request("GET", "\(Endpoints.messages)/\(message.id)", token: carol).status == 403)
-        #expect(try await server.request("PATCH", "\(Endpoints.messages)/\(message.id)", token: carol, json: EditMessageRequest(text: "x")).status == 403)
+        #expect(
+            try await server.request(
+                "PATCH", "\(Endpoints.messages)/\(message.id)", token: carol, json: EditMessageRequest(text: "x")
+            ).status == 403)
         #expect(try await server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: carol).status == 403)
-        let list = try await server.request("GET", Endpoints.conversations, token: carol).decode(Page<ConversationPayload>.self)
+        let list = try await server.request("GET", Endpoints.conversations, token: carol).decode(
+            Page<ConversationPayload>.self)
         #expect(list.items.isEmpty)
-        let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=c1.0", token: carol).decode(ChangelogPage.self)
+        let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=c1.0", token: carol).decode(
+            ChangelogPage.self)
         #expect(changes.changes.isEmpty)
         #expect(try await server.request("GET", "\(Endpoints.conversations)/nobody~none", token: carol).status == 404)
     }
@@ -130,9 +149,12 @@ import Testing
         let server = try LiveServer()
         let alice = try await server.user("alice")
         for uid in ["dave", "bob", "carol", "erin"] { _ = try await server.user(uid) }
-        let first = try await server.request("GET", Endpoints.users + "?limit=2", token: alice).decode(Page<UserPayload>.self)
+        let first = try await server.request("GET", Endpoints.users + "?limit=2", token: alice).decode(
+            Page<UserPayload>.self)
         #expect(first.items.map(\.uid) == ["alice", "bob"])
-        let second = try await server.request("GET", Endpoints.users + "?limit=2&cursor=\(first.next ?? "")", token: alice).decode(Page<UserPayload>.self)
+        let second = try await server.request(
+            "GET", Endpoints.users + "?limit=2&cursor=\(first.next ?? "")", token: alice
+        ).decode(Page<UserPayload>.self)
         #expect(second.items.map(\.uid) == ["carol", "dave"])
         let one = try await server.request("GET", Endpoints.users + "/erin", token: alice)
         #expect(try one.decode(UserPayload.self).uid == "erin")
@@ -152,7 +174,8 @@ import Testing
         let other = try await server.send("for c", from: ab, to: "c")
         #expect(other.conversationId != ConversationPayload.directID("a", "b_user_c"))
         #expect(try await server.request("GET", "\(Endpoints.messages)/\(other.id)", token: a).status == 403)
-        let list = try await server.request("GET", Endpoints.conversations, token: c).decode(Page<ConversationPayload>.self)
+        let list = try await server.request("GET", Endpoints.conversations, token: c).decode(
+            Page<ConversationPayload>.self)
         #expect(list.items.map(\.conversationWith.id) == ["a_user_b"])
     }
 }

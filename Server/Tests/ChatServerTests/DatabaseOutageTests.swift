@@ -11,7 +11,8 @@ import Testing
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         try await server.send("before", from: alice, to: "bob")
-        let url = try String(contentsOf: server.dataDirectory.appendingPathComponent("test-database-url"), encoding: .utf8)
+        let url = try String(
+            contentsOf: server.dataDirectory.appendingPathComponent("test-database-url"), encoding: .utf8)
         let database = String(url.split(separator: "/").last!)
         let admin = try PostgresConnection(url: LiveServer.postgres! + "/postgres")
 
@@ -23,8 +24,9 @@ import Testing
         for _ in 0..<3 {
             let read = try await server.request("GET", Endpoints.conversations, token: alice)
             #expect(read.status == 503 && read.error?.code == .unavailable, "\(read.status)")
-            let write = try await server.request("POST", Endpoints.messages, token: alice,
-                                                 json: SendMessageRequest(muid: "during", receiver: "bob", text: "during"))
+            let write = try await server.request(
+                "POST", Endpoints.messages, token: alice,
+                json: SendMessageRequest(muid: "during", receiver: "bob", text: "during"))
             #expect(write.status == 503 && write.error?.code == .unavailable, "\(write.status)")
         }
 
@@ -32,11 +34,14 @@ import Testing
         // and the client's retry of it makes it once.
         try admin.execute("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
         #expect(try await server.request("GET", Endpoints.health).status == 200)
-        let retried = try await server.request("POST", Endpoints.messages, token: alice,
-                                               json: SendMessageRequest(muid: "during", receiver: "bob", text: "during"))
+        let retried = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(muid: "during", receiver: "bob", text: "during"))
         #expect(retried.status == 201)
-        let history = try await server.request("GET", "\(Endpoints.conversations)/\(ConversationPayload.directID("alice", "bob"))/messages",
-                                               token: alice).decode([MessagePayload].self)
+        let history = try await server.request(
+            "GET", "\(Endpoints.conversations)/\(ConversationPayload.directID("alice", "bob"))/messages",
+            token: alice
+        ).decode([MessagePayload].self)
         #expect(history.map(\.text) == ["before", "during"])
     }
 }

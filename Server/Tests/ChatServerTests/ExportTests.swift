@@ -12,10 +12,13 @@ import Testing
         let bob = try await source.user("bob")
         try await source.send("one", from: alice, to: "bob")
         let two = try await source.send("two", from: alice, to: "bob")
-        _ = try await source.request("POST", "\(Endpoints.messages)/\(two.id)/reactions", token: bob, json: AddReactionRequest(reaction: "👍"))
+        _ = try await source.request(
+            "POST", "\(Endpoints.messages)/\(two.id)/reactions", token: bob, json: AddReactionRequest(reaction: "👍"))
         let cursor = try await source.request("GET", Endpoints.changes, token: bob).decode(ChangelogPage.self).cursor
         let conversations = try await source.request("GET", Endpoints.conversations, token: bob).body
-        let history = try await source.request("GET", "\(Endpoints.conversations)/\(ConversationPayload.directID("alice", "bob"))/messages", token: bob).body
+        let history = try await source.request(
+            "GET", "\(Endpoints.conversations)/\(ConversationPayload.directID("alice", "bob"))/messages", token: bob
+        ).body
         source.stop()
         let dump = source.dataDirectory.appendingPathComponent("export.jsonl").path
         let exported = try LiveServer.run(["export", "--output", dump, "--data", source.dataDirectory.path])
@@ -28,26 +31,39 @@ import Testing
         #expect(again.status != 0 && again.output.contains("already holds users"), "only into a new store")
 
         let moved = try LiveServer(dataDirectory: target)
-        #expect(try await moved.request("GET", Endpoints.conversations, token: bob).body == conversations, "the session and the list came along")
-        #expect(try await moved.request("GET", "\(Endpoints.conversations)/\(ConversationPayload.directID("alice", "bob"))/messages", token: bob).body == history)
-        let caughtUp = try await moved.request("GET", Endpoints.changes + "?cursor=\(cursor)", token: bob).decode(ChangelogPage.self)
+        #expect(
+            try await moved.request("GET", Endpoints.conversations, token: bob).body == conversations,
+            "the session and the list came along")
+        #expect(
+            try await moved.request(
+                "GET", "\(Endpoints.conversations)/\(ConversationPayload.directID("alice", "bob"))/messages", token: bob
+            ).body == history)
+        let caughtUp = try await moved.request("GET", Endpoints.changes + "?cursor=\(cursor)", token: bob).decode(
+            ChangelogPage.self)
         #expect(caughtUp.changes.isEmpty && caughtUp.cursor == cursor, "bob's cursor resumes where it was")
         let three = try await moved.send("three", from: alice, to: "bob")
         #expect(three.id > two.id, "ids continue after the imported ones")
-        let next = try await moved.request("GET", Endpoints.changes + "?cursor=\(cursor)", token: bob).decode(ChangelogPage.self)
+        let next = try await moved.request("GET", Endpoints.changes + "?cursor=\(cursor)", token: bob).decode(
+            ChangelogPage.self)
         #expect(next.changes.map { $0.message?.text } == ["three"])
-        guard case .position(_, let before)? = ChangelogCursor.parse(cursor) else { Issue.record("\(cursor)"); return }
+        guard case .position(_, let before)? = ChangelogCursor.parse(cursor) else {
+            Issue.record("\(cursor)")
+            return
+        }
         #expect(next.changes.map(\.seq) == [before + 1])
 
         // Without --keep-epoch the new store's epoch stands: old cursors rebuild.
         let fresh = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-test-\(UUID().uuidString)")
         #expect(try LiveServer.run(["import", dump] + (try LiveServer.storeArguments(fresh))).status == 0)
         let rebuilt = try LiveServer(dataDirectory: fresh)
-        #expect(try await rebuilt.request("GET", Endpoints.changes + "?cursor=\(cursor)", token: bob).error?.code == .cursorExpired)
+        #expect(
+            try await rebuilt.request("GET", Endpoints.changes + "?cursor=\(cursor)", token: bob).error?.code
+                == .cursorExpired)
     }
 
     @Test func anImportRefusesWhatIsNotAnExport() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-an-export-\(UUID().uuidString).jsonl")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "not-an-export-\(UUID().uuidString).jsonl")
         try Data(#"{"users":[]}"#.utf8).write(to: file)
         let target = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-test-\(UUID().uuidString)")
         let refused = try LiveServer.run(["import", file.path] + (try LiveServer.storeArguments(target)))

@@ -1,8 +1,9 @@
-@testable import ChatServer
 import ChatProtocol
 import Foundation
 import SQLiteKit
 import Testing
+
+@testable import ChatServer
 
 /// Group commit (`GroupCommit`, `Store.writeTogether`): sends that wait while a batch commits
 /// go together in the next one, a refused send fails alone, and every send commits once.
@@ -12,7 +13,8 @@ struct GroupCommitTests {
     @Test func writesWaitingDuringACommitGoTogetherInTheNext() throws {
         let group = GroupCommit()
         let batches = Shared<[[String]]>([])
-        let firstCommitting = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let firstCommitting = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         func submit(_ name: String) -> Joinable {
             PositionTests.thread { () throws -> Void in
                 let job = GroupCommit.Job(order: name) { _, _ in name + " done" }
@@ -40,7 +42,9 @@ struct GroupCommitTests {
         let seen = batches.withLock { $0 }
         #expect(seen.count == 2)
         #expect(seen.first == ["first"])
-        #expect(Set(seen.last ?? []) == Set((1...5).map { "w\($0)" }), "one batch of the five, whatever order they queued in")
+        #expect(
+            Set(seen.last ?? []) == Set((1...5).map { "w\($0)" }),
+            "one batch of the five, whatever order they queued in")
         #expect(group.waitingCount == 0)
     }
 
@@ -50,7 +54,8 @@ struct GroupCommitTests {
         if engine == "postgresql" {
             return try Store(postgres: try LiveServer.freshDatabase(on: LiveServer.postgres!), clock: SystemClock())
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-commit-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "group-commit-\(UUID().uuidString)")
         return try Store(directory: directory, clock: SystemClock())
     }
 
@@ -63,18 +68,25 @@ struct GroupCommitTests {
         let sends = [("ann", "ben", "one"), ("ann", "cat", "blocked"), ("ben", "ann", "two")]
         let jobs = sends.map { from, to, text in
             GroupCommit.Job(order: ConversationPayload.directID(from, to)) { db, changes in
-                try store.sendBody(db, from: from, SendMessageRequest(muid: text, receiver: to, text: text), into: &changes)
+                try store.sendBody(
+                    db, from: from, SendMessageRequest(muid: text, receiver: to, text: text), into: &changes)
             }
         }
         let before = try ["ann", "ben", "cat"].map { try store.position(of: $0) }  // the block was a change too
         store.commitBatch(jobs)
         #expect(throws: (any Error).self) { try jobs[1].outcome!.get() }
         #expect((try? jobs[1].outcome!.get()) == nil)
-        for index in [0, 2] { #expect((try jobs[index].outcome!.get() as? (message: MessagePayload, created: Bool))?.created == true) }
-        let texts = try store.messages(MessageQuery(scope: .conversation(ConversationPayload.directID("ann", "ben"))), for: "ann").compactMap(\.text)
+        for index in [0, 2] {
+            #expect((try jobs[index].outcome!.get() as? (message: MessagePayload, created: Bool))?.created == true)
+        }
+        let texts = try store.messages(
+            MessageQuery(scope: .conversation(ConversationPayload.directID("ann", "ben"))), for: "ann"
+        ).compactMap(\.text)
         #expect(texts.sorted() == ["one", "two"])
         let after = try ["ann", "ben", "cat"].map { try store.position(of: $0) }
-        #expect(zip(after, before).map { $0 - $1 } == [2, 2, 0], "one change per stored message for each of its two readers")
+        #expect(
+            zip(after, before).map { $0 - $1 } == [2, 2, 0], "one change per stored message for each of its two readers"
+        )
     }
 
     /// Eight threads send at once, each message twice (a client's retry): each is stored once,
@@ -87,8 +99,11 @@ struct GroupCommitTests {
         let threads = (0..<8).map { worker in
             PositionTests.thread { () throws -> Void in
                 for index in 0..<30 {
-                    let request = SendMessageRequest(muid: "w\(worker)-\(index)", receiver: uids[(worker + 1) % 4], text: "hi \(index)")
-                    for _ in 0..<2 where try store.send(from: uids[worker % 4], request).created { created.withLock { $0 += 1 } }
+                    let request = SendMessageRequest(
+                        muid: "w\(worker)-\(index)", receiver: uids[(worker + 1) % 4], text: "hi \(index)")
+                    for _ in 0..<2 where try store.send(from: uids[worker % 4], request).created {
+                        created.withLock { $0 += 1 }
+                    }
                 }
             }
         }
@@ -97,7 +112,8 @@ struct GroupCommitTests {
         for uid in uids {
             // Each user sent 60 and received 60: 120 changes, positions 1…120.
             #expect(try store.position(of: uid) == 120)
-            let page = try store.changes(for: uid, cursor: ChangelogCursor.encode(epoch: store.epoch, position: 0), limit: 1000)
+            let page = try store.changes(
+                for: uid, cursor: ChangelogCursor.encode(epoch: store.epoch, position: 0), limit: 1000)
             #expect(page.payloads.count == 120)
         }
     }

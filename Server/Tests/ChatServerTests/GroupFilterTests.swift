@@ -18,9 +18,11 @@ import Testing
         _ = try await server.request("POST", "\(Endpoints.groups)/beta/join", token: bob)
 
         func guids(_ query: String, token: String) async throws -> [String] {
-            try await server.request("GET", Endpoints.groups + query, token: token).decode(Page<GroupPayload>.self).items.map(\.guid)
+            try await server.request("GET", Endpoints.groups + query, token: token).decode(Page<GroupPayload>.self)
+                .items.map(\.guid)
         }
-        #expect(try await guids("", token: bob) == ["alpha", "beta", "epsilon", "gamma"], "private groups only when joined")
+        #expect(
+            try await guids("", token: bob) == ["alpha", "beta", "epsilon", "gamma"], "private groups only when joined")
         #expect(try await guids("", token: owner) == ["alpha", "beta", "delta", "epsilon", "gamma"])
         #expect(try await guids("?joinedOnly=true", token: bob) == ["beta", "epsilon"])
         #expect(try await guids("?searchKeyword=team", token: bob) == ["alpha"])
@@ -33,8 +35,10 @@ import Testing
         var seen: [String] = []
         var cursor: String?
         repeat {
-            let page = try await server.request("GET", Endpoints.groups + "?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""), token: owner)
-                .decode(Page<GroupPayload>.self)
+            let page = try await server.request(
+                "GET", Endpoints.groups + "?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""), token: owner
+            )
+            .decode(Page<GroupPayload>.self)
             #expect(page.items.count <= 2)
             seen += page.items.map(\.guid)
             cursor = page.next
@@ -47,8 +51,10 @@ import Testing
         let server = try LiveServer()
         let owner = try await server.user("owner", name: "Olivia")
         try await server.group("g", by: owner)
-        for (uid, name, scope) in [("ann", "Ann Admin", GroupScope.admin), ("mo", "Mo", .moderator), ("pat", "Patricia", .participant),
-                                   ("pete", "Pete", .participant)] {
+        for (uid, name, scope) in [
+            ("ann", "Ann Admin", GroupScope.admin), ("mo", "Mo", .moderator), ("pat", "Patricia", .participant),
+            ("pete", "Pete", .participant)
+        ] {
             _ = try await server.user(uid, name: name)
             try await server.addMember(uid, to: "g", scope: scope, by: owner)
         }
@@ -68,10 +74,13 @@ import Testing
         #expect(try await uids("?status=online") == ["pete"])
         #expect(try await uids("?status=offline&scopes=participant") == ["pat"])
         #expect(try await uids("?limit=2").count == 2)
-        let page = try await server.request("GET", "\(Endpoints.groups)/g/members?limit=2&cursor=mo", token: owner).decode(Page<GroupMemberPayload>.self)
+        let page = try await server.request("GET", "\(Endpoints.groups)/g/members?limit=2&cursor=mo", token: owner)
+            .decode(Page<GroupMemberPayload>.self)
         #expect(page.items.map(\.user.uid) == ["owner", "pat"] && page.next == "pat")
-        #expect(try await server.request("GET", "\(Endpoints.groups)/g/members?scopes=king", token: owner).status == 400)
-        let members = try await server.request("GET", "\(Endpoints.groups)/g/members?searchKeyword=pete", token: owner).decode(Page<GroupMemberPayload>.self)
+        #expect(
+            try await server.request("GET", "\(Endpoints.groups)/g/members?scopes=king", token: owner).status == 400)
+        let members = try await server.request("GET", "\(Endpoints.groups)/g/members?searchKeyword=pete", token: owner)
+            .decode(Page<GroupMemberPayload>.self)
         #expect(members.items.first?.user.status == "online" && members.items.first?.scope == .participant)
     }
 
@@ -86,9 +95,11 @@ import Testing
         }
         let bobs = try await server.groupMessages("g", token: owner, query: "&uid=bob").decode([MessagePayload].self)
         #expect(bobs.map(\.text) == ["m0", "m3"])
-        let viaSender = try await server.groupMessages("g", token: owner, query: "&sender=bob").decode([MessagePayload].self)
+        let viaSender = try await server.groupMessages("g", token: owner, query: "&sender=bob").decode(
+            [MessagePayload].self)
         #expect(viaSender == bobs)
-        let owners = try await server.groupMessages("g", token: bob, query: "&uid=owner&categories=message").decode([MessagePayload].self)
+        let owners = try await server.groupMessages("g", token: bob, query: "&uid=owner&categories=message").decode(
+            [MessagePayload].self)
         #expect(owners.map(\.text) == ["m1", "m2", "m4", "m5"], "the owner's action message is filtered by category")
         #expect(try await server.groupMessages("g", token: bob, query: "&uid=owner&sender=bob").status == 400)
     }

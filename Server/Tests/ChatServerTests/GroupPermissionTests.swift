@@ -42,17 +42,24 @@ import Testing
             for target in Self.targets {
                 let allowed = Self.rank[actor]! >= 1 && Self.rank[actor]! > Self.rank[target]!
                 let kicked = try await fixture.member(target)
-                let kick = try await fixture.server.request("DELETE", "\(Endpoints.groups)/g/members/\(kicked)", token: fixture.tokens[actor]!)
+                let kick = try await fixture.server.request(
+                    "DELETE", "\(Endpoints.groups)/g/members/\(kicked)", token: fixture.tokens[actor]!)
                 #expect(kick.status == (allowed ? 204 : 403), "\(actor) kicks \(target)")
                 let banned = try await fixture.member(target)
-                let ban = try await fixture.server.request("PUT", "\(Endpoints.groups)/g/bans/\(banned)", token: fixture.tokens[actor]!)
+                let ban = try await fixture.server.request(
+                    "PUT", "\(Endpoints.groups)/g/bans/\(banned)", token: fixture.tokens[actor]!)
                 #expect(ban.status == (allowed ? 200 : 403), "\(actor) bans \(target)")
             }
         }
         // Nobody kicks or bans the owner, not even themselves.
         for actor in Self.actors {
-            #expect(try await fixture.server.request("DELETE", "\(Endpoints.groups)/g/members/o", token: fixture.tokens[actor]!).status == 403)
-            #expect(try await fixture.server.request("PUT", "\(Endpoints.groups)/g/bans/o", token: fixture.tokens[actor]!).status == 403)
+            #expect(
+                try await fixture.server.request(
+                    "DELETE", "\(Endpoints.groups)/g/members/o", token: fixture.tokens[actor]!
+                ).status == 403)
+            #expect(
+                try await fixture.server.request("PUT", "\(Endpoints.groups)/g/bans/o", token: fixture.tokens[actor]!)
+                    .status == 403)
         }
     }
 
@@ -60,11 +67,16 @@ import Testing
         var fixture = try await Fixture()
         for actor in Self.actors {
             let uid = try await fixture.member(nil)
-            #expect(try await fixture.server.request("PUT", "\(Endpoints.groups)/g/bans/\(uid)", token: fixture.tokens[.owner]!).status == 200)
+            #expect(
+                try await fixture.server.request(
+                    "PUT", "\(Endpoints.groups)/g/bans/\(uid)", token: fixture.tokens[.owner]!
+                ).status == 200)
             let allowed = actor != .participant
-            let list = try await fixture.server.request("GET", "\(Endpoints.groups)/g/bans", token: fixture.tokens[actor]!)
+            let list = try await fixture.server.request(
+                "GET", "\(Endpoints.groups)/g/bans", token: fixture.tokens[actor]!)
             #expect(list.status == (allowed ? 200 : 403), "\(actor) lists bans")
-            let unban = try await fixture.server.request("DELETE", "\(Endpoints.groups)/g/bans/\(uid)", token: fixture.tokens[actor]!)
+            let unban = try await fixture.server.request(
+                "DELETE", "\(Endpoints.groups)/g/bans/\(uid)", token: fixture.tokens[actor]!)
             #expect(unban.status == (allowed ? 204 : 403), "\(actor) unbans")
         }
     }
@@ -75,15 +87,19 @@ import Testing
             for target in Self.targets {
                 for scope in [GroupScope.admin, .moderator, .participant] {
                     let uid = try await fixture.member(target)
-                    let reply = try await fixture.server.request("PATCH", "\(Endpoints.groups)/g/members/\(uid)", token: fixture.tokens[actor]!,
-                                                                 json: ChangeScopeRequest(scope: scope))
-                    let allowed = Self.rank[actor]! >= 2 && Self.rank[actor]! > Self.rank[target]! && Self.rank[scope]! <= Self.rank[actor]!
+                    let reply = try await fixture.server.request(
+                        "PATCH", "\(Endpoints.groups)/g/members/\(uid)", token: fixture.tokens[actor]!,
+                        json: ChangeScopeRequest(scope: scope))
+                    let allowed =
+                        Self.rank[actor]! >= 2 && Self.rank[actor]! > Self.rank[target]!
+                        && Self.rank[scope]! <= Self.rank[actor]!
                     #expect(reply.status == (allowed ? 200 : 403), "\(actor) changes a \(target) to \(scope)")
                     if allowed { #expect(try reply.decode(GroupMemberPayload.self).scope == scope) }
                 }
             }
-            let owner = try await fixture.server.request("PATCH", "\(Endpoints.groups)/g/members/t1", token: fixture.tokens[actor]!,
-                                                         json: ChangeScopeRequest(scope: .owner))
+            let owner = try await fixture.server.request(
+                "PATCH", "\(Endpoints.groups)/g/members/t1", token: fixture.tokens[actor]!,
+                json: ChangeScopeRequest(scope: .owner))
             #expect(owner.status == (Self.rank[actor]! >= 2 ? 422 : 403), "ownership moves only by transfer (\(actor))")
         }
     }
@@ -103,27 +119,42 @@ import Testing
     @Test func editingNeedsAdminDeletingAndTransferNeedTheOwner() async throws {
         let fixture = try await Fixture()
         for actor in Self.actors {
-            let edit = try await fixture.server.request("PATCH", "\(Endpoints.groups)/g", token: fixture.tokens[actor]!,
-                                                        json: EditGroupRequest(name: "by \(actor)"))
+            let edit = try await fixture.server.request(
+                "PATCH", "\(Endpoints.groups)/g", token: fixture.tokens[actor]!,
+                json: EditGroupRequest(name: "by \(actor)"))
             #expect(edit.status == (Self.rank[actor]! >= 2 ? 200 : 403), "\(actor) edits")
         }
         for actor in Self.actors where actor != .owner {
-            #expect(try await fixture.server.request("DELETE", "\(Endpoints.groups)/g", token: fixture.tokens[actor]!).status == 403)
-            #expect(try await fixture.server.request("POST", "\(Endpoints.groups)/g/owner", token: fixture.tokens[actor]!,
-                                                     json: TransferOwnershipRequest(uid: "p")).status == 403)
-            #expect(try await fixture.server.request("POST", "\(Endpoints.groups)/g/leave", token: fixture.tokens[actor]!).status == 204)
+            #expect(
+                try await fixture.server.request("DELETE", "\(Endpoints.groups)/g", token: fixture.tokens[actor]!)
+                    .status == 403)
+            #expect(
+                try await fixture.server.request(
+                    "POST", "\(Endpoints.groups)/g/owner", token: fixture.tokens[actor]!,
+                    json: TransferOwnershipRequest(uid: "p")
+                ).status == 403)
+            #expect(
+                try await fixture.server.request("POST", "\(Endpoints.groups)/g/leave", token: fixture.tokens[actor]!)
+                    .status == 204)
         }
-        #expect(try await fixture.server.request("POST", "\(Endpoints.groups)/g/leave", token: fixture.tokens[.owner]!).status == 409,
-                "the owner transfers before leaving")
-        #expect(try await fixture.server.request("DELETE", "\(Endpoints.groups)/g", token: fixture.tokens[.owner]!).status == 204)
+        #expect(
+            try await fixture.server.request("POST", "\(Endpoints.groups)/g/leave", token: fixture.tokens[.owner]!)
+                .status == 409,
+            "the owner transfers before leaving")
+        #expect(
+            try await fixture.server.request("DELETE", "\(Endpoints.groups)/g", token: fixture.tokens[.owner]!).status
+                == 204)
     }
 
     @Test func deletingOthersMessagesNeedsModerator() async throws {
         let fixture = try await Fixture()
         for actor in Self.actors {
             for author in Self.actors where author != actor {
-                let message = try await fixture.server.sendToGroup("by \(author)", from: fixture.tokens[author]!, to: "g").decode(MessagePayload.self)
-                let reply = try await fixture.server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: fixture.tokens[actor]!)
+                let message = try await fixture.server.sendToGroup(
+                    "by \(author)", from: fixture.tokens[author]!, to: "g"
+                ).decode(MessagePayload.self)
+                let reply = try await fixture.server.request(
+                    "DELETE", "\(Endpoints.messages)/\(message.id)", token: fixture.tokens[actor]!)
                 #expect(reply.status == (Self.rank[actor]! >= 1 ? 200 : 403), "\(actor) deletes a message by \(author)")
             }
         }
@@ -133,9 +164,11 @@ import Testing
         let fixture = try await Fixture()
         let stranger = try await fixture.server.user("stranger")
         let requests: [(String, String, Data?)] = [
-            ("GET", "/g/members", nil), ("GET", "/g/bans", nil), ("POST", "/g/members", try JSONEncoder().encode(AddMemberRequest(uid: "stranger"))),
-            ("DELETE", "/g/members/p", nil), ("PUT", "/g/bans/p", nil), ("PATCH", "/g", try JSONEncoder().encode(EditGroupRequest(name: "x"))),
-            ("DELETE", "/g", nil), ("POST", "/g/leave", nil),
+            ("GET", "/g/members", nil), ("GET", "/g/bans", nil),
+            ("POST", "/g/members", try JSONEncoder().encode(AddMemberRequest(uid: "stranger"))),
+            ("DELETE", "/g/members/p", nil), ("PUT", "/g/bans/p", nil),
+            ("PATCH", "/g", try JSONEncoder().encode(EditGroupRequest(name: "x"))),
+            ("DELETE", "/g", nil), ("POST", "/g/leave", nil)
         ]
         for (method, path, body) in requests {
             let reply = try await fixture.server.request(method, Endpoints.groups + path, token: stranger, body: body)

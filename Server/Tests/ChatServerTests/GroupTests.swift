@@ -11,19 +11,25 @@ import WebSocket
         #expect(created.owner == "alice" && created.scope == .owner && created.hasJoined && created.membersCount == 1)
         #expect(created.tags == ["work"] && created.name == "The team")
 
-        let list = try await server.request("GET", Endpoints.conversations, token: alice).decode(Page<ConversationPayload>.self)
+        let list = try await server.request("GET", Endpoints.conversations, token: alice).decode(
+            Page<ConversationPayload>.self)
         #expect(list.items.map(\.conversationId) == [ConversationPayload.groupID("team")])
-        #expect(list.items.first?.conversationType == .group && list.items.first?.conversationWith.group?.guid == "team")
+        #expect(
+            list.items.first?.conversationType == .group && list.items.first?.conversationWith.group?.guid == "team")
 
-        let again = try await server.request("POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "team", name: "x"))
+        let again = try await server.request(
+            "POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "team", name: "x"))
         #expect(again.status == 409 && again.error?.code == .conflict)
-        let noPassword = try await server.request("POST", Endpoints.groups, token: alice,
-                                                  json: CreateGroupRequest(guid: "locked", name: "x", type: .password))
+        let noPassword = try await server.request(
+            "POST", Endpoints.groups, token: alice,
+            json: CreateGroupRequest(guid: "locked", name: "x", type: .password))
         #expect(noPassword.status == 422)
-        let strayPassword = try await server.request("POST", Endpoints.groups, token: alice,
-                                                     json: CreateGroupRequest(guid: "open", name: "x", password: "pw"))
+        let strayPassword = try await server.request(
+            "POST", Endpoints.groups, token: alice,
+            json: CreateGroupRequest(guid: "open", name: "x", password: "pw"))
         #expect(strayPassword.status == 422)
-        let badGuid = try await server.request("POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "a~b", name: "x"))
+        let badGuid = try await server.request(
+            "POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "a~b", name: "x"))
         #expect(badGuid.status == 422)
     }
 
@@ -36,10 +42,14 @@ import WebSocket
         try await server.group("secret", .private, by: owner)
 
         let join = { (guid: String, password: String?) in
-            try await server.request("POST", "\(Endpoints.groups)/\(guid)/join", token: bob, json: JoinGroupRequest(password: password))
+            try await server.request(
+                "POST", "\(Endpoints.groups)/\(guid)/join", token: bob, json: JoinGroupRequest(password: password))
         }
-        #expect(try await server.request("GET", "\(Endpoints.conversations)/\(ConversationPayload.groupID("secret"))/messages",
-                                         token: bob).status == 404, "a private group's conversation is as invisible as the group")
+        #expect(
+            try await server.request(
+                "GET", "\(Endpoints.conversations)/\(ConversationPayload.groupID("secret"))/messages",
+                token: bob
+            ).status == 404, "a private group's conversation is as invisible as the group")
         #expect(try await join("open", nil).status == 201)
         #expect(try await join("open", nil).status == 200, "joining again changes nothing")
         #expect(try await join("locked", nil).status == 403)
@@ -60,9 +70,16 @@ import WebSocket
 
         // A new password locks out nobody already in, and applies to the next joiner.
         let carol = try await server.user("carol")
-        _ = try await server.request("PATCH", "\(Endpoints.groups)/locked", token: owner, json: EditGroupRequest(password: "new"))
-        #expect(try await server.request("POST", "\(Endpoints.groups)/locked/join", token: carol, json: JoinGroupRequest(password: "s3cret")).status == 403)
-        #expect(try await server.request("POST", "\(Endpoints.groups)/locked/join", token: carol, json: JoinGroupRequest(password: "new")).status == 201)
+        _ = try await server.request(
+            "PATCH", "\(Endpoints.groups)/locked", token: owner, json: EditGroupRequest(password: "new"))
+        #expect(
+            try await server.request(
+                "POST", "\(Endpoints.groups)/locked/join", token: carol, json: JoinGroupRequest(password: "s3cret")
+            ).status == 403)
+        #expect(
+            try await server.request(
+                "POST", "\(Endpoints.groups)/locked/join", token: carol, json: JoinGroupRequest(password: "new")
+            ).status == 201)
     }
 
     @Test func everyMembershipChangeAddsAnActionMessage() async throws {
@@ -74,23 +91,32 @@ import WebSocket
         try await server.group("g", by: owner)
         _ = try await server.request("POST", "\(Endpoints.groups)/g/join", token: bob)
         try await server.addMember("carol", to: "g", by: owner)
-        _ = try await server.request("PATCH", "\(Endpoints.groups)/g/members/carol", token: owner, json: ChangeScopeRequest(scope: .moderator))
+        _ = try await server.request(
+            "PATCH", "\(Endpoints.groups)/g/members/carol", token: owner, json: ChangeScopeRequest(scope: .moderator))
         try await server.addMember("dave", to: "g", by: owner)
         _ = try await server.request("DELETE", "\(Endpoints.groups)/g/members/dave", token: carol)
         _ = try await server.request("PUT", "\(Endpoints.groups)/g/bans/dave", token: carol)
         _ = try await server.request("DELETE", "\(Endpoints.groups)/g/bans/dave", token: carol)
-        _ = try await server.request("POST", "\(Endpoints.groups)/g/owner", token: owner, json: TransferOwnershipRequest(uid: "bob"))
+        _ = try await server.request(
+            "POST", "\(Endpoints.groups)/g/owner", token: owner, json: TransferOwnershipRequest(uid: "bob"))
         _ = try await server.request("POST", "\(Endpoints.groups)/g/leave", token: owner)
 
         let messages = try await server.groupMessages("g", token: bob).decode([MessagePayload].self)
         let actions = messages.compactMap(\.action)
         #expect(messages.allSatisfy { $0.category == .action && $0.type == "groupMember" && $0.receiverType == .group })
-        #expect(actions.map(\.action) == [.joined, .added, .scopeChanged, .added, .kicked, .banned, .unbanned, .ownershipTransferred, .left])
+        #expect(
+            actions.map(\.action) == [
+                .joined, .added, .scopeChanged, .added, .kicked, .banned, .unbanned, .ownershipTransferred, .left
+            ])
         #expect(actions.map(\.actor) == ["bob", "owner", "owner", "owner", "carol", "carol", "carol", "owner", "owner"])
         #expect(actions.map(\.target) == ["bob", "carol", "carol", "dave", "dave", "dave", "dave", "bob", "owner"])
         #expect(actions[2].oldScope == .participant && actions[2].newScope == .moderator)
-        #expect(messages.map(\.text) == ["bob joined", "owner added carol", "owner made carol moderator", "owner added dave",
-                                         "carol kicked dave", "carol banned dave", "carol unbanned dave", "owner made bob the owner", "owner left"])
+        #expect(
+            messages.map(\.text) == [
+                "bob joined", "owner added carol", "owner made carol moderator", "owner added dave",
+                "carol kicked dave", "carol banned dave", "carol unbanned dave", "owner made bob the owner",
+                "owner left"
+            ])
 
         let group = try await server.request("GET", "\(Endpoints.groups)/g", token: bob).decode(GroupPayload.self)
         #expect(group.owner == "bob" && group.scope == .owner && group.membersCount == 2)
@@ -98,7 +124,10 @@ import WebSocket
         // Action messages are chatd's: nobody edits or deletes them, nobody sends them.
         let action = messages[0]
         #expect(try await server.request("DELETE", "\(Endpoints.messages)/\(action.id)", token: bob).status == 409)
-        #expect(try await server.request("PATCH", "\(Endpoints.messages)/\(action.id)", token: bob, json: EditMessageRequest(text: "x")).status == 409)
+        #expect(
+            try await server.request(
+                "PATCH", "\(Endpoints.messages)/\(action.id)", token: bob, json: EditMessageRequest(text: "x")
+            ).status == 409)
     }
 
     @Test func aRemovedOrBannedMemberLosesReadAccessAtOnce() async throws {
@@ -126,21 +155,27 @@ import WebSocket
         #expect(try await server.request("GET", "\(Endpoints.messages)/\(early.id)", token: bob).status == 403)
         #expect(try await server.request("GET", "\(Endpoints.groups)/g/members", token: bob).status == 403)
         #expect(try await server.sendToGroup("let me in", from: bob, to: "g").status == 403)
-        let conversations = try await server.request("GET", Endpoints.conversations, token: bob).decode(Page<ConversationPayload>.self)
+        let conversations = try await server.request("GET", Endpoints.conversations, token: bob).decode(
+            Page<ConversationPayload>.self)
         #expect(!conversations.items.map(\.conversationId).contains(ConversationPayload.groupID("g")))
-        #expect(try await server.request("POST", "\(Endpoints.messages)/\(early.id)/reactions", token: bob,
-                                         json: AddReactionRequest(reaction: "👍")).status == 403)
+        #expect(
+            try await server.request(
+                "POST", "\(Endpoints.messages)/\(early.id)/reactions", token: bob,
+                json: AddReactionRequest(reaction: "👍")
+            ).status == 403)
 
         // A banned member is out the same way, and stays out until unbanned.
         #expect(try await server.request("PUT", "\(Endpoints.groups)/g/bans/carol", token: owner).status == 200)
         let banned = try await server.sendToGroup("hello?", from: carol, to: "g")
         #expect(banned.status == 403 && banned.error?.code == .banned)
         #expect(try await server.groupMessages("g", token: carol).error?.code == .banned)
-        #expect(try await server.request("GET", "\(Endpoints.messages)/\(early.id)", token: carol).error?.code == .banned)
+        #expect(
+            try await server.request("GET", "\(Endpoints.messages)/\(early.id)", token: carol).error?.code == .banned)
         let rejoin = try await server.request("POST", "\(Endpoints.groups)/g/join", token: carol)
         #expect(rejoin.status == 403 && rejoin.error?.code == .banned)
         #expect(try await server.addMember("carol", to: "g", by: owner) == 409)
-        let bans = try await server.request("GET", "\(Endpoints.groups)/g/bans", token: owner).decode(Page<GroupBanPayload>.self)
+        let bans = try await server.request("GET", "\(Endpoints.groups)/g/bans", token: owner).decode(
+            Page<GroupBanPayload>.self)
         #expect(bans.items.map(\.user.uid) == ["carol"] && bans.items.first?.bannedBy == "owner")
         _ = try await server.request("DELETE", "\(Endpoints.groups)/g/bans/carol", token: owner)
         #expect(try await server.request("POST", "\(Endpoints.groups)/g/join", token: carol).status == 201)
@@ -152,7 +187,8 @@ import WebSocket
         let daveHead = try await server.request("GET", Endpoints.changes, token: dave).decode(ChangelogPage.self).cursor
         #expect(try await server.request("PUT", "\(Endpoints.groups)/g/bans/dave", token: owner).status == 200)
         #expect(try await server.request("DELETE", "\(Endpoints.groups)/g/bans/dave", token: owner).status == 204)
-        let daveChanges = try await server.request("GET", "\(Endpoints.changes)?cursor=\(daveHead)", token: dave).decode(ChangelogPage.self)
+        let daveChanges = try await server.request("GET", "\(Endpoints.changes)?cursor=\(daveHead)", token: dave)
+            .decode(ChangelogPage.self)
         #expect(daveChanges.changes.isEmpty)
     }
 
@@ -164,17 +200,28 @@ import WebSocket
         try await server.addMember("bob", to: "g", by: owner)
         #expect(try await server.request("DELETE", "\(Endpoints.groups)/g", token: bob).status == 403)
         let head = try await server.request("GET", Endpoints.changes, token: bob).decode(ChangelogPage.self).cursor
-        #expect(try await server.request("PATCH", "\(Endpoints.groups)/g", token: owner,
-                                         json: EditGroupRequest(name: "Renamed", tags: ["x"])).status == 200)
+        #expect(
+            try await server.request(
+                "PATCH", "\(Endpoints.groups)/g", token: owner,
+                json: EditGroupRequest(name: "Renamed", tags: ["x"])
+            ).status == 200)
         #expect(try await server.request("DELETE", "\(Endpoints.groups)/g", token: owner).status == 204)
-        let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=\(head)", token: bob).decode(ChangelogPage.self).changes
+        let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=\(head)", token: bob).decode(
+            ChangelogPage.self
+        ).changes
         #expect(changes.map(\.kind) == [.groupUpdated, .groupDeleted])
-        #expect(changes.first?.group?.name == "Renamed" && changes.first?.group?.tags == ["x"] && changes.last?.group?.guid == "g")
+        #expect(
+            changes.first?.group?.name == "Renamed" && changes.first?.group?.tags == ["x"]
+                && changes.last?.group?.guid == "g")
         #expect(try await server.request("GET", "\(Endpoints.groups)/g", token: owner).status == 404)
         #expect(try await server.groupMessages("g", token: bob).status == 404)
-        let conversations = try await server.request("GET", Endpoints.conversations, token: owner).decode(Page<ConversationPayload>.self)
+        let conversations = try await server.request("GET", Endpoints.conversations, token: owner).decode(
+            Page<ConversationPayload>.self)
         #expect(conversations.items.isEmpty)
-        #expect(try await server.request("POST", Endpoints.groups, token: owner, json: CreateGroupRequest(guid: "g", name: "again")).status == 409)
+        #expect(
+            try await server.request(
+                "POST", Endpoints.groups, token: owner, json: CreateGroupRequest(guid: "g", name: "again")
+            ).status == 409)
     }
 
     @Test func moderatorsDeleteOthersMessagesParticipantsDoNot() async throws {
@@ -187,23 +234,40 @@ import WebSocket
         try await server.addMember("mod", to: "g", scope: .moderator, by: owner)
         try await server.addMember("bob", to: "g", by: owner)
         try await server.addMember("carol", to: "g", by: owner)
-        let ownerMessage = try await server.sendToGroup("from the owner", from: owner, to: "g").decode(MessagePayload.self)
+        let ownerMessage = try await server.sendToGroup("from the owner", from: owner, to: "g").decode(
+            MessagePayload.self)
         let bobMessage = try await server.sendToGroup("from bob", from: bob, to: "g").decode(MessagePayload.self)
 
-        #expect(try await server.request("DELETE", "\(Endpoints.messages)/\(bobMessage.id)", token: carol).status == 403)
+        #expect(
+            try await server.request("DELETE", "\(Endpoints.messages)/\(bobMessage.id)", token: carol).status == 403)
         let deleted = try await server.request("DELETE", "\(Endpoints.messages)/\(bobMessage.id)", token: moderator)
         let deletedMessage = try deleted.decode(MessagePayload.self)
         #expect(deleted.status == 200 && deletedMessage.deletedAt != nil)
-        #expect(try await server.request("DELETE", "\(Endpoints.messages)/\(ownerMessage.id)", token: moderator).status == 200)
+        #expect(
+            try await server.request("DELETE", "\(Endpoints.messages)/\(ownerMessage.id)", token: moderator).status
+                == 200)
         // Moving someone else's call needs a moderator too.
-        let call = try await server.request("POST", Endpoints.messages, token: bob,
-                                            json: SendMessageRequest(muid: "call", receiver: "g", receiverType: .group, category: .call, type: "audio"))
-            .decode(MessagePayload.self)
-        #expect(try await server.request("PATCH", "\(Endpoints.messages)/\(call.id)", token: carol, json: EditMessageRequest(callStatus: .ongoing)).status == 403)
-        #expect(try await server.request("PATCH", "\(Endpoints.messages)/\(call.id)", token: moderator, json: EditMessageRequest(callStatus: .ongoing)).status == 200)
+        let call = try await server.request(
+            "POST", Endpoints.messages, token: bob,
+            json: SendMessageRequest(muid: "call", receiver: "g", receiverType: .group, category: .call, type: "audio")
+        )
+        .decode(MessagePayload.self)
+        #expect(
+            try await server.request(
+                "PATCH", "\(Endpoints.messages)/\(call.id)", token: carol,
+                json: EditMessageRequest(callStatus: .ongoing)
+            ).status == 403)
+        #expect(
+            try await server.request(
+                "PATCH", "\(Endpoints.messages)/\(call.id)", token: moderator,
+                json: EditMessageRequest(callStatus: .ongoing)
+            ).status == 200)
         // Editing stays with the sender.
-        #expect(try await server.request("PATCH", "\(Endpoints.messages)/\(ownerMessage.id)", token: moderator,
-                                         json: EditMessageRequest(text: "x")).status == 403)
+        #expect(
+            try await server.request(
+                "PATCH", "\(Endpoints.messages)/\(ownerMessage.id)", token: moderator,
+                json: EditMessageRequest(text: "x")
+            ).status == 403)
     }
 
     @Test func groupMessagesReachMembersAndThreadsAndMentionsWork() async throws {
@@ -214,23 +278,35 @@ import WebSocket
         try await server.group("g", by: owner)
         try await server.addMember("bob", to: "g", by: owner)
         let head = try await server.request("GET", Endpoints.changes, token: bob).decode(ChangelogPage.self).cursor
-        let parent = try await server.sendToGroup("hi <@uid:bob> and <@uid:outsider>", from: owner, to: "g").decode(MessagePayload.self)
-        #expect(parent.receiverType == .group && parent.receiver == "g" && parent.conversationId == ConversationPayload.groupID("g"))
-        let reply = try await server.request("POST", Endpoints.messages, token: bob,
-                                             json: SendMessageRequest(muid: "r1", receiver: "g", receiverType: .group, text: "yes",
-                                                                      parentMessageId: parent.id))
+        let parent = try await server.sendToGroup("hi <@uid:bob> and <@uid:outsider>", from: owner, to: "g").decode(
+            MessagePayload.self)
+        #expect(
+            parent.receiverType == .group && parent.receiver == "g"
+                && parent.conversationId == ConversationPayload.groupID("g"))
+        let reply = try await server.request(
+            "POST", Endpoints.messages, token: bob,
+            json: SendMessageRequest(
+                muid: "r1", receiver: "g", receiverType: .group, text: "yes",
+                parentMessageId: parent.id))
         #expect(reply.status == 201)
-        let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=\(head)", token: bob).decode(ChangelogPage.self).changes
+        let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=\(head)", token: bob).decode(
+            ChangelogPage.self
+        ).changes
         #expect(changes.map(\.kind) == [.messageCreated, .notificationCreated, .messageCreated, .messageUpdated])
         #expect(changes[3].message?.replyCount == 1)
-        let outsiderFeed = try await server.request("GET", Endpoints.notifications, token: outsider).decode([FeedItemPayload].self)
+        let outsiderFeed = try await server.request("GET", Endpoints.notifications, token: outsider).decode(
+            [FeedItemPayload].self)
         #expect(outsiderFeed.isEmpty, "mentioning a non-member notifies nobody")
         // Bob read the owner's message by replying; the owner has bob's reply unread.
-        let conversation = try await server.request("GET", "\(Endpoints.conversations)/\(ConversationPayload.groupID("g"))", token: owner)
-            .decode(ConversationPayload.self)
+        let conversation = try await server.request(
+            "GET", "\(Endpoints.conversations)/\(ConversationPayload.groupID("g"))", token: owner
+        )
+        .decode(ConversationPayload.self)
         #expect(conversation.unreadMessageCount == 1 && conversation.lastMessage?.text == "yes")
-        let bobs = try await server.request("GET", "\(Endpoints.conversations)/\(ConversationPayload.groupID("g"))", token: bob)
-            .decode(ConversationPayload.self)
+        let bobs = try await server.request(
+            "GET", "\(Endpoints.conversations)/\(ConversationPayload.groupID("g"))", token: bob
+        )
+        .decode(ConversationPayload.self)
         #expect(bobs.unreadMessageCount == 0)
         #expect(conversation.peerReadMessageId == nil)
     }
@@ -246,8 +322,13 @@ import WebSocket
         let (bobSocket, _) = try server.realtime(bob)
         let (carolSocket, _) = try server.realtime(carol)
         func typing(_ receiver: String, _ type: ReceiverType) throws -> String {
-            String(decoding: try JSONEncoder().encode(RealtimeEnvelope(type: .typing, typing: TypingPayload(receiver: receiver, receiverType: type,
-                                                                                                          isTyping: true))), as: UTF8.self)
+            String(
+                decoding: try JSONEncoder().encode(
+                    RealtimeEnvelope(
+                        type: .typing,
+                        typing: TypingPayload(
+                            receiver: receiver, receiverType: type,
+                            isTyping: true))), as: UTF8.self)
         }
         // Carol is no member: her group typing is dropped, and her direct typing to bob
         // (the same socket, so processed after it) is the first thing bob sees.

@@ -8,7 +8,8 @@ import WebSocket
 @Suite(.serialized, .timeLimit(.minutes(2))) struct HostileInputTests {
     /// A send whose custom data is `depth` nested arrays, padded to about `size` bytes.
     static func nestedBody(depth: Int, size: Int) -> Data {
-        let head = #"{"muid":"deep","receiver":"bob","receiverType":"user","category":"custom","type":"x","customData":"#
+        let head =
+            #"{"muid":"deep","receiver":"bob","receiverType":"user","category":"custom","type":"x","customData":"#
         let nest = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
         let padding = max(0, (size - head.utf8.count - nest.utf8.count - 20) / 2)
         return Data((head + "[" + nest + String(repeating: ",0", count: padding) + "]}").utf8)
@@ -32,7 +33,8 @@ import WebSocket
         let refused = try await server.request("POST", Endpoints.messages, token: alice, body: body)
         #expect(String(decoding: refused.body, as: UTF8.self).contains("nests deeper than 33 levels"))
         // Nesting within the limit still reads (and custom data at the field's limit is stored).
-        let allowed = try await server.request("POST", Endpoints.messages, token: alice, body: Self.nestedBody(depth: 31, size: 4_096))
+        let allowed = try await server.request(
+            "POST", Endpoints.messages, token: alice, body: Self.nestedBody(depth: 31, size: 4_096))
         #expect(allowed.status == 201, "\(String(decoding: allowed.body, as: UTF8.self))")
     }
 
@@ -46,11 +48,13 @@ import WebSocket
         let (listener, _) = try server.realtime(bob)
         let deep = String(repeating: "[", count: 400) + String(repeating: "]", count: 400)
         let padding = String(repeating: " ", count: 60_000)
-        try attacker.send(text: #"{"type":"typing","typing":{"receiver":"bob","isTyping":true,"x":"# + deep + padding + "}}")
+        try attacker.send(
+            text: #"{"type":"typing","typing":{"receiver":"bob","isTyping":true,"x":"# + deep + padding + "}}")
         #expect(try Self.closing(attacker) == .close(.unsupportedData, "expected a typing envelope"))
         // A frame that is not a typing frame (a change, say) is refused the same way.
         let (second, _) = try server.realtime(alice)
-        try second.send(text: #"{"type":"change","change":{"seq":1,"kind":"message.created","conversationId":"a","at":1}}"#)
+        try second.send(
+            text: #"{"type":"change","change":{"seq":1,"kind":"message.created","conversationId":"a","at":1}}"#)
         #expect(try Self.closing(second) == .close(.unsupportedData, "expected a typing envelope"))
         // Bob's socket still hears alice typing from a well-behaved socket.
         let (typist, _) = try server.realtime(alice)
@@ -72,7 +76,8 @@ import WebSocket
 extension HostileInputTests {
     /// chatd's resident memory (`VmRSS`), or its high-water mark (`VmHWM`), in KiB.
     static func residentKilobytes(_ server: LiveServer, _ field: String = "VmRSS") -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let status =
+            (try? String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
@@ -93,7 +98,9 @@ extension HostileInputTests {
             return path + "&categories=\(categories)&types=\(types)&hideReplies=\(combination / 2_500 % 2 == 0)"
                 + "&hideDeleted=\(combination / 5_000 % 2 == 0)"
         }
-        for combination in 0..<100 { #expect(try await server.request("GET", query(combination), token: alice).status == 200) }
+        for combination in 0..<100 {
+            #expect(try await server.request("GET", query(combination), token: alice).status == 200)
+        }
         let start = Self.residentKilobytes(server)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
@@ -120,7 +127,8 @@ extension HostileInputTests {
     /// database 0644. chatd makes them private on every start, old deployments included.
     @Test(.enabled(if: LiveServer.onSQLite)) func theDataDirectoryAndTheDatabaseArePrivate() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let database = directory.appendingPathComponent("chatd.sqlite").path
         let first = try LiveServer(dataDirectory: directory)
         _ = try await first.user("alice")
@@ -145,12 +153,18 @@ extension HostileInputTests {
         _ = try await server.user("bob")
         func send(_ url: String) async throws -> Int {
             let attachment = Attachment(url: url, name: "a.png", size: 1, mimeType: "image/png", extension: "png")
-            return try await server.request("POST", Endpoints.messages, token: alice,
-                                            json: SendMessageRequest(muid: UUID().uuidString, receiver: "bob", type: "image",
-                                                                     attachment: attachment)).status
+            return try await server.request(
+                "POST", Endpoints.messages, token: alice,
+                json: SendMessageRequest(
+                    muid: UUID().uuidString, receiver: "bob", type: "image",
+                    attachment: attachment)
+            ).status
         }
-        for hostile in ["file:///etc/passwd", "FILE:///etc/passwd", "javascript:alert(1)", "http://169.254.169.254/latest/meta-data",
-                        "/v1/media/../../etc/passwd", "/v1/media/ABC", "//evil.example/x.png", "https://"] {
+        for hostile in [
+            "file:///etc/passwd", "FILE:///etc/passwd", "javascript:alert(1)",
+            "http://169.254.169.254/latest/meta-data",
+            "/v1/media/../../etc/passwd", "/v1/media/ABC", "//evil.example/x.png", "https://"
+        ] {
             #expect(try await send(hostile) == 422, "\(hostile)")
         }
         #expect(try await send("/v1/media/" + String(repeating: "0f", count: 32)) == 422, "no such upload")
@@ -168,8 +182,9 @@ extension HostileInputTests {
         let bob = try await server.user("bob")
         /// Another socket for alice, before its hello (which a refused one never gets).
         func connect() throws -> WebSocketClient {
-            try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
-                                        headers: ["Authorization": "Bearer \(alice)"])
+            try WebSocketClient.connect(
+                to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
+                headers: ["Authorization": "Bearer \(alice)"])
         }
         var held: [WebSocketClient] = []
         for _ in 0..<3 { held.append(try server.realtime(alice).socket) }
@@ -207,7 +222,9 @@ extension HostileInputTests {
     @Test func halfSentRequestHeadsCannotHoldEveryConnection() async throws {
         let server = try LiveServer(arguments: ["--max-connections", "40", "--header-timeout", "1"])
         let alice = try await server.user("alice")
-        let slow = try (0..<150).map { _ in try Self.halfOpen(server.port, sending: "GET /v1/health HTTP/1.1\r\nHost: x\r\n") }
+        let slow = try (0..<150).map { _ in
+            try Self.halfOpen(server.port, sending: "GET /v1/health HTTP/1.1\r\nHost: x\r\n")
+        }
         defer { for fd in slow { Socket.close(fd) } }
         #expect(try await server.request("GET", Endpoints.me, token: alice).status == 200, "a new client is served")
         // The oldest were cut to make room; the rest go once their head takes too long: each
@@ -261,8 +278,10 @@ extension HostileInputTests {
         _ = try await server.user("bob")
         try await server.send("a/b and %2F", from: alice, to: "bob")
         func found(_ query: String) async throws -> Int {
-            try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages?searchKeyword=\(query)", token: alice)
-                .decode([MessagePayload].self).count
+            try await server.request(
+                "GET", "\(Endpoints.conversations)/alice~bob/messages?searchKeyword=\(query)", token: alice
+            )
+            .decode([MessagePayload].self).count
         }
         #expect(try await found("a%2Fb") == 1, "%2F in a query value is a /")
         #expect(try await found("%252F") == 1, "%252F is the text %2F")
@@ -276,13 +295,17 @@ extension HostileInputTests {
         _ = try await server.user("bob")
         let body = try JSONEncoder().encode(SendMessageRequest(muid: "m", receiver: "bob", text: "hi"))
         for type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
-            let reply = try await server.request("POST", Endpoints.messages, token: alice, body: body, headers: ["Content-Type": type])
+            let reply = try await server.request(
+                "POST", Endpoints.messages, token: alice, body: body, headers: ["Content-Type": type])
             #expect(reply.status == 415 && reply.error?.code == .unsupportedMediaType, "\(type)")
         }
-        #expect(try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: alice).status == 404,
-                "nothing was sent")
-        let sent = try await server.request("POST", Endpoints.messages, token: alice, body: body,
-                                            headers: ["Content-Type": "application/json; charset=utf-8"])
+        #expect(
+            try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: alice).status
+                == 404,
+            "nothing was sent")
+        let sent = try await server.request(
+            "POST", Endpoints.messages, token: alice, body: body,
+            headers: ["Content-Type": "application/json; charset=utf-8"])
         #expect(sent.status == 201)
     }
 }

@@ -1,10 +1,11 @@
 import ChatProtocol
 import ChatServer
 import Foundation
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
 
 /// An HTTP answer from chatd.
 struct Reply {
@@ -14,7 +15,8 @@ struct Reply {
 
     func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
         do { return try JSONDecoder().decode(type, from: body) } catch {
-            throw LiveServer.Failure("cannot decode \(T.self) from \(status) \(String(decoding: body, as: UTF8.self)): \(error)")
+            throw LiveServer.Failure(
+                "cannot decode \(T.self) from \(status) \(String(decoding: body, as: UTF8.self)): \(error)")
         }
     }
 
@@ -41,7 +43,9 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
     let session: URLSession
 
     /// `postgres://user@host:port` of the server the suite uses; nil: SQLite.
-    static let postgres: String? = ProcessInfo.processInfo.environment["CHATD_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    static let postgres: String? = ProcessInfo.processInfo.environment["CHATD_TEST_POSTGRES"].flatMap {
+        $0.isEmpty ? nil : $0
+    }
     /// Tests of SQLite's own files and migrations run only on that engine.
     static var onSQLite: Bool { postgres == nil }
 
@@ -50,7 +54,9 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
     static func storeArguments(_ directory: URL) throws -> [String] {
         guard let postgres else { return ["--data", directory.path] }
         let file = directory.appendingPathComponent("test-database-url")
-        if let url = try? String(contentsOf: file, encoding: .utf8) { return ["--data", directory.path, "--database", url] }
+        if let url = try? String(contentsOf: file, encoding: .utf8) {
+            return ["--data", directory.path, "--database", url]
+        }
         let url = try freshDatabase(on: postgres)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try url.write(to: file, atomically: true, encoding: .utf8)
@@ -85,13 +91,16 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
 
     /// `sqlite`: on embedded SQLite whatever the suite's engine (the source of an export).
     init(arguments: [String] = [], dataDirectory: URL? = nil, sqlite: Bool = false) throws {
-        self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
+        self.dataDirectory =
+            dataDirectory
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("chatd-test-\(UUID().uuidString)")
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw Failure("build chatd first (swift build): \(Self.binary.path) is missing")
         }
         process.executableURL = Self.binary
-        process.arguments = (sqlite ? ["--data", self.dataDirectory.path] : try Self.storeArguments(self.dataDirectory))
+        process.arguments =
+            (sqlite ? ["--data", self.dataDirectory.path] : try Self.storeArguments(self.dataDirectory))
             + ["--port", "0", "--admin-key", Self.adminKey, "--test-clock", "--stop-on-stdin-eof"] + arguments
         process.standardOutput = output
         process.standardInput = lifeline  // closed when the test process dies: chatd then stops
@@ -103,7 +112,8 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
             seen += String(decoding: chunk, as: UTF8.self)
         }
         guard let range = seen.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-              let port = Int(seen[range].split(separator: ":").last ?? "") else {
+            let port = Int(seen[range].split(separator: ":").last ?? "")
+        else {
             throw Failure("no port in chatd's output: \(seen)")
         }
         self.port = port
@@ -137,8 +147,10 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    func request(_ method: String, _ path: String, token: String? = nil, admin: Bool = false,
-                 body: Data? = nil, headers: [String: String] = [:]) async throws -> Reply {
+    func request(
+        _ method: String, _ path: String, token: String? = nil, admin: Bool = false,
+        body: Data? = nil, headers: [String: String] = [:]
+    ) async throws -> Reply {
         var request = URLRequest(url: URL(string: baseURL + path)!)
         request.httpMethod = method
         request.httpBody = body
@@ -149,33 +161,44 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
         let (data, response) = try await session.data(for: request)
         let http = response as! HTTPURLResponse
         var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = String(describing: value) }
+        for (name, value) in http.allHeaderFields {
+            fields[String(describing: name).lowercased()] = String(describing: value)
+        }
         return Reply(status: http.statusCode, body: data, headers: fields)
     }
 
-    func request(_ method: String, _ path: String, token: String? = nil, admin: Bool = false,
-                 json: some Encodable) async throws -> Reply {
+    func request(
+        _ method: String, _ path: String, token: String? = nil, admin: Bool = false,
+        json: some Encodable
+    ) async throws -> Reply {
         try await request(method, path, token: token, admin: admin, body: try JSONEncoder().encode(json))
     }
 
     /// Creates a user and returns a fresh token for them.
     func user(_ uid: String, name: String? = nil) async throws -> String {
-        let created = try await request("POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: uid, name: name))
-        guard created.status == 201 else { throw Failure("create \(uid): \(created.status) \(String(decoding: created.body, as: UTF8.self))") }
+        let created = try await request(
+            "POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: uid, name: name))
+        guard created.status == 201 else {
+            throw Failure("create \(uid): \(created.status) \(String(decoding: created.body, as: UTF8.self))")
+        }
         return try await token(uid)
     }
 
     func token(_ uid: String, ttlSeconds: Int64? = nil) async throws -> String {
-        let reply = try await request("POST", "\(Endpoints.adminUsers)/\(uid)/tokens", admin: true,
-                                      json: CreateTokenRequest(ttlSeconds: ttlSeconds))
+        let reply = try await request(
+            "POST", "\(Endpoints.adminUsers)/\(uid)/tokens", admin: true,
+            json: CreateTokenRequest(ttlSeconds: ttlSeconds))
         return try reply.decode(TokenResponse.self).authToken
     }
 
     /// Sends a text message and returns the stored message.
     @discardableResult
-    func send(_ text: String, from token: String, to receiver: String, muid: String = UUID().uuidString) async throws -> MessagePayload {
-        let reply = try await request("POST", Endpoints.messages, token: token,
-                                      json: SendMessageRequest(muid: muid, receiver: receiver, text: text))
+    func send(
+        _ text: String, from token: String, to receiver: String, muid: String = UUID().uuidString
+    ) async throws -> MessagePayload {
+        let reply = try await request(
+            "POST", Endpoints.messages, token: token,
+            json: SendMessageRequest(muid: muid, receiver: receiver, text: text))
         guard reply.status == 201 || reply.status == 200 else {
             throw Failure("send: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
         }
@@ -183,10 +206,15 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
     }
 
     /// Uploads `bytes` as `token`'s media and returns the attachment to send.
-    func upload(_ bytes: Data, by token: String, contentType: String = "image/png", name: String = "file") async throws -> ChatProtocol.Attachment {
-        let reply = try await request("POST", Endpoints.media + "?name=" + name, token: token, body: bytes,
-                                      headers: ["Content-Type": contentType])
-        guard reply.status == 201 else { throw Failure("upload: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))") }
+    func upload(
+        _ bytes: Data, by token: String, contentType: String = "image/png", name: String = "file"
+    ) async throws -> ChatProtocol.Attachment {
+        let reply = try await request(
+            "POST", Endpoints.media + "?name=" + name, token: token, body: bytes,
+            headers: ["Content-Type": contentType])
+        guard reply.status == 201 else {
+            throw Failure("upload: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        }
         return try reply.decode()
     }
 

@@ -1,8 +1,9 @@
 import ChatProtocol
-@testable import ChatServer
 import Foundation
 import SQLiteKit
 import Testing
+
+@testable import ChatServer
 
 @Suite struct MediaTests {
     @Test func anUploadAnswersAnAttachmentThatAnotherUserCanFetchAndSend() async throws {
@@ -10,15 +11,17 @@ import Testing
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let bytes = Data((0..<70_000).map { UInt8($0 % 251) })
-        let upload = try await server.request("POST", Endpoints.media + "?name=photo.jpg", token: alice, body: bytes,
-                                              headers: ["Content-Type": "image/jpeg"])
+        let upload = try await server.request(
+            "POST", Endpoints.media + "?name=photo.jpg", token: alice, body: bytes,
+            headers: ["Content-Type": "image/jpeg"])
         #expect(upload.status == 201)
         let attachment = try upload.decode(Attachment.self)
         #expect(attachment.name == "photo.jpg" && attachment.extension == "jpg" && attachment.mimeType == "image/jpeg")
         #expect(attachment.size == Int64(bytes.count) && attachment.url.hasPrefix(Endpoints.media + "/"))
 
-        let message = try await server.request("POST", Endpoints.messages, token: alice,
-                                               json: SendMessageRequest(muid: "m1", receiver: "bob", type: "image", attachment: attachment))
+        let message = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(muid: "m1", receiver: "bob", type: "image", attachment: attachment))
         #expect(message.status == 201)
         let fetched = try await server.request("GET", attachment.url, token: bob)
         #expect(fetched.status == 200 && fetched.body == bytes)
@@ -34,10 +37,13 @@ import Testing
         let png = try await server.upload(bytes, by: alice)
         let html = try await server.upload(bytes, by: mallory, contentType: "text/html")
         #expect(png.url != html.url && png.name == "file")
-        let stored = try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory.appendingPathComponent("media").path)
+        let stored = try FileManager.default.contentsOfDirectory(
+            atPath: server.dataDirectory.appendingPathComponent("media").path)
         #expect(stored.count == 1)
         let fetched = try await server.request("GET", png.url, token: alice)
-        #expect(fetched.status == 200 && fetched.headers["content-type"] == "image/png", "the first upload's type no longer wins")
+        #expect(
+            fetched.status == 200 && fetched.headers["content-type"] == "image/png",
+            "the first upload's type no longer wins")
         #expect(fetched.headers["x-content-type-options"] == "nosniff")
         #expect(fetched.headers["content-security-policy"]?.contains("sandbox") == true)
         #expect(try await server.request("GET", html.url, token: mallory).headers["content-type"] == "text/html")
@@ -50,13 +56,20 @@ import Testing
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let carol = try await server.user("carol")
-        func upload(_ text: String) async throws -> ChatProtocol.Attachment { try await server.upload(Data(text.utf8), by: alice) }
+        func upload(_ text: String) async throws -> ChatProtocol.Attachment {
+            try await server.upload(Data(text.utf8), by: alice)
+        }
         func status(_ attachment: ChatProtocol.Attachment, _ token: String) async throws -> Int {
             try await server.request("GET", attachment.url, token: token).status
         }
-        func send(_ attachment: ChatProtocol.Attachment, from token: String, to receiver: String, _ type: ReceiverType = .user) async throws -> Reply {
-            try await server.request("POST", Endpoints.messages, token: token, json: SendMessageRequest(
-                muid: UUID().uuidString, receiver: receiver, receiverType: type, type: "image", attachment: attachment))
+        func send(
+            _ attachment: ChatProtocol.Attachment, from token: String, to receiver: String, _ type: ReceiverType = .user
+        ) async throws -> Reply {
+            try await server.request(
+                "POST", Endpoints.messages, token: token,
+                json: SendMessageRequest(
+                    muid: UUID().uuidString, receiver: receiver, receiverType: type, type: "image",
+                    attachment: attachment))
         }
         let direct = try await upload("direct")
         #expect(try await status(direct, alice) == 200)
@@ -96,14 +109,21 @@ import Testing
         let server = try LiveServer(arguments: ["--test-clock", "--media-grace", "3600"])
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
-        func upload(_ text: String) async throws -> ChatProtocol.Attachment { try await server.upload(Data(text.utf8), by: alice) }
+        func upload(_ text: String) async throws -> ChatProtocol.Attachment {
+            try await server.upload(Data(text.utf8), by: alice)
+        }
         let orphan = try await upload("never sent")
         let named = try await upload("sent")
         let deleted = try await upload("sent, then deleted")
-        _ = try await server.request("POST", Endpoints.messages, token: alice, json: SendMessageRequest(
-            muid: "m1", receiver: "bob", type: "file", attachment: named))
-        let message = try await server.request("POST", Endpoints.messages, token: alice, json: SendMessageRequest(
-            muid: "m2", receiver: "bob", type: "file", attachment: deleted)).decode(MessagePayload.self)
+        _ = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(
+                muid: "m1", receiver: "bob", type: "file", attachment: named))
+        let message = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(
+                muid: "m2", receiver: "bob", type: "file", attachment: deleted)
+        ).decode(MessagePayload.self)
         _ = try await server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: alice)
         let mediaDirectory = server.dataDirectory.appendingPathComponent("media").path
         #expect(try FileManager.default.contentsOfDirectory(atPath: mediaDirectory).count == 3)
@@ -117,7 +137,9 @@ import Testing
         #expect(try await server.request("GET", deleted.url, token: alice).status == 404)
         #expect(try await server.request("GET", named.url, token: alice).status == 200)
         #expect(try await server.request("GET", latest.url, token: alice).status == 200)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: mediaDirectory).count == 3, "sent, a later one, sweeps again")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: mediaDirectory).count == 3,
+            "sent, a later one, sweeps again")
         #expect(try await server.request("GET", orphan.url, token: alice).status == 404)
     }
 
@@ -127,14 +149,18 @@ import Testing
         let server = try LiveServer()
         let alice = try await server.user("alice")
         let bytes = Data((0..<50_000).map { UInt8($0 % 253) })
-        let attachment = try await server.request("POST", Endpoints.media, token: alice, body: bytes).decode(Attachment.self)
+        let attachment = try await server.request("POST", Endpoints.media, token: alice, body: bytes).decode(
+            Attachment.self)
         server.stop()
         let media = server.dataDirectory.appendingPathComponent("media")
-        let file = media.appendingPathComponent(try #require(try FileManager.default.contentsOfDirectory(atPath: media.path).first))
+        let file = media.appendingPathComponent(
+            try #require(try FileManager.default.contentsOfDirectory(atPath: media.path).first))
         try bytes.prefix(10_000).write(to: file)  // torn
         let restarted = try LiveServer(dataDirectory: server.dataDirectory)
         let alice2 = try await restarted.token("alice")
-        #expect(try await restarted.request("GET", attachment.url, token: alice2).status == 404, "the torn bytes are never served")
+        #expect(
+            try await restarted.request("GET", attachment.url, token: alice2).status == 404,
+            "the torn bytes are never served")
         _ = try await restarted.request("POST", Endpoints.media, token: alice2, body: bytes).decode(Attachment.self)
         let fetched = try await restarted.request("GET", attachment.url, token: alice2)
         #expect(fetched.status == 200 && fetched.body == bytes)
@@ -148,11 +174,15 @@ import Testing
         #expect(empty.status == 422 && empty.error?.code == .validationFailed)
         let tooLarge = try await server.request("POST", Endpoints.media, token: alice, body: Data(count: 4096))
         #expect(tooLarge.status == 413 && tooLarge.error?.code == .payloadTooLarge)
-        let slash = try await server.request("POST", Endpoints.media + "?name=a%2Fb", token: alice, body: Data("x".utf8))
+        let slash = try await server.request(
+            "POST", Endpoints.media + "?name=a%2Fb", token: alice, body: Data("x".utf8))
         #expect(slash.status == 400)
-        let badType = try await server.request("POST", Endpoints.media, token: alice, body: Data("x".utf8), headers: ["Content-Type": "nonsense"])
+        let badType = try await server.request(
+            "POST", Endpoints.media, token: alice, body: Data("x".utf8), headers: ["Content-Type": "nonsense"])
         #expect(badType.status == 400)
-        #expect(try await server.request("GET", Endpoints.media + "/" + String(repeating: "a", count: 64), token: alice).status == 404)
+        #expect(
+            try await server.request("GET", Endpoints.media + "/" + String(repeating: "a", count: 64), token: alice)
+                .status == 404)
         #expect(try await server.request("GET", Endpoints.media + "/..%2Fchatd.sqlite", token: alice).status == 400)
         // Exactly at the limit is accepted.
         let ok = try await server.request("POST", Endpoints.media, token: alice, body: Data(count: 2048))
@@ -161,22 +191,27 @@ import Testing
 
     /// Media messages sent before uploads had owners keep working: their `/v1/media/<sha-256>`
     /// url becomes an upload of the message's sender, served to the conversation's readers.
-    @Test(.enabled(if: LiveServer.onSQLite)) func mediaSentBeforeUploadsHadOwnersStaysReadableByItsConversation() async throws {
+    @Test(.enabled(if: LiveServer.onSQLite)) func mediaSentBeforeUploadsHadOwnersStaysReadableByItsConversation()
+        async throws
+    {
         let server = try LiveServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         _ = try await server.user("carol")
         let bytes = Data("an old photo".utf8)
         let attachment = try await server.upload(bytes, by: alice)
-        _ = try await server.request("POST", Endpoints.messages, token: alice, json: SendMessageRequest(
-            muid: "old", receiver: "bob", type: "image", attachment: attachment))
+        _ = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(
+                muid: "old", receiver: "bob", type: "image", attachment: attachment))
         server.stop()
         // As schema 10 kept it: the url named the file's hash, and there were no upload rows.
         let file = MediaStore.sha256Hex(Array(bytes))
         var old = attachment
         old.url = Endpoints.media + "/" + file
         let db = try Connection(path: server.dataDirectory.appendingPathComponent("chatd.sqlite").path)
-        try db.run("UPDATE messages SET attachment = ?", [String(decoding: try JSONEncoder().encode(old), as: UTF8.self)])
+        try db.run(
+            "UPDATE messages SET attachment = ?", [String(decoding: try JSONEncoder().encode(old), as: UTF8.self)])
         try OldSchema.rewind(db, to: 10)
         try db.close()
         let restarted = try LiveServer(dataDirectory: server.dataDirectory)

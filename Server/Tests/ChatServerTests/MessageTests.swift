@@ -7,8 +7,9 @@ import Testing
         let server = try LiveServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
-        let reply = try await server.request("POST", Endpoints.messages, token: alice,
-                                             json: SendMessageRequest(muid: "m-1", receiver: "bob", text: "hello"))
+        let reply = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(muid: "m-1", receiver: "bob", text: "hello"))
         #expect(reply.status == 201)
         let message = try reply.decode(MessagePayload.self)
         #expect(message.sender == "alice" && message.receiver == "bob" && message.text == "hello")
@@ -21,14 +22,18 @@ import Testing
         let server = try LiveServer(arguments: ["--allow-https-media"])
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
-        let attachment = Attachment(url: "https://files.example/cat.png", name: "cat.png", size: 1234, mimeType: "image/png", extension: "png")
-        let media = try await server.request("POST", Endpoints.messages, token: alice,
-                                             json: SendMessageRequest(muid: "m1", receiver: "bob", type: "image", attachment: attachment))
+        let attachment = Attachment(
+            url: "https://files.example/cat.png", name: "cat.png", size: 1234, mimeType: "image/png", extension: "png")
+        let media = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(muid: "m1", receiver: "bob", type: "image", attachment: attachment))
         #expect(media.status == 201)
         #expect(try media.decode(MessagePayload.self).attachment == attachment)
-        let custom = try await server.request("POST", Endpoints.messages, token: alice,
-                                              json: SendMessageRequest(muid: "m2", receiver: "bob", category: .custom, type: "location",
-                                                                       customData: .object(["lat": .number(1.5)])))
+        let custom = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(
+                muid: "m2", receiver: "bob", category: .custom, type: "location",
+                customData: .object(["lat": .number(1.5)])))
         #expect(try custom.decode(MessagePayload.self).customData == .object(["lat": .number(1.5)]))
     }
 
@@ -43,18 +48,21 @@ import Testing
             (SendMessageRequest(muid: "", receiver: "bob", text: "x"), "muid"),
             (SendMessageRequest(muid: "d", receiver: "alice", text: "x"), "yourself"),
             (SendMessageRequest(muid: "e", receiver: "bob", type: "sticker", text: "x"), "type"),
-            (SendMessageRequest(muid: "f", receiver: "bob", category: .action, type: "x"), "created by chatd"),
+            (SendMessageRequest(muid: "f", receiver: "bob", category: .action, type: "x"), "created by chatd")
         ]
         for (request, reason) in cases {
             let reply = try await server.request("POST", Endpoints.messages, token: alice, json: request)
             #expect(reply.status == 422, "\(request)")
-            #expect(reply.error?.message.contains(reason) == true, "\(reply.error?.message ?? "") should mention \(reason)")
+            #expect(
+                reply.error?.message.contains(reason) == true, "\(reply.error?.message ?? "") should mention \(reason)")
         }
-        let noGroup = try await server.request("POST", Endpoints.messages, token: alice,
-                                               json: SendMessageRequest(muid: "g", receiver: "bob", receiverType: .group, text: "x"))
+        let noGroup = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(muid: "g", receiver: "bob", receiverType: .group, text: "x"))
         #expect(noGroup.status == 404 && noGroup.error?.message.contains("no group bob") == true)
-        let unknown = try await server.request("POST", Endpoints.messages, token: alice,
-                                               json: SendMessageRequest(muid: "h", receiver: "ghost", text: "x"))
+        let unknown = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(muid: "h", receiver: "ghost", text: "x"))
         #expect(unknown.status == 404)
     }
 
@@ -70,8 +78,9 @@ import Testing
         #expect(first.status == 201 && second.status == 200)
         #expect(try first.decode(MessagePayload.self) == second.decode(MessagePayload.self))
         // Another sender may use the same muid.
-        let fromBob = try await server.request("POST", Endpoints.messages, token: bob,
-                                               json: SendMessageRequest(muid: "once", receiver: "alice", text: "mine"))
+        let fromBob = try await server.request(
+            "POST", Endpoints.messages, token: bob,
+            json: SendMessageRequest(muid: "once", receiver: "alice", text: "mine"))
         #expect(fromBob.status == 201)
     }
 
@@ -81,7 +90,9 @@ import Testing
         _ = try await server.user("bob")
         let request = SendMessageRequest(muid: "storm", receiver: "bob", text: "only once")
         let replies = try await withThrowingTaskGroup(of: Reply.self) { group in
-            for _ in 0..<24 { group.addTask { try await server.request("POST", Endpoints.messages, token: alice, json: request) } }
+            for _ in 0..<24 {
+                group.addTask { try await server.request("POST", Endpoints.messages, token: alice, json: request) }
+            }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(replies.filter { $0.status == 201 }.count == 1)
@@ -98,13 +109,16 @@ import Testing
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let message = try await server.send("draft", from: alice, to: "bob")
-        let edited = try await server.request("PATCH", "\(Endpoints.messages)/\(message.id)", token: alice,
-                                              json: EditMessageRequest(text: "final"))
+        let edited = try await server.request(
+            "PATCH", "\(Endpoints.messages)/\(message.id)", token: alice,
+            json: EditMessageRequest(text: "final"))
         let after = try edited.decode(MessagePayload.self)
         #expect(after.text == "final" && after.editedAt != nil && after.updatedAt >= message.updatedAt)
-        let byBob = try await server.request("PATCH", "\(Endpoints.messages)/\(message.id)", token: bob, json: EditMessageRequest(text: "x"))
+        let byBob = try await server.request(
+            "PATCH", "\(Endpoints.messages)/\(message.id)", token: bob, json: EditMessageRequest(text: "x"))
         #expect(byBob.status == 403)
-        let empty = try await server.request("PATCH", "\(Endpoints.messages)/\(message.id)", token: alice, json: EditMessageRequest())
+        let empty = try await server.request(
+            "PATCH", "\(Endpoints.messages)/\(message.id)", token: alice, json: EditMessageRequest())
         #expect(empty.status == 422)
     }
 
@@ -114,14 +128,18 @@ import Testing
         let bob = try await server.user("bob")
         let message = try await server.send("secret", from: alice, to: "bob")
         #expect(try await server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: bob).status == 403)
-        let deleted = try await server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: alice).decode(MessagePayload.self)
+        let deleted = try await server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: alice).decode(
+            MessagePayload.self)
         #expect(deleted.deletedAt != nil && deleted.text == nil && deleted.id == message.id)
-        let again = try await server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: alice).decode(MessagePayload.self)
+        let again = try await server.request("DELETE", "\(Endpoints.messages)/\(message.id)", token: alice).decode(
+            MessagePayload.self)
         #expect(again == deleted)
-        let edit = try await server.request("PATCH", "\(Endpoints.messages)/\(message.id)", token: alice, json: EditMessageRequest(text: "x"))
+        let edit = try await server.request(
+            "PATCH", "\(Endpoints.messages)/\(message.id)", token: alice, json: EditMessageRequest(text: "x"))
         #expect(edit.status == 409)
         // Bob still sees the tombstone.
-        let seen = try await server.request("GET", "\(Endpoints.messages)/\(message.id)", token: bob).decode(MessagePayload.self)
+        let seen = try await server.request("GET", "\(Endpoints.messages)/\(message.id)", token: bob).decode(
+            MessagePayload.self)
         #expect(seen.deletedAt == deleted.deletedAt)
     }
 

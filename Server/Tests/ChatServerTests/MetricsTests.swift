@@ -1,7 +1,8 @@
 import ChatProtocol
-@testable import ChatServer
 import Foundation
 import Testing
+
+@testable import ChatServer
 
 /// `GET /metrics`: what a Prometheus server scraping a node reads.
 struct MetricsTests {
@@ -9,7 +10,9 @@ struct MetricsTests {
     static func series(_ text: String) -> [String: Double] {
         var values: [String: Double] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+                continue
+            }
             values[String(line[..<space])] = value
         }
         return values
@@ -20,20 +23,25 @@ struct MetricsTests {
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         for index in 0..<3 { try await server.send("m\(index)", from: alice, to: "bob") }
-        let mine = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages?limit=5", token: alice)
+        let mine = try await server.request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages?limit=5", token: alice)
         #expect(mine.status == 200)
         #expect(try await server.request("GET", "/v1/nowhere/at/all").status == 404)
 
         let scraped = try await server.request("GET", "/metrics", admin: true)
-        #expect(scraped.status == 200 && scraped.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect(
+            scraped.status == 200 && scraped.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
         let text = String(decoding: scraped.body, as: UTF8.self)
         let values = Self.series(text)
         #expect(values[#"chatd_http_requests_total{method="POST",route="/v1/messages",status="201"}"#] == 3)
-        #expect(values[#"chatd_http_requests_total{method="GET",route="/v1/conversations/{id}/messages",status="200"}"#] == 1,
-                "one series per route pattern, not per conversation")
+        #expect(
+            values[#"chatd_http_requests_total{method="GET",route="/v1/conversations/{id}/messages",status="200"}"#]
+                == 1,
+            "one series per route pattern, not per conversation")
         #expect(values[#"chatd_http_requests_total{method="GET",route="unmatched",status="404"}"#] == 1)
         #expect(values[#"chatd_http_request_duration_seconds_count{method="POST",route="/v1/messages"}"#] == 3)
-        #expect(values[#"chatd_http_request_duration_seconds_bucket{method="POST",route="/v1/messages",le="+Inf"}"#] == 3)
+        #expect(
+            values[#"chatd_http_request_duration_seconds_bucket{method="POST",route="/v1/messages",le="+Inf"}"#] == 3)
         #expect(values[#"chatd_changes_committed_total{kind="message.created"}"#] == 3, "sends")
         #expect(values["chatd_realtime_sockets"] == 0)
         #expect(text.contains("# TYPE chatd_http_request_duration_seconds histogram"))
@@ -56,8 +64,11 @@ struct MetricsTests {
     @Test func histogramBucketsAreCumulative() {
         var histogram = Metrics.Histogram(bounds: [0.01, 0.1])
         for seconds in [0.005, 0.05, 0.07, 3] { histogram.observe(seconds) }
-        #expect(histogram.lines("h", labels: "") == [#"h_bucket{le="0.01"} 1"#, #"h_bucket{le="0.1"} 3"#,
-                                                      #"h_bucket{le="+Inf"} 4"#, "h_sum 3.125", "h_count 4"])
+        #expect(
+            histogram.lines("h", labels: "") == [
+                #"h_bucket{le="0.01"} 1"#, #"h_bucket{le="0.1"} 3"#,
+                #"h_bucket{le="+Inf"} 4"#, "h_sum 3.125", "h_count 4"
+            ])
         #expect(Metrics.escape("a\"b\\c\nd") == #"a\"b\\c\nd"#)
     }
 }

@@ -25,11 +25,13 @@ enum OldSchema {
             let update = try db.prepare("UPDATE changes SET payload = ? WHERE id = ?")
             for row in try db.query("SELECT id, payload FROM changes") {
                 let id: Int64 = try row.get(0)
-                var change = try JSONDecoder().decode(ChangePayload.self, from: Data((try row.get(1) as String + #","seq":0}"#).utf8))
+                var change = try JSONDecoder().decode(
+                    ChangePayload.self, from: Data((try row.get(1) as String + #","seq":0}"#).utf8))
                 change.seq = id
                 try update.run([String(decoding: try JSONEncoder().encode(change), as: UTF8.self), id])
             }
-            try db.execute("""
+            try db.execute(
+                """
                 ALTER TABLE changes RENAME COLUMN id TO seq;
                 CREATE TABLE old_inbox(uid TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(uid, seq)) WITHOUT ROWID;
                 INSERT INTO old_inbox(uid, seq) SELECT uid, change FROM inbox;

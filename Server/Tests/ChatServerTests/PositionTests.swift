@@ -1,9 +1,10 @@
-@testable import ChatServer
 import ChatProtocol
 import Foundation
 import SQLiteKit
 import Synchronization
 import Testing
+
+@testable import ChatServer
 
 /// Per-user positions under concurrent writers on PostgreSQL, driven in-process: a reader
 /// never passes a change that commits late, and positions stay gapless however writers
@@ -22,8 +23,10 @@ import Testing
 
     /// One change for `audience` in `conversation`; `beforeCommit` runs inside the
     /// transaction after it was recorded.
-    func change(for audience: [String], in conversation: String = "test",
-                beforeCommit: (any SQLDatabase) throws -> Void = { _ in }) throws {
+    func change(
+        for audience: [String], in conversation: String = "test",
+        beforeCommit: (any SQLDatabase) throws -> Void = { _ in }
+    ) throws {
         try store.write { db, changes in
             try store.record(db, .notificationCreated, conversationId: conversation, audience: audience, into: &changes)
             try beforeCommit(db)
@@ -37,7 +40,8 @@ import Testing
     /// is taken by then (column defaults come before BEFORE triggers), its position is not.
     @Test func aReaderNeverPassesAChangeThatCommitsLate() throws {
         let naive = try PostgresConnection(url: url)
-        try naive.execute("""
+        try naive.execute(
+            """
             CREATE FUNCTION hold_late() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
                 IF NEW.conversation_id = 'late' THEN PERFORM pg_advisory_xact_lock_shared(7); END IF;
@@ -48,15 +52,23 @@ import Testing
             """)
         let late = Self.thread { [self] in try change(for: ["ben"], in: "late") }
         let deadline = Date().addingTimeInterval(30)
-        while try naive.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", as: Int64.self) == 0 {
-            guard Date() < deadline else { Issue.record("the late change never reached its trigger"); return }
+        while try naive.scalar(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", as: Int64.self) == 0
+        {
+            guard Date() < deadline else {
+                Issue.record("the late change never reached its trigger")
+                return
+            }
         }
         try change(for: ["ben"])
 
         func naiveRead(after id: Int64) throws -> [Int64] {
-            try naive.query("SELECT change FROM inbox WHERE uid = 'ben' AND change > ? ORDER BY change", [id]).map { try $0.get(0) }
+            try naive.query("SELECT change FROM inbox WHERE uid = 'ben' AND change > ? ORDER BY change", [id]).map {
+                try $0.get(0)
+            }
         }
-        let start = try store.changes(for: "ben", cursor: ChangelogCursor.encode(epoch: store.epoch, position: 0), limit: 100)
+        let start = try store.changes(
+            for: "ben", cursor: ChangelogCursor.encode(epoch: store.epoch, position: 0), limit: 100)
         #expect(start.payloads.count == 1)
         let naiveSeen = try naiveRead(after: 0)
         #expect(naiveSeen.count == 1)
@@ -65,7 +77,8 @@ import Testing
         try late.join()
         let next = try store.changes(for: "ben", cursor: start.cursor, limit: 100)
         #expect(next.payloads.count == 1, "the late change has the next position")
-        #expect(try naiveRead(after: naiveSeen.last!).isEmpty, "the naive reader moved past the late change and lost it")
+        #expect(
+            try naiveRead(after: naiveSeen.last!).isEmpty, "the naive reader moved past the late change and lost it")
         #expect(try naive.scalar("SELECT count(*) FROM inbox WHERE uid = 'ben'") == 2 as Int64)
     }
 
@@ -75,17 +88,21 @@ import Testing
     /// failed (deadlocks and serialization failures are retried whole). Writers and the tail
     /// are threads of their own: they block on the database, which tasks must not.
     @Test func concurrentWritersKeepEveryUsersPositionsGapless() throws {
-        let writers = 8, changesPerWriter = 40
+        let writers = 8
+        let changesPerWriter = 40
         let done = Atomic(false)
         let seen = Shared<[String: [Int64]]>([:])
         let tail = Self.thread { [self] in
-            var cursors = Dictionary(uniqueKeysWithValues: Self.uids.map { ($0, ChangelogCursor.encode(epoch: store.epoch, position: 0)) })
+            var cursors = Dictionary(
+                uniqueKeysWithValues: Self.uids.map { ($0, ChangelogCursor.encode(epoch: store.epoch, position: 0)) })
             var finalPass = false
             while !finalPass {
                 finalPass = done.load(ordering: .acquiring)
                 for uid in Self.uids {
                     let page = try store.changes(for: uid, cursor: cursors[uid], limit: 50)
-                    let positions = try page.payloads.map { try JSONDecoder().decode(ChangePayload.self, from: Data($0.utf8)).seq }
+                    let positions = try page.payloads.map {
+                        try JSONDecoder().decode(ChangePayload.self, from: Data($0.utf8)).seq
+                    }
                     seen.withLock { $0[uid, default: []] += positions }
                     cursors[uid] = page.cursor
                 }
@@ -97,7 +114,9 @@ import Testing
                 for _ in 0..<changesPerWriter {
                     let audience = Self.uids.filter { _ in random.next() % 2 == 0 }.shuffled(using: &random)
                     let pause = Double(random.next() % 3) / 1000
-                    try change(for: audience.isEmpty ? ["ann"] : audience) { db in try db.run("SELECT pg_sleep(?)", [pause]) }
+                    try change(for: audience.isEmpty ? ["ann"] : audience) { db in
+                        try db.run("SELECT pg_sleep(?)", [pause])
+                    }
                 }
             }
         }
@@ -109,7 +128,9 @@ import Testing
         var total: Int64 = 0
         for uid in Self.uids {
             let head: Int64 = try db.scalar("SELECT pts FROM user_heads WHERE uid = ?", [uid]) ?? 0
-            let positions: [Int64] = try db.query("SELECT pts FROM inbox WHERE uid = ? ORDER BY pts", [uid]).map { try $0.get(0) }
+            let positions: [Int64] = try db.query("SELECT pts FROM inbox WHERE uid = ? ORDER BY pts", [uid]).map {
+                try $0.get(0)
+            }
             #expect(positions == Array(stride(from: 1, through: head, by: 1)), "\(uid)'s positions")
             #expect(seen.withLock { $0[uid] } == positions, "\(uid)'s tail saw each change once, in order")
             total += head

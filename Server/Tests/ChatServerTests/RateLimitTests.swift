@@ -1,7 +1,8 @@
 import ChatProtocol
-@testable import ChatServer
 import Foundation
 import Testing
+
+@testable import ChatServer
 
 /// Per-user limits (issue #14, item 8): what one account can make chatd do per minute, and
 /// how long password guesses take. Time is chatd's test clock: nothing here waits.
@@ -15,16 +16,21 @@ import Testing
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         try await server.send("the burst", from: alice, to: "bob")
-        let refused = try await server.request("POST", Endpoints.messages, token: alice,
-                                               json: SendMessageRequest(muid: "one-too-many", receiver: "bob", text: "refused"))
+        let refused = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(muid: "one-too-many", receiver: "bob", text: "refused"))
         #expect(refused.status == 429 && refused.error?.code == .rateLimited)
         #expect((25...30).contains(Int(refused.headers["retry-after"] ?? "") ?? 0))
-        #expect(try await server.request("GET", "\(Endpoints.conversations)/\(ConversationPayload.directID("alice", "bob"))/messages",
-                                         token: alice).decode([MessagePayload].self).count == 1, "the refused send did nothing")
+        #expect(
+            try await server.request(
+                "GET", "\(Endpoints.conversations)/\(ConversationPayload.directID("alice", "bob"))/messages",
+                token: alice
+            ).decode([MessagePayload].self).count == 1, "the refused send did nothing")
         #expect(try await server.request("GET", Endpoints.me, token: alice).status == 200, "reads are not limited")
         #expect(try await server.send("bob is not limited", from: bob, to: "alice").id > 0)
-        #expect(try await server.request("DELETE", Endpoints.meToken, token: try await server.token("alice")).status == 204,
-                "signing out is never refused")
+        #expect(
+            try await server.request("DELETE", Endpoints.meToken, token: try await server.token("alice")).status == 204,
+            "signing out is never refused")
         try await server.advanceClock(seconds: 30)
         #expect(try await server.send("after the wait", from: alice, to: "bob").id > 0)
     }
@@ -54,7 +60,8 @@ import Testing
         let carol = try await server.user("carol")
         try await server.group("locked", .password, password: "s3cret", by: owner)
         func join(_ token: String, _ password: String) async throws -> Reply {
-            try await server.request("POST", "\(Endpoints.groups)/locked/join", token: token, json: JoinGroupRequest(password: password))
+            try await server.request(
+                "POST", "\(Endpoints.groups)/locked/join", token: token, json: JoinGroupRequest(password: password))
         }
         for _ in 0..<3 { #expect(try await join(bob, "guess").status == 403) }
         for wait: Int64 in [1, 2, 4, 8] {  // each wrong guess after the third waits twice as long
@@ -62,7 +69,9 @@ import Testing
             #expect(try await join(bob, "guess").status == 403)
         }
         let early = try await join(bob, "s3cret")
-        #expect(early.status == 429 && (12...16).contains(Int(early.headers["retry-after"] ?? "") ?? 0), "even the right password waits")
+        #expect(
+            early.status == 429 && (12...16).contains(Int(early.headers["retry-after"] ?? "") ?? 0),
+            "even the right password waits")
         #expect(try await join(carol, "s3cret").status == 201, "other users are not held back")
         try await server.advanceClock(seconds: 16)
         #expect(try await join(bob, "s3cret").status == 201)

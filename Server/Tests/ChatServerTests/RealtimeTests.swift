@@ -6,8 +6,9 @@ import WebSocket
 extension LiveServer {
     /// A realtime socket for `token`, past its hello.
     func realtime(_ token: String) throws -> (socket: WebSocketClient, hello: RealtimeEnvelope) {
-        let socket = try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)\(Endpoints.realtime)")!,
-                                                 headers: ["Authorization": "Bearer \(token)"])
+        let socket = try WebSocketClient.connect(
+            to: URL(string: "ws://127.0.0.1:\(port)\(Endpoints.realtime)")!,
+            headers: ["Authorization": "Bearer \(token)"])
         return (socket, try socket.nextEnvelope())
     }
 }
@@ -48,7 +49,8 @@ extension WebSocketClient {
             group.addTask { try await server.send("not for bob", from: alice, to: "carol") }
             try await group.waitForAll()
         }
-        let page = try await server.request("GET", Endpoints.changes + "?cursor=\(hello.cursor!)", token: bob).decode(ChangelogPage.self)
+        let page = try await server.request("GET", Endpoints.changes + "?cursor=\(hello.cursor!)", token: bob).decode(
+            ChangelogPage.self)
         #expect(page.changes.count == 120)
         var received: [ChangePayload] = []
         var cursors: [String] = []
@@ -63,7 +65,8 @@ extension WebSocketClient {
         #expect(received.map(\.seq) == received.map(\.seq).sorted())
         // Resuming from a live change's cursor replays exactly the changes after it.
         for index in [0, 41, 118, 119] {
-            let rest = try await server.request("GET", Endpoints.changes + "?cursor=\(cursors[index])", token: bob).decode(ChangelogPage.self)
+            let rest = try await server.request("GET", Endpoints.changes + "?cursor=\(cursors[index])", token: bob)
+                .decode(ChangelogPage.self)
             #expect(rest.changes == Array(received[(index + 1)...]), "from change \(index)")
         }
         socket.close()
@@ -75,7 +78,8 @@ extension WebSocketClient {
         let bob = try await server.user("bob")
         let (aliceSocket, _) = try server.realtime(alice)
         let (bobSocket, _) = try server.realtime(bob)
-        let envelope = RealtimeEnvelope(type: .typing, typing: TypingPayload(sender: "mallory", receiver: "bob", isTyping: true))
+        let envelope = RealtimeEnvelope(
+            type: .typing, typing: TypingPayload(sender: "mallory", receiver: "bob", isTyping: true))
         try aliceSocket.send(text: String(decoding: try JSONEncoder().encode(envelope), as: UTF8.self))
         let typing = try bobSocket.nextEnvelope()
         #expect(typing.type == .typing)
@@ -91,11 +95,13 @@ extension WebSocketClient {
         // A token in the url ends up in proxy logs: refused unless chatd is told otherwise.
         let token = try await server.user("alice")
         #expect(throws: ConnectionError.self) {
-            try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)?token=\(token)")!)
+            try WebSocketClient.connect(
+                to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)?token=\(token)")!)
         }
         let lenient = try LiveServer(arguments: ["--allow-query-token"])
         let lenientToken = try await lenient.user("alice")
-        let viaQuery = try WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(lenient.port)\(Endpoints.realtime)?token=\(lenientToken)")!)
+        let viaQuery = try WebSocketClient.connect(
+            to: URL(string: "ws://127.0.0.1:\(lenient.port)\(Endpoints.realtime)?token=\(lenientToken)")!)
         #expect(try viaQuery.nextEnvelope().uid == "alice")
     }
 
@@ -166,7 +172,8 @@ extension WebSocketClient {
         let server = try LiveServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/realtime_client.py")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Python/realtime_client.py")
         let process = Process()
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -190,7 +197,9 @@ extension WebSocketClient {
         #expect(hello.uid == "bob")
         #expect(try readLine() == "ready")
         for index in 0..<3 { try await server.send("py \(index)", from: alice, to: "bob") }
-        let texts = try (0..<3).map { _ in try JSONDecoder().decode(RealtimeEnvelope.self, from: Data(try readLine().utf8)).change?.message?.text }
+        let texts = try (0..<3).map { _ in
+            try JSONDecoder().decode(RealtimeEnvelope.self, from: Data(try readLine().utf8)).change?.message?.text
+        }
         #expect(texts == ["py 0", "py 1", "py 2"])
         #expect(try readLine() == "pong")
         #expect(try readLine() == "closed 1000")
@@ -210,7 +219,10 @@ extension WebSocketClient {
         let other = try await server.token("alice")
         let (revoked, _) = try server.realtime(token)
         let (kept, _) = try server.realtime(other)
-        #expect(try await server.request("POST", "\(Endpoints.adminTokens)/revoke", admin: true, json: RevokeTokenRequest(token: token)).status == 204)
+        #expect(
+            try await server.request(
+                "POST", "\(Endpoints.adminTokens)/revoke", admin: true, json: RevokeTokenRequest(token: token)
+            ).status == 204)
         let (code, reason) = try closeCode(of: revoked)
         #expect(code == .policyViolation && reason == "token revoked")
         _ = try await server.user("bob")
@@ -230,10 +242,12 @@ extension WebSocketClient {
     @Test func aWrongWebSocketVersionIsAnswered426WithTheSupportedVersion() async throws {
         let server = try LiveServer()
         let token = try await server.user("alice")
-        let reply = try await server.request("GET", Endpoints.realtime, token: token, headers: [
-            "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "8",
-            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
-        ])
+        let reply = try await server.request(
+            "GET", Endpoints.realtime, token: token,
+            headers: [
+                "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "8",
+                "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="
+            ])
         #expect(reply.status == 426)
         #expect(reply.headers["sec-websocket-version"] == "13")
     }

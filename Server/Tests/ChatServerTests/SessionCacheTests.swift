@@ -1,5 +1,6 @@
-@testable import ChatServer
 import Testing
+
+@testable import ChatServer
 
 /// What a node remembers of the tokens it checked (`SessionCache`): never past its lifetime,
 /// never after a revocation, nothing while revocations could go unheard.
@@ -21,7 +22,7 @@ import Testing
     @Test func aRevokedTokenIsForgottenAndACheckThatRacedItIsNotKept() {
         cache.remember("h", entry(), readAfter: cache.currentGeneration)
         let before = cache.currentGeneration  // a check reads the database…
-        cache.forget("h")                      // …while the token is revoked
+        cache.forget("h")  // …while the token is revoked
         #expect(cache.entry("h", at: 1_000) == nil)
         cache.remember("h", entry(), readAfter: before)
         #expect(cache.entry("h", at: 1_000) == nil, "what the check read may be the revoked token")

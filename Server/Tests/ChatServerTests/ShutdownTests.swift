@@ -26,9 +26,11 @@ import WebSocket
         let acknowledged = try await withThrowingTaskGroup(of: MessagePayload?.self) { group in
             for index in 0..<60 {
                 group.addTask {
-                    try? await server.request("POST", Endpoints.messages, token: alice,
-                                              json: SendMessageRequest(muid: "s\(index)", receiver: "bob", text: "\(index)"))
-                        .decode(MessagePayload.self)
+                    try? await server.request(
+                        "POST", Endpoints.messages, token: alice,
+                        json: SendMessageRequest(muid: "s\(index)", receiver: "bob", text: "\(index)")
+                    )
+                    .decode(MessagePayload.self)
                 }
             }
             group.addTask {
@@ -39,7 +41,9 @@ import WebSocket
             return try await group.reduce(into: [MessagePayload]()) { if let message = $1 { $0.append(message) } }
         }
         #expect(server.process.terminationStatus == 0)
-        #expect(!FileManager.default.fileExists(atPath: server.dataDirectory.appendingPathComponent("chatd.sqlite-wal").path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: server.dataDirectory.appendingPathComponent("chatd.sqlite-wal").path))
         // The realtime socket was closed with "going away" (or found closed).
         var closeCode: CloseCode?
         while closeCode == nil {
@@ -49,8 +53,9 @@ import WebSocket
 
         guard !acknowledged.isEmpty else { return }
         let restarted = try LiveServer(dataDirectory: server.dataDirectory)
-        let stored = try await restarted.request("GET", "\(Endpoints.conversations)/alice~bob/messages?limit=100",
-                                                 token: try await restarted.token("alice"))
+        let stored = try await restarted.request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages?limit=100",
+            token: try await restarted.token("alice"))
         let ids = Set(try stored.decode([MessagePayload].self).map(\.id))
         #expect(Set(acknowledged.map(\.id)).isSubset(of: ids))
     }
@@ -62,10 +67,13 @@ import WebSocket
         let token = try await server.user("alice")
         let fd = try Socket.connect(host: "127.0.0.1", port: Int(server.port))
         defer { Socket.close(fd) }
-        try Socket.writeAll(fd, Array("""
-            POST \(Endpoints.messages) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\
-            Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"muid":
-            """.utf8))
+        try Socket.writeAll(
+            fd,
+            Array(
+                """
+                POST \(Endpoints.messages) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\
+                Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"muid":
+                """.utf8))
         _ = try await server.request("GET", Endpoints.health)  // the stalled request has been read by now
         let started = Date()
         #expect(server.stop() == 0)

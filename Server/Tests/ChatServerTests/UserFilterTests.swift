@@ -10,7 +10,7 @@ import Testing
             CreateUserRequest(uid: "alice", name: "Alice Liddell", tags: ["vip", "beta"], role: "admin"),
             CreateUserRequest(uid: "bob", name: "Bob Builder", tags: ["beta"], role: "member"),
             CreateUserRequest(uid: "carol", name: "Carol 100%", tags: [], role: "member"),
-            CreateUserRequest(uid: "dave", name: "Dave", tags: ["vip"]),
+            CreateUserRequest(uid: "dave", name: "Dave", tags: ["vip"])
         ]
         for seed in seeds {
             #expect(try await server.request("POST", Endpoints.adminUsers, admin: true, json: seed).status == 201)
@@ -18,7 +18,8 @@ import Testing
         let alice = try await server.token("alice")
         let bob = try await server.token("bob")
         func uids(_ query: String) async throws -> [String] {
-            try await server.request("GET", Endpoints.users + "?" + query, token: alice).decode(Page<UserPayload>.self).items.map(\.uid)
+            try await server.request("GET", Endpoints.users + "?" + query, token: alice).decode(Page<UserPayload>.self)
+                .items.map(\.uid)
         }
         #expect(try await uids("searchKeyword=builder") == ["bob"])
         #expect(try await uids("searchKeyword=CAR") == ["carol"])

@@ -32,9 +32,11 @@ public struct ChatConfig: Sendable {
     /// platforms, else a `FileKeyStore` in `storageDirectory/.keys` (outside every cache).
     public var keyStore: (any KeyStore)?
 
-    public init(appID: String, server: URL, storageDirectory: URL, offline: OfflineConfig = OfflineConfig(),
-                callbackQueue: DispatchQueue = .main, clock: any ChatClock = SystemClock(),
-                logger: any ChatLogger = StandardErrorLogger()) {
+    public init(
+        appID: String, server: URL, storageDirectory: URL, offline: OfflineConfig = OfflineConfig(),
+        callbackQueue: DispatchQueue = .main, clock: any ChatClock = SystemClock(),
+        logger: any ChatLogger = StandardErrorLogger()
+    ) {
         self.appID = appID
         self.server = server
         self.storageDirectory = storageDirectory

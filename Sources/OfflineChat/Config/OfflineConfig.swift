@@ -32,32 +32,51 @@ public struct OfflineConfig: Sendable, Equatable {
     /// The seed's initializer form: `OfflineConfig(enabled: true, encryption: true,
     /// encryptionFailureBehavior: .onlineOnly)`; the limits keep their defaults (set them as
     /// properties, or use `Builder`).
-    public init(enabled: Bool = false, encryption: Bool = false,
-                encryptionFailureBehavior: EncryptionFailureBehavior = .onlineOnly) {
+    public init(
+        enabled: Bool = false, encryption: Bool = false,
+        encryptionFailureBehavior: EncryptionFailureBehavior = .onlineOnly
+    ) {
         self.enabled = enabled
         self.encryption = encryption
         self.encryptionFailureBehavior = encryptionFailureBehavior
     }
 
-    static func clamp(_ value: Int, _ range: ClosedRange<Int>) -> Int { min(max(value, range.lowerBound), range.upperBound) }
+    static func clamp(_ value: Int, _ range: ClosedRange<Int>) -> Int {
+        min(max(value, range.lowerBound), range.upperBound)
+    }
 
     /// The seed's builder shape: `OfflineConfig.Builder().setEnabled(true)…build()`.
     public final class Builder {
         private var config = OfflineConfig()
         public init() {}
-        @discardableResult public func setEnabled(_ value: Bool) -> Builder { config.enabled = value; return self }
-        @discardableResult public func setEncryption(_ value: Bool) -> Builder { config.encryption = value; return self }
+        @discardableResult public func setEnabled(_ value: Bool) -> Builder {
+            config.enabled = value
+            return self
+        }
+        @discardableResult public func setEncryption(_ value: Bool) -> Builder {
+            config.encryption = value
+            return self
+        }
         @discardableResult public func setEncryptionFailureBehavior(_ value: EncryptionFailureBehavior) -> Builder {
             config.encryptionFailureBehavior = value
             return self
         }
-        @discardableResult public func setMaxStorageSize(_ bytes: Int64) -> Builder { config.maxStorageSize = bytes; return self }
-        @discardableResult public func setMaxConversations(_ value: Int) -> Builder { config.maxConversations = value; return self }
+        @discardableResult public func setMaxStorageSize(_ bytes: Int64) -> Builder {
+            config.maxStorageSize = bytes
+            return self
+        }
+        @discardableResult public func setMaxConversations(_ value: Int) -> Builder {
+            config.maxConversations = value
+            return self
+        }
         @discardableResult public func setMaxMessagesPerConversation(_ value: Int) -> Builder {
             config.maxMessagesPerConversation = value
             return self
         }
-        @discardableResult public func setMaxPendingMessages(_ value: Int) -> Builder { config.maxPendingMessages = value; return self }
+        @discardableResult public func setMaxPendingMessages(_ value: Int) -> Builder {
+            config.maxPendingMessages = value
+            return self
+        }
         @discardableResult public func setAutoSendPendingOnReconnect(_ value: Bool) -> Builder {
             config.autoSendPendingOnReconnect = value
             return self

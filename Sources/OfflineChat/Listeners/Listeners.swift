@@ -27,22 +27,22 @@ public protocol MessageListener: AnyObject {
     func onOutboxMessageFailed(_ message: BaseMessage)
 }
 
-public extension MessageListener {
-    func onTextMessageReceived(_ message: TextMessage) {}
-    func onMediaMessageReceived(_ message: MediaMessage) {}
-    func onCustomMessageReceived(_ message: CustomMessage) {}
-    func onActionMessageReceived(_ message: ActionMessage) {}
-    func onCallMessageReceived(_ message: Call) {}
-    func onMessageEdited(_ message: BaseMessage) {}
-    func onMessageDeleted(_ message: BaseMessage) {}
-    func onMessageReactionChanged(_ message: BaseMessage, _ reaction: Reaction, added: Bool) {}
-    func onTypingStarted(_ indicator: TypingIndicator) {}
-    func onTypingEnded(_ indicator: TypingIndicator) {}
-    func onMessagesDelivered(_ receipt: MessageReceipt) {}
-    func onMessagesRead(_ receipt: MessageReceipt) {}
-    func onMessagesSynced(_ messages: [BaseMessage]) {}
-    func onOutboxMessageSent(_ message: BaseMessage) {}
-    func onOutboxMessageFailed(_ message: BaseMessage) {}
+extension MessageListener {
+    public func onTextMessageReceived(_ message: TextMessage) {}
+    public func onMediaMessageReceived(_ message: MediaMessage) {}
+    public func onCustomMessageReceived(_ message: CustomMessage) {}
+    public func onActionMessageReceived(_ message: ActionMessage) {}
+    public func onCallMessageReceived(_ message: Call) {}
+    public func onMessageEdited(_ message: BaseMessage) {}
+    public func onMessageDeleted(_ message: BaseMessage) {}
+    public func onMessageReactionChanged(_ message: BaseMessage, _ reaction: Reaction, added: Bool) {}
+    public func onTypingStarted(_ indicator: TypingIndicator) {}
+    public func onTypingEnded(_ indicator: TypingIndicator) {}
+    public func onMessagesDelivered(_ receipt: MessageReceipt) {}
+    public func onMessagesRead(_ receipt: MessageReceipt) {}
+    public func onMessagesSynced(_ messages: [BaseMessage]) {}
+    public func onOutboxMessageSent(_ message: BaseMessage) {}
+    public func onOutboxMessageFailed(_ message: BaseMessage) {}
 }
 
 /// The realtime connection's state changes.
@@ -52,10 +52,10 @@ public protocol ConnectionListener: AnyObject {
     func onDisconnected()
 }
 
-public extension ConnectionListener {
-    func onConnecting() {}
-    func onConnected() {}
-    func onDisconnected() {}
+extension ConnectionListener {
+    public func onConnecting() {}
+    public func onConnected() {}
+    public func onDisconnected() {}
 }
 
 /// The realtime connection.
@@ -97,12 +97,12 @@ public protocol ConversationListener: AnyObject {
     func onConversationUpdated(_ conversation: Conversation)
 }
 
-public extension ConversationListener {
-    func onSyncServerStart(reInstall: Bool) {}
-    func onSyncServerProgress(_ progress: Int) {}
-    func onSyncServerFinish(reInstall: Bool) {}
-    func onSyncServerFailed(reInstall: Bool) {}
-    func onConversationUpdated(_ conversation: Conversation) {}
+extension ConversationListener {
+    public func onSyncServerStart(reInstall: Bool) {}
+    public func onSyncServerProgress(_ progress: Int) {}
+    public func onSyncServerFinish(reInstall: Bool) {}
+    public func onSyncServerFailed(reInstall: Bool) {}
+    public func onConversationUpdated(_ conversation: Conversation) {}
 }
 
 /// Group membership changes as they happen (each also arrives as an `ActionMessage`).
@@ -117,13 +117,13 @@ public protocol GroupListener: AnyObject {
     func onOwnershipChanged(_ action: ActionMessage)
 }
 
-public extension GroupListener {
-    func onGroupMemberJoined(_ action: ActionMessage) {}
-    func onGroupMemberLeft(_ action: ActionMessage) {}
-    func onMemberAddedToGroup(_ action: ActionMessage) {}
-    func onGroupMemberKicked(_ action: ActionMessage) {}
-    func onGroupMemberBanned(_ action: ActionMessage) {}
-    func onGroupMemberUnbanned(_ action: ActionMessage) {}
-    func onGroupMemberScopeChanged(_ action: ActionMessage) {}
-    func onOwnershipChanged(_ action: ActionMessage) {}
+extension GroupListener {
+    public func onGroupMemberJoined(_ action: ActionMessage) {}
+    public func onGroupMemberLeft(_ action: ActionMessage) {}
+    public func onMemberAddedToGroup(_ action: ActionMessage) {}
+    public func onGroupMemberKicked(_ action: ActionMessage) {}
+    public func onGroupMemberBanned(_ action: ActionMessage) {}
+    public func onGroupMemberUnbanned(_ action: ActionMessage) {}
+    public func onGroupMemberScopeChanged(_ action: ActionMessage) {}
+    public func onOwnershipChanged(_ action: ActionMessage) {}
 }

@@ -76,7 +76,9 @@ public class BaseMessage: @unchecked Sendable, CustomStringConvertible {
 
     public func getFailureReason() -> MessageFailureReason? { failureReason }
 
-    public var description: String { "\(Swift.type(of: self))(id: \(id), \(senderUid) → \(receiverUid), \(category.rawValue)/\(type))" }
+    public var description: String {
+        "\(Swift.type(of: self))(id: \(id), \(senderUid) → \(receiverUid), \(category.rawValue)/\(type))"
+    }
 
     /// The right subclass for a stored or received message.
     static func make(_ payload: MessagePayload, source: MessageSource) -> BaseMessage {
@@ -86,23 +88,28 @@ public class BaseMessage: @unchecked Sendable, CustomStringConvertible {
         let muid = payload.muid ?? MUID.make()
         switch payload.category {
         case .message where payload.type == "text":
-            message = TextMessage(muid: muid, receiverUid: payload.receiver, text: payload.text ?? "", receiverType: payload.receiverType)
+            message = TextMessage(
+                muid: muid, receiverUid: payload.receiver, text: payload.text ?? "", receiverType: payload.receiverType)
         case .message:
-            let media = MediaMessage(muid: muid, receiverUid: payload.receiver, fileurl: "", messageType: payload.type,
-                                     receiverType: payload.receiverType)
+            let media = MediaMessage(
+                muid: muid, receiverUid: payload.receiver, fileurl: "", messageType: payload.type,
+                receiverType: payload.receiverType)
             media.attachment = payload.attachment
             media.caption = payload.text
             message = media
         case .custom:
-            message = CustomMessage(muid: muid, receiverUid: payload.receiver, receiverType: payload.receiverType,
-                                    customData: payload.customData ?? .null, type: payload.type)
+            message = CustomMessage(
+                muid: muid, receiverUid: payload.receiver, receiverType: payload.receiverType,
+                customData: payload.customData ?? .null, type: payload.type)
         case .action:
-            let action = ActionMessage(muid: muid, receiverUid: payload.receiver, receiverType: payload.receiverType, type: payload.type)
+            let action = ActionMessage(
+                muid: muid, receiverUid: payload.receiver, receiverType: payload.receiverType, type: payload.type)
             action.action = payload.action
             action.message = payload.text ?? ""
             message = action
         case .call:
-            message = Call(muid: muid, receiverId: payload.receiver, callType: payload.type, receiverType: payload.receiverType)
+            message = Call(
+                muid: muid, receiverId: payload.receiver, callType: payload.type, receiverType: payload.receiverType)
             (message as! Call).callStatus = payload.callStatus ?? .initiated
         }
         message.fill(from: payload)
@@ -127,11 +134,12 @@ public class BaseMessage: @unchecked Sendable, CustomStringConvertible {
 
     /// The wire and cache shape (id 0 while pending).
     var payload: MessagePayload {
-        var payload = MessagePayload(id: id, muid: muid, conversationId: conversationId, sender: senderUid, receiver: receiverUid,
-                                     receiverType: receiverType, category: category, type: type, text: nil, attachment: nil,
-                                     customData: nil, metadata: metadata, sentAt: sentAt, updatedAt: updatedAt, editedAt: editedAt,
-                                     deletedAt: deletedAt, reactions: reactions.isEmpty ? nil : reactions,
-                                     parentMessageId: parentMessageId, replyCount: replyCount == 0 ? nil : replyCount)
+        var payload = MessagePayload(
+            id: id, muid: muid, conversationId: conversationId, sender: senderUid, receiver: receiverUid,
+            receiverType: receiverType, category: category, type: type, text: nil, attachment: nil,
+            customData: nil, metadata: metadata, sentAt: sentAt, updatedAt: updatedAt, editedAt: editedAt,
+            deletedAt: deletedAt, reactions: reactions.isEmpty ? nil : reactions,
+            parentMessageId: parentMessageId, replyCount: replyCount == 0 ? nil : replyCount)
         addContent(to: &payload)
         return payload
     }
@@ -167,12 +175,15 @@ public final class MediaMessage: BaseMessage, @unchecked Sendable {
     public var localPath: String?
 
     public convenience init(receiverUid: String, fileurl: String, messageType: String, receiverType: ReceiverType) {
-        self.init(muid: MUID.make(), receiverUid: receiverUid, fileurl: fileurl, messageType: messageType, receiverType: receiverType)
+        self.init(
+            muid: MUID.make(), receiverUid: receiverUid, fileurl: fileurl, messageType: messageType,
+            receiverType: receiverType)
     }
 
     init(muid: String, receiverUid: String, fileurl: String, messageType: String, receiverType: ReceiverType) {
         self.fileurl = fileurl
-        super.init(muid: muid, receiverUid: receiverUid, receiverType: receiverType, category: .message, type: messageType)
+        super.init(
+            muid: muid, receiverUid: receiverUid, receiverType: receiverType, category: .message, type: messageType)
     }
 
     override func addContent(to payload: inout MessagePayload) {
@@ -186,7 +197,8 @@ public final class CustomMessage: BaseMessage, @unchecked Sendable {
     public var customData: JSONValue
 
     public convenience init(receiverUid: String, receiverType: ReceiverType, customData: JSONValue, type: String) {
-        self.init(muid: MUID.make(), receiverUid: receiverUid, receiverType: receiverType, customData: customData, type: type)
+        self.init(
+            muid: MUID.make(), receiverUid: receiverUid, receiverType: receiverType, customData: customData, type: type)
     }
 
     init(muid: String, receiverUid: String, receiverType: ReceiverType, customData: JSONValue, type: String) {

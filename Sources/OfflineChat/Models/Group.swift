@@ -37,9 +37,10 @@ public struct Group: AppEntity, Equatable {
     }
 
     var payload: GroupPayload {
-        GroupPayload(guid: guid, name: name, type: groupType, icon: icon, description: groupDescription, metadata: metadata,
-                     tags: tags, owner: owner, membersCount: membersCount, createdAt: createdAt, updatedAt: updatedAt,
-                     hasJoined: hasJoined, scope: scope, joinedAt: joinedAt)
+        GroupPayload(
+            guid: guid, name: name, type: groupType, icon: icon, description: groupDescription, metadata: metadata,
+            tags: tags, owner: owner, membersCount: membersCount, createdAt: createdAt, updatedAt: updatedAt,
+            hasJoined: hasJoined, scope: scope, joinedAt: joinedAt)
     }
 }
 

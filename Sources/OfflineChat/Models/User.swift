@@ -28,9 +28,11 @@ public struct User: AppEntity, Equatable {
 
     public var entityID: String { uid }
 
-    public init(uid: String, name: String, avatar: String? = nil, role: String? = nil, metadata: [String: JSONValue]? = nil,
-                tags: [String] = [], status: UserStatus? = nil, lastActiveAt: Int64? = nil, blockedByMe: Bool = false,
-                hasBlockedMe: Bool = false) {
+    public init(
+        uid: String, name: String, avatar: String? = nil, role: String? = nil, metadata: [String: JSONValue]? = nil,
+        tags: [String] = [], status: UserStatus? = nil, lastActiveAt: Int64? = nil, blockedByMe: Bool = false,
+        hasBlockedMe: Bool = false
+    ) {
         self.uid = uid
         self.name = name
         self.avatar = avatar
@@ -44,14 +46,18 @@ public struct User: AppEntity, Equatable {
     }
 
     init(_ payload: UserPayload) {
-        self.init(uid: payload.uid, name: payload.name, avatar: payload.avatar, role: payload.role, metadata: payload.metadata,
-                  tags: payload.tags, status: payload.status.flatMap(UserStatus.init(rawValue:)), lastActiveAt: payload.lastActiveAt,
-                  blockedByMe: payload.blockedByMe ?? false, hasBlockedMe: payload.hasBlockedMe ?? false)
+        self.init(
+            uid: payload.uid, name: payload.name, avatar: payload.avatar, role: payload.role,
+            metadata: payload.metadata,
+            tags: payload.tags, status: payload.status.flatMap(UserStatus.init(rawValue:)),
+            lastActiveAt: payload.lastActiveAt,
+            blockedByMe: payload.blockedByMe ?? false, hasBlockedMe: payload.hasBlockedMe ?? false)
     }
 
     var payload: UserPayload {
-        var payload = UserPayload(uid: uid, name: name, avatar: avatar, metadata: metadata, tags: tags, role: role,
-                                  lastActiveAt: lastActiveAt)
+        var payload = UserPayload(
+            uid: uid, name: name, avatar: avatar, metadata: metadata, tags: tags, role: role,
+            lastActiveAt: lastActiveAt)
         payload.status = status?.rawValue
         payload.blockedByMe = blockedByMe ? true : nil
         payload.hasBlockedMe = hasBlockedMe ? true : nil

@@ -7,9 +7,11 @@ extension ChatClient {
     /// `onMessageSent` once the server has it. Offline, `onError` with
     /// `ERROR_INTERNET_UNAVAILABLE` means "queued, not failed": `onMessageSent` still follows
     /// after the reconnect. A message that cannot be queued gets `onError` only.
-    public func sendTextMessage(message: TextMessage, onMessagePending: (@Sendable (BaseMessage) -> Void)? = nil,
-                                onMessageSent: @escaping @Sendable (BaseMessage) -> Void,
-                                onError: @escaping @Sendable (ChatException) -> Void) {
+    public func sendTextMessage(
+        message: TextMessage, onMessagePending: (@Sendable (BaseMessage) -> Void)? = nil,
+        onMessageSent: @escaping @Sendable (BaseMessage) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         guard !message.text.isEmpty else {
             config.callbackQueue.async { onError(.invalid("a text message needs text")) }
             return
@@ -19,9 +21,11 @@ extension ChatClient {
 
     /// Sends a custom message (app-defined `type` and `customData`); the same contract as
     /// `sendTextMessage`.
-    public func sendCustomMessage(message: CustomMessage, onMessagePending: (@Sendable (BaseMessage) -> Void)? = nil,
-                                  onMessageSent: @escaping @Sendable (BaseMessage) -> Void,
-                                  onError: @escaping @Sendable (ChatException) -> Void) {
+    public func sendCustomMessage(
+        message: CustomMessage, onMessagePending: (@Sendable (BaseMessage) -> Void)? = nil,
+        onMessageSent: @escaping @Sendable (BaseMessage) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         send(message, onMessagePending: onMessagePending, onMessageSent: onMessageSent, onError: onError)
     }
 
@@ -43,14 +47,21 @@ extension ChatClient {
     /// but a discard, which leaves nothing to retry), together with whatever else is due, in
     /// composed order. `onSuccess` fires when it is sent (the send's own callbacks still fire
     /// too). A message already on the wire is refused.
-    public func retryMessage(localId: Int64, onSuccess: @escaping @Sendable (BaseMessage) -> Void,
-                             onError: @escaping @Sendable (ChatException) -> Void) {
+    public func retryMessage(
+        localId: Int64, onSuccess: @escaping @Sendable (BaseMessage) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         guard let current = session.current, let outbox = current.outbox, let cache = current.cache else {
-            config.callbackQueue.async { onError(ChatException(errorCode: ChatException.offlineDisabled, errorDescription: "there is no outbox")) }
+            config.callbackQueue.async {
+                onError(ChatException(errorCode: ChatException.offlineDisabled, errorDescription: "there is no outbox"))
+            }
             return
         }
-        guard let item = (try? cache.outboxItems())?.first(where: { $0.localId == localId }), item.state != .sending else {
-            config.callbackQueue.async { onError(.invalid("no queued or failed message with local id \(localId) (or it is being sent)")) }
+        guard let item = (try? cache.outboxItems())?.first(where: { $0.localId == localId }), item.state != .sending
+        else {
+            config.callbackQueue.async {
+                onError(.invalid("no queued or failed message with local id \(localId) (or it is being sent)"))
+            }
             return
         }
         outbox.register(localId, Outbox.Callbacks(onSent: onSuccess, onError: onError))
@@ -66,7 +77,8 @@ extension ChatClient {
     /// and every queued one now, whatever its backoff.
     public func retryAllFailedMessages() {
         guard let current = session.current, let outbox = current.outbox, let cache = current.cache,
-              let items = try? cache.outboxItems() else { return }
+            let items = try? cache.outboxItems()
+        else { return }
         for item in items where item.state == .failed && item.failureReason == MessageFailureReason.transient.rawValue {
             try? cache.updateOutbox(item.localId, state: .pending, attempts: 0, nextAttemptAt: config.clock.now())
         }
@@ -82,8 +94,10 @@ extension ChatClient {
 
     /// Queues (or, without offline support, sends) `message`; `media` is a local file to
     /// upload first, whose attachment metadata `message` already carries.
-    func send(_ message: BaseMessage, media: URL? = nil, onMessagePending: (@Sendable (BaseMessage) -> Void)?,
-              onMessageSent: @escaping @Sendable (BaseMessage) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    func send(
+        _ message: BaseMessage, media: URL? = nil, onMessagePending: (@Sendable (BaseMessage) -> Void)?,
+        onMessageSent: @escaping @Sendable (BaseMessage) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         let queue = config.callbackQueue
         guard let current = session.current else {
             queue.async { onError(.notLoggedIn()) }
@@ -91,7 +105,8 @@ extension ChatClient {
         }
         let me = current.user.uid
         message.senderUid = me
-        message.conversationId = message.receiverType == .group
+        message.conversationId =
+            message.receiverType == .group
             ? ConversationPayload.groupID(message.receiverUid) : ConversationPayload.directID(me, message.receiverUid)
         message.sentAt = config.clock.now()
         message.updatedAt = message.sentAt
@@ -106,25 +121,29 @@ extension ChatClient {
             }
         }
         let payload = message.payload
-        let request = SendMessageRequest(muid: message.muid, receiver: message.receiverUid, receiverType: message.receiverType,
-                                         category: message.category, type: message.type, text: payload.text, attachment: payload.attachment,
-                                         customData: payload.customData, metadata: payload.metadata,
-                                         parentMessageId: message.parentMessageId, callStatus: payload.callStatus)
+        let request = SendMessageRequest(
+            muid: message.muid, receiver: message.receiverUid, receiverType: message.receiverType,
+            category: message.category, type: message.type, text: payload.text, attachment: payload.attachment,
+            customData: payload.customData, metadata: payload.metadata,
+            parentMessageId: message.parentMessageId, callStatus: payload.callStatus)
         guard let outbox = current.outbox, let cache = current.cache else {
             // No outbox: a plain request, sent or failed.
-            settle({
-                var body = request
-                if let media, let attachment = body.attachment {
-                    body.attachment = try await current.api.upload(try Outbox.read(media), name: attachment.name, mimeType: attachment.mimeType)
-                }
-                let sent: MessagePayload = try await current.api.send("POST", Endpoints.messages, body: body)
-                return BaseMessage.make(sent, source: .server)
-            }, onSuccess: onMessageSent, onError: onError)
+            settle(
+                {
+                    var body = request
+                    if let media, let attachment = body.attachment {
+                        body.attachment = try await current.api.upload(
+                            try Outbox.read(media), name: attachment.name, mimeType: attachment.mimeType)
+                    }
+                    let sent: MessagePayload = try await current.api.send("POST", Endpoints.messages, body: body)
+                    return BaseMessage.make(sent, source: .server)
+                }, onSuccess: onMessageSent, onError: onError)
             return
         }
         let localId: Int64
         do {
-            localId = try cache.enqueue(request, showing: payload, mediaPath: mediaCopy?.path, maxPending: config.offline.maxPendingMessages)
+            localId = try cache.enqueue(
+                request, showing: payload, mediaPath: mediaCopy?.path, maxPending: config.offline.maxPendingMessages)
         } catch {
             if let mediaCopy { cache.discardQueuedMedia([mediaCopy.path]) }
             queue.async { onError(Self.enqueueError(error)) }
@@ -146,19 +165,26 @@ extension ChatClient {
 
     private static func enqueueError(_ error: any Error) -> ChatException {
         if let full = error as? OutboxFull {
-            return ChatException(errorCode: ChatException.outboxFull,
-                                 errorDescription: "\(full.limit) messages are already waiting to be sent; retry or discard some first")
+            return ChatException(
+                errorCode: ChatException.outboxFull,
+                errorDescription: "\(full.limit) messages are already waiting to be sent; retry or discard some first")
         }
-        return ChatException(errorCode: ChatException.cacheFailure, errorDescription: "the message could not be queued: \(error)")
+        return ChatException(
+            errorCode: ChatException.cacheFailure, errorDescription: "the message could not be queued: \(error)")
     }
 
     private static func mediaCopyError(_ error: any Error, file: URL) -> ChatException {
         if let tooLarge = error as? MediaTooLarge {
-            return ChatException(errorCode: ChatException.offlineMediaTooLarge,
-                                 errorDescription: "\(file.lastPathComponent) has \(tooLarge.size) bytes, more than the cache's whole budget of \(tooLarge.limit)")
+            return ChatException(
+                errorCode: ChatException.offlineMediaTooLarge,
+                errorDescription:
+                    "\(file.lastPathComponent) has \(tooLarge.size) bytes, more than the cache's whole budget of \(tooLarge.limit)"
+            )
         }
-        return ChatException(errorCode: ChatException.offlineMediaCopyFailed,
-                             errorDescription: "\(file.lastPathComponent) could not be copied into the offline cache: \(error.localizedDescription)")
+        return ChatException(
+            errorCode: ChatException.offlineMediaCopyFailed,
+            errorDescription:
+                "\(file.lastPathComponent) could not be copied into the offline cache: \(error.localizedDescription)")
     }
 }
 

@@ -11,26 +11,32 @@ extension ChatClient {
     ///
     /// A message with an `attachment` already hosted elsewhere and an empty `fileurl` is sent
     /// as it is.
-    public func sendMediaMessage(message: MediaMessage, onMessagePending: (@Sendable (BaseMessage) -> Void)? = nil,
-                                 onMessageSent: @escaping @Sendable (BaseMessage) -> Void,
-                                 onError: @escaping @Sendable (ChatException) -> Void) {
+    public func sendMediaMessage(
+        message: MediaMessage, onMessagePending: (@Sendable (BaseMessage) -> Void)? = nil,
+        onMessageSent: @escaping @Sendable (BaseMessage) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         if message.fileurl.isEmpty, message.attachment != nil {
             send(message, onMessagePending: onMessagePending, onMessageSent: onMessageSent, onError: onError)
             return
         }
         guard let file = Self.localFile(message.fileurl) else {
-            config.callbackQueue.async { onError(.invalid("`fileurl` must name a local file, not \"\(message.fileurl)\"")) }
+            config.callbackQueue.async {
+                onError(.invalid("`fileurl` must name a local file, not \"\(message.fileurl)\""))
+            }
             return
         }
         guard let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int64,
-              FileManager.default.isReadableFile(atPath: file.path) else {
+            FileManager.default.isReadableFile(atPath: file.path)
+        else {
             config.callbackQueue.async { onError(.invalid("cannot read the file to send: \(file.path)")) }
             return
         }
         let name = file.lastPathComponent
-        message.attachment = Attachment(url: file.absoluteString, name: name, size: size,
-                                        mimeType: message.attachment?.mimeType ?? MediaType.guess(extension: file.pathExtension),
-                                        extension: file.pathExtension)
+        message.attachment = Attachment(
+            url: file.absoluteString, name: name, size: size,
+            mimeType: message.attachment?.mimeType ?? MediaType.guess(extension: file.pathExtension),
+            extension: file.pathExtension)
         send(message, media: file, onMessagePending: onMessagePending, onMessageSent: onMessageSent, onError: onError)
     }
 

@@ -38,9 +38,11 @@ final class Outbox: Sendable {
         case failed(BaseMessage)
     }
 
-    init(cache: ChatCache, api: APIClient, config: ChatConfig, policy: OutboxPolicy = OutboxPolicy(),
-         isOnline: @escaping @Sendable () -> Bool, liveSince: @escaping @Sendable () -> Int?,
-         report: @escaping @Sendable (Outcome) -> Void = { _ in }) {
+    init(
+        cache: ChatCache, api: APIClient, config: ChatConfig, policy: OutboxPolicy = OutboxPolicy(),
+        isOnline: @escaping @Sendable () -> Bool, liveSince: @escaping @Sendable () -> Int?,
+        report: @escaping @Sendable (Outcome) -> Void = { _ in }
+    ) {
         self.report = report
         self.cache = cache
         self.api = api
@@ -57,14 +59,15 @@ final class Outbox: Sendable {
                 all[localId] = added
                 return
             }
-            all[localId] = Callbacks(onSent: { message in
-                                         earlier.onSent?(message)
-                                         added.onSent?(message)
-                                     },
-                                     onError: { error in
-                                         earlier.onError?(error)
-                                         added.onError?(error)
-                                     })
+            all[localId] = Callbacks(
+                onSent: { message in
+                    earlier.onSent?(message)
+                    added.onSent?(message)
+                },
+                onError: { error in
+                    earlier.onError?(error)
+                    added.onError?(error)
+                })
         }
     }
 
@@ -76,7 +79,10 @@ final class Outbox: Sendable {
     /// waiting on a backoff are resumed by a timer task). Concurrent calls share one flush.
     func flush() async {
         let mustRun = flushState.withLock { state -> Bool in
-            if state.running { state.again = true; return false }
+            if state.running {
+                state.again = true
+                return false
+            }
             state.running = true
             return true
         }
@@ -141,13 +147,16 @@ final class Outbox: Sendable {
     }
 
     private enum SendOutcome {
-        case sent, failedForGood, retryAt(Int64), offline
+        case sent, failedForGood
+        case retryAt(Int64)
+        case offline
         /// The server asked this user to wait until then.
         case throttled(Int64)
     }
 
     private func send(_ item: OutboxItem) async -> SendOutcome {
-        var state = policy.next(.pending(attempts: item.attempts, notBefore: item.nextAttemptAt), .startSend(now: config.clock.now()))
+        var state = policy.next(
+            .pending(attempts: item.attempts, notBefore: item.nextAttemptAt), .startSend(now: config.clock.now()))
         guard case .sending(let attempts) = state else { return .failedForGood }
         // Claimed atomically: an item discarded since the pass read the outbox is not sent.
         guard (try? cache.claimForSend(item.localId, attempts: attempts)) == true else { return .failedForGood }
@@ -158,7 +167,8 @@ final class Outbox: Sendable {
             let message = BaseMessage.make(stored, source: .server)
             message.localMessageId = item.localId
             if let path = item.mediaPath, let name = stored.attachment?.name {
-                (message as? MediaMessage)?.localPath = cache.adoptQueuedMedia(path, messageId: stored.id, name: name)?.path
+                (message as? MediaMessage)?.localPath =
+                    cache.adoptQueuedMedia(path, messageId: stored.id, name: name)?.path
             }
             // Reported sent even when the item was discarded meanwhile: the server has it.
             if let onSent = take(item.localId)?.onSent { config.callbackQueue.async { onSent(message) } }
@@ -172,20 +182,24 @@ final class Outbox: Sendable {
             if error.errorCode == ChatException.internetUnavailable && !isOnline() {
                 // The connection went away: not the message's fault, no attempt used up; the
                 // next settle flushes again.
-                try? cache.updateOutbox(item.localId, state: .pending, attempts: item.attempts, nextAttemptAt: item.nextAttemptAt)
+                try? cache.updateOutbox(
+                    item.localId, state: .pending, attempts: item.attempts, nextAttemptAt: item.nextAttemptAt)
                 return .offline
             }
             let now = config.clock.now()
-            let event: OutboxPolicy.Event = error.retryAfter.map { .throttled(now: now, milliseconds: Int64($0 * 1000)) }
-                ?? (error.isTransient ? .failedTransiently(now: now, unit: Double.random(in: 0..<1)) : .failedPermanently)
+            let event: OutboxPolicy.Event =
+                error.retryAfter.map { .throttled(now: now, milliseconds: Int64($0 * 1000)) }
+                ?? (error.isTransient
+                    ? .failedTransiently(now: now, unit: Double.random(in: 0..<1)) : .failedPermanently)
             state = policy.next(.sending(attempts: attempts), event)
             switch state {
             case .pending(let attempts, let notBefore):
                 try? cache.updateOutbox(item.localId, state: .pending, attempts: attempts, nextAttemptAt: notBefore)
                 return error.retryAfter == nil ? .retryAt(notBefore) : .throttled(notBefore)
             case .failed(let reason):
-                try? cache.updateOutbox(item.localId, state: .failed, attempts: attempts, nextAttemptAt: 0, failureReason: reason.rawValue,
-                                        errorCode: error.errorCode, errorMessage: error.errorDescription)
+                try? cache.updateOutbox(
+                    item.localId, state: .failed, attempts: attempts, nextAttemptAt: 0, failureReason: reason.rawValue,
+                    errorCode: error.errorCode, errorMessage: error.errorDescription)
                 failed(item, reason: reason, error: error)
                 return .failedForGood
             default:
@@ -200,12 +214,14 @@ final class Outbox: Sendable {
     /// answer is kept, so a restart does not upload again; an upload repeated after a crash
     /// stores no second file on chatd, and its unsent upload expires).
     private func uploadingMedia(of item: OutboxItem) async throws -> SendMessageRequest {
-        guard let path = item.mediaPath, let attachment = item.request.attachment, attachment.url.hasPrefix("file:") else {
+        guard let path = item.mediaPath, let attachment = item.request.attachment, attachment.url.hasPrefix("file:")
+        else {
             return item.request
         }
         var request = item.request
-        request.attachment = try await api.upload(try Self.read(URL(fileURLWithPath: path)), name: attachment.name,
-                                                  mimeType: attachment.mimeType)
+        request.attachment = try await api.upload(
+            try Self.read(URL(fileURLWithPath: path)), name: attachment.name,
+            mimeType: attachment.mimeType)
         try? cache.updateOutboxRequest(item.localId, request)
         return request
     }
@@ -213,8 +229,9 @@ final class Outbox: Sendable {
     /// A file to upload; a failure is permanent (`ERROR_OFFLINE_MEDIA_COPY_FAILED`).
     static func read(_ file: URL) throws -> Data {
         do { return try Data(contentsOf: file) } catch {
-            throw ChatException(errorCode: ChatException.offlineMediaCopyFailed,
-                                errorDescription: "the file to send cannot be read: \(file.lastPathComponent)")
+            throw ChatException(
+                errorCode: ChatException.offlineMediaCopyFailed,
+                errorDescription: "the file to send cannot be read: \(file.lastPathComponent)")
         }
     }
 
@@ -262,7 +279,9 @@ final class Outbox: Sendable {
     }
 
     static func discardError(_ localId: Int64) -> ChatException {
-        ChatException(errorCode: ChatException.messageDiscarded, errorDescription: "the queued message \(localId) was discarded before it was sent")
+        ChatException(
+            errorCode: ChatException.messageDiscarded,
+            errorDescription: "the queued message \(localId) was discarded before it was sent")
     }
 }
 
@@ -280,7 +299,9 @@ extension BaseMessage {
         case .failed:
             message.messageStatus = .failed
             message.failureReason = item.failureReason.flatMap(MessageFailureReason.init(rawValue:))
-            message.failureError = item.errorCode.map { ChatException(errorCode: $0, errorDescription: item.errorMessage ?? "") }
+            message.failureError = item.errorCode.map {
+                ChatException(errorCode: $0, errorDescription: item.errorMessage ?? "")
+            }
         }
         return message
     }

@@ -43,7 +43,9 @@ struct OutboxPolicy: Sendable {
             return .sent
         case (.sending(let attempts), .failedTransiently(let now, let unit)):
             guard attempts < maxAttempts else { return .failed(.transient) }
-            return .pending(attempts: attempts, notBefore: now + Backoff.delay(attempt: attempts - 1, base: baseDelay, cap: maxDelay, unit: unit))
+            return .pending(
+                attempts: attempts,
+                notBefore: now + Backoff.delay(attempt: attempts - 1, base: baseDelay, cap: maxDelay, unit: unit))
         case (.sending(let attempts), .throttled(let now, let milliseconds)):
             return .pending(attempts: attempts - 1, notBefore: now + min(max(milliseconds, 0), maxThrottle))
         case (.sending, .failedPermanently):

@@ -2,7 +2,8 @@ import Foundation
 
 extension ChatClient {
     func makeRealtime(token: String, owner: SessionOwner) -> RealtimeConnection {
-        var components = URLComponents(url: config.server.appendingPathComponent(Endpoints.realtime), resolvingAgainstBaseURL: false)!
+        var components = URLComponents(
+            url: config.server.appendingPathComponent(Endpoints.realtime), resolvingAgainstBaseURL: false)!
         components.scheme = config.server.scheme == "https" ? "wss" : "ws"
         let handlers = RealtimeConnection.Handlers(
             status: { [weak self] status in self?.connectionChanged(status, owner: owner) },
@@ -10,7 +11,8 @@ extension ChatClient {
             unreadable: { [weak self] in self?.lostTrackOfTheStream(owner: owner) },
             settled: { [weak self] in await self?.connectionSettled(owner: owner) },
             shouldRetry: { [weak self] in await self?.tokenStillAccepted(owner: owner) ?? false })
-        return RealtimeConnection(url: components.url!, token: token, transport: transport, config: config, handlers: handlers)
+        return RealtimeConnection(
+            url: components.url!, token: token, transport: transport, config: config, handlers: handlers)
     }
 
     /// The connection has stayed up for the settle delay: queued messages go first (unless
@@ -79,8 +81,9 @@ extension ChatClient {
         case .hello: current.sync?.connected(hello: envelope.cursor)
         case .typing:
             guard let typing = envelope.typing, let sender = typing.sender, sender != me else { return }
-            let indicator = TypingIndicator(sender: sender, receiverId: typing.receiverType == .group ? typing.receiver : sender,
-                                            receiverType: typing.receiverType)
+            let indicator = TypingIndicator(
+                sender: sender, receiverId: typing.receiverType == .group ? typing.receiver : sender,
+                receiverType: typing.receiverType)
             messageListeners.notify { typing.isTyping ? $0.onTypingStarted(indicator) : $0.onTypingEnded(indicator) }
         case .change:
             guard let change = envelope.change else { return }
@@ -90,7 +93,8 @@ extension ChatClient {
             } else {
                 lostTrackOfTheStream(owner: owner)
             }
-            dispatch(change, me: me, source: .realtime, newToTheCache: current.cache == nil ? nil : written.newToTheCache)
+            dispatch(
+                change, me: me, source: .realtime, newToTheCache: current.cache == nil ? nil : written.newToTheCache)
         }
     }
 
@@ -146,16 +150,23 @@ extension ChatClient {
         switch change.kind {
         case .messageCreated, .groupMember:
             guard let payload = change.message else { return }
-            let heard = payload.sender != me ? newToTheCache ?? true : change.kind == .groupMember || newToTheCache == true
+            let heard =
+                payload.sender != me ? newToTheCache ?? true : change.kind == .groupMember || newToTheCache == true
             guard heard else { return }
             let message = BaseMessage.make(payload, source: source)
             messageListeners.notify { listener in Self.deliverNew(message, to: listener) }
-            if let action = message as? ActionMessage { groupListeners.notify { Self.deliverGroupEvent(action, to: $0) } }
+            if let action = message as? ActionMessage {
+                groupListeners.notify { Self.deliverGroupEvent(action, to: $0) }
+            }
         case .messageUpdated:
             guard let payload = change.message else { return }
             let message = BaseMessage.make(payload, source: source)
             messageListeners.notify { listener in
-                if message.deletedAt != nil { listener.onMessageDeleted(message) } else { listener.onMessageEdited(message) }
+                if message.deletedAt != nil {
+                    listener.onMessageDeleted(message)
+                } else {
+                    listener.onMessageEdited(message)
+                }
             }
         case .reactionAdded, .reactionRemoved:
             guard let payload = change.message, let reaction = change.reaction else { return }
@@ -164,9 +175,12 @@ extension ChatClient {
             messageListeners.notify { $0.onMessageReactionChanged(message, Reaction(reaction), added: added) }
         case .receiptDelivered, .receiptRead:
             guard let payload = change.receipt, payload.uid != me else { return }
-            let receipt = MessageReceipt(kind: payload.kind == .read ? .read : .delivered, conversationId: payload.conversationId,
-                                         uid: payload.uid, messageId: payload.messageId, at: payload.at)
-            messageListeners.notify { receipt.kind == .read ? $0.onMessagesRead(receipt) : $0.onMessagesDelivered(receipt) }
+            let receipt = MessageReceipt(
+                kind: payload.kind == .read ? .read : .delivered, conversationId: payload.conversationId,
+                uid: payload.uid, messageId: payload.messageId, at: payload.at)
+            messageListeners.notify {
+                receipt.kind == .read ? $0.onMessagesRead(receipt) : $0.onMessagesDelivered(receipt)
+            }
         default:
             break
         }
@@ -213,7 +227,8 @@ extension ChatClient {
 
     private func sendTyping(_ receiver: String, _ type: ReceiverType, isTyping: Bool) {
         guard let current = session.current else { return }
-        let envelope = RealtimeEnvelope(type: .typing, typing: TypingPayload(receiver: receiver, receiverType: type, isTyping: isTyping))
+        let envelope = RealtimeEnvelope(
+            type: .typing, typing: TypingPayload(receiver: receiver, receiverType: type, isTyping: isTyping))
         guard let data = try? APIClient.encoder.encode(envelope) else { return }
         current.realtime.send(String(decoding: data, as: UTF8.self))
     }

@@ -69,14 +69,19 @@ final class RealtimeConnection: Sendable {
     }
 
     private func run() async {
-        let rules = Locked(Connectivity(settleDelay: config.connectionSettleDelay, backoffBase: config.reconnectBaseDelay,
-                                        backoffCap: config.reconnectMaxDelay))
+        let rules = Locked(
+            Connectivity(
+                settleDelay: config.connectionSettleDelay, backoffBase: config.reconnectBaseDelay,
+                backoffCap: config.reconnectMaxDelay))
         while !Task.isCancelled {
             set(.connecting)
             rules.withLock { $0.connecting() }
             do {
                 let opened = try await transport.connect(to: url, token: token)
-                guard !Task.isCancelled else { opened.close(); break }
+                guard !Task.isCancelled else {
+                    opened.close()
+                    break
+                }
                 socket.withLock { $0 = opened }
                 set(.connected)
                 let check = rules.withLock { $0.opened(now: config.clock.now()) }
@@ -85,7 +90,8 @@ final class RealtimeConnection: Sendable {
                 var settle: Task<Void, Never>?
                 defer { settle?.cancel() }
                 for try await text in opened.messages {
-                    guard let envelope = try? APIClient.decoder.decode(RealtimeEnvelope.self, from: Data(text.utf8)) else {
+                    guard let envelope = try? APIClient.decoder.decode(RealtimeEnvelope.self, from: Data(text.utf8))
+                    else {
                         config.logger.log(.warning, "ignored an unreadable realtime message")
                         await handlers.unreadable()
                         continue
@@ -94,8 +100,12 @@ final class RealtimeConnection: Sendable {
                     if settle == nil {
                         settle = Task { [config, handlers] in
                             guard case .settleCheck(let connection, let at) = check else { return }
-                            do { try await config.clock.sleep(milliseconds: max(0, at - config.clock.now())) } catch { return }
-                            if rules.withLock({ $0.settleDue(connection: connection, now: config.clock.now()) }) == .settled {
+                            do { try await config.clock.sleep(milliseconds: max(0, at - config.clock.now())) } catch {
+                                return
+                            }
+                            if rules.withLock({ $0.settleDue(connection: connection, now: config.clock.now()) })
+                                == .settled
+                            {
                                 await handlers.settled()
                             }
                         }

@@ -8,31 +8,43 @@ public final class BlockedUserRequest: Sendable {
     public final class BlockedUserRequestBuilder {
         var limit = PageLimit.standard
         public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
+        @discardableResult public func set(limit: Int) -> Self {
+            self.limit = PageLimit.clamped(limit)
+            return self
+        }
 
         public func build(client: ChatClient) -> BlockedUserRequest {
             let limit = limit
-            return BlockedUserRequest(list: SnapshotList(client: client, key: nil, whenBusy: .emptyServerResult,
-                fetchPage: { session, cursor in
-                    let page: Page<UserPayload> = try await session.api.get(Endpoints.blocks,
-                                                                            query: [("limit", "\(limit)"), ("cursor", cursor)])
-                    // A first page that is the whole list refreshes the SDK's own list.
-                    if cursor == nil && page.next == nil { client.keep { try session.cache?.storeBlockedList(page.items) } }
-                    return .init(items: page.items, next: page.next)
-                }, convert: { payload, _ in User(payload) },
-                cachedPage: { cache, page in page == 0 ? (try cache.blockedList() ?? []) : [] }))
+            return BlockedUserRequest(
+                list: SnapshotList(
+                    client: client, key: nil, whenBusy: .emptyServerResult,
+                    fetchPage: { session, cursor in
+                        let page: Page<UserPayload> = try await session.api.get(
+                            Endpoints.blocks,
+                            query: [("limit", "\(limit)"), ("cursor", cursor)])
+                        // A first page that is the whole list refreshes the SDK's own list.
+                        if cursor == nil && page.next == nil {
+                            client.keep { try session.cache?.storeBlockedList(page.items) }
+                        }
+                        return .init(items: page.items, next: page.next)
+                    }, convert: { payload, _ in User(payload) },
+                    cachedPage: { cache, page in page == 0 ? (try cache.blockedList() ?? []) : [] }))
         }
     }
 
     let list: SnapshotList<UserPayload, User>
     init(list: SnapshotList<UserPayload, User>) { self.list = list }
 
-    public func fetchNext(onCachedUsers: @escaping @Sendable ([User]) -> Void, onServerUsers: @escaping @Sendable ([User]) -> Void,
-                          onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onCachedUsers: @escaping @Sendable ([User]) -> Void, onServerUsers: @escaping @Sendable ([User]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: onCachedUsers, onServer: onServerUsers, onError: onError)
     }
 
-    public func fetchNext(onSuccess: @escaping @Sendable ([User]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onSuccess: @escaping @Sendable ([User]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
     }
 
@@ -55,7 +67,8 @@ extension ChatClient {
         var outcome: [String: String] = [:]
         for uid in uids {
             do {
-                let user: UserPayload = try await current.api.send(blocking ? "PUT" : "DELETE", "\(Endpoints.blocks)/\(uid)", body: nil as String?)
+                let user: UserPayload = try await current.api.send(
+                    blocking ? "PUT" : "DELETE", "\(Endpoints.blocks)/\(uid)", body: nil as String?)
                 outcome[uid] = "success"
                 try current.cache?.updateBlockedList(user, blocked: blocking)
             } catch let error as ChatException {
@@ -77,7 +90,8 @@ extension ChatClient {
         var cursor: String?
         do {
             repeat {
-                let page: Page<UserPayload> = try await api.get(Endpoints.blocks, query: [("limit", "100"), ("cursor", cursor)])
+                let page: Page<UserPayload> = try await api.get(
+                    Endpoints.blocks, query: [("limit", "100"), ("cursor", cursor)])
                 users += page.items
                 cursor = page.next
             } while cursor != nil && users.count < 10_000

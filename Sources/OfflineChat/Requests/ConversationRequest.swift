@@ -10,8 +10,13 @@ public final class ConversationRequest: Sendable {
         var limit: Int
         /// Conversations per page, 1…100.
         public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
-        public func build(client: ChatClient) -> ConversationRequest { ConversationRequest(client: client, limit: limit) }
+        @discardableResult public func set(limit: Int) -> Self {
+            self.limit = PageLimit.clamped(limit)
+            return self
+        }
+        public func build(client: ChatClient) -> ConversationRequest {
+            ConversationRequest(client: client, limit: limit)
+        }
     }
 
     private struct Paging: Sendable {
@@ -31,14 +36,18 @@ public final class ConversationRequest: Sendable {
         self.limit = limit
     }
 
-    public func fetchNext(onCachedConversations: @escaping @Sendable ([Conversation]) -> Void,
-                          onServerConversations: @escaping @Sendable ([Conversation]) -> Void,
-                          onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onCachedConversations: @escaping @Sendable ([Conversation]) -> Void,
+        onServerConversations: @escaping @Sendable ([Conversation]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         fetch(onCached: onCachedConversations, onServer: onServerConversations, onError: onError)
     }
 
     /// The classic form: the server's page only.
-    public func fetchNext(onSuccess: @escaping @Sendable ([Conversation]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onSuccess: @escaping @Sendable ([Conversation]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         fetch(onCached: nil, onServer: onSuccess, onError: onError)
     }
 
@@ -46,11 +55,16 @@ public final class ConversationRequest: Sendable {
         client.phases { fetch(onCached: $0, onServer: $1, onError: $2) }
     }
 
-    private func fetch(onCached: (@Sendable ([Conversation]) -> Void)?, onServer: @escaping @Sendable ([Conversation]) -> Void,
-                       onError: @escaping @Sendable (ChatException) -> Void) {
+    private func fetch(
+        onCached: (@Sendable ([Conversation]) -> Void)?, onServer: @escaping @Sendable ([Conversation]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         guard gate.begin() else {
             client.config.callbackQueue.async {
-                onError(ChatException(errorCode: ChatException.requestInProgress, errorDescription: "wait for the previous fetch on this request"))
+                onError(
+                    ChatException(
+                        errorCode: ChatException.requestInProgress,
+                        errorDescription: "wait for the previous fetch on this request"))
             }
             return
         }
@@ -64,10 +78,12 @@ public final class ConversationRequest: Sendable {
             },
             server: { session in
                 if state.serverDone { return [] }
-                let page: Page<ConversationPayload> = try await session.api.get(Endpoints.conversations,
-                                                                                  query: [("limit", "\(limit)"), ("cursor", state.serverCursor)])
+                let page: Page<ConversationPayload> = try await session.api.get(
+                    Endpoints.conversations,
+                    query: [("limit", "\(limit)"), ("cursor", state.serverCursor)])
                 let removed = self.client.keep([]) {
-                    try session.cache?.storeConversationPage(page.items, first: state.page == 0, last: page.next == nil) ?? []
+                    try session.cache?.storeConversationPage(page.items, first: state.page == 0, last: page.next == nil)
+                        ?? []
                 }
                 // A conversation the server no longer lists takes its queued sends with it (`.discarded`).
                 for id in removed { _ = session.outbox?.discard(.conversation(id)) }

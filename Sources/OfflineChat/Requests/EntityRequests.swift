@@ -11,34 +11,58 @@ public final class UsersRequest: Sendable {
         var roles: [String] = []
         var status: UserStatus?
         public init() {}
-        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
-        @discardableResult public func set(searchKeyword: String) -> Self { self.searchKeyword = searchKeyword; return self }
-        @discardableResult public func set(tags: [String]) -> Self { self.tags = tags; return self }
-        @discardableResult public func set(roles: [String]) -> Self { self.roles = roles; return self }
-        @discardableResult public func set(status: UserStatus) -> Self { self.status = status; return self }
+        @discardableResult public func set(limit: Int) -> Self {
+            self.limit = PageLimit.clamped(limit)
+            return self
+        }
+        @discardableResult public func set(searchKeyword: String) -> Self {
+            self.searchKeyword = searchKeyword
+            return self
+        }
+        @discardableResult public func set(tags: [String]) -> Self {
+            self.tags = tags
+            return self
+        }
+        @discardableResult public func set(roles: [String]) -> Self {
+            self.roles = roles
+            return self
+        }
+        @discardableResult public func set(status: UserStatus) -> Self {
+            self.status = status
+            return self
+        }
 
         public func build(client: ChatClient) -> UsersRequest {
-            let query: [(String, String?)] = [("limit", "\(limit)"), ("searchKeyword", searchKeyword), ("status", status?.rawValue),
-                                              ("tags", tags.isEmpty ? nil : tags.joined(separator: ",")),
-                                              ("roles", roles.isEmpty ? nil : roles.joined(separator: ","))]
+            let query: [(String, String?)] = [
+                ("limit", "\(limit)"), ("searchKeyword", searchKeyword), ("status", status?.rawValue),
+                ("tags", tags.isEmpty ? nil : tags.joined(separator: ",")),
+                ("roles", roles.isEmpty ? nil : roles.joined(separator: ","))
+            ]
             let key = searchKeyword == nil && status == nil ? snapshotKey("users", query) : nil
-            return UsersRequest(list: SnapshotList(client: client, key: key, whenBusy: .emptyServerResult,
-                fetchPage: { session, cursor in
-                    let page: Page<UserPayload> = try await session.api.get(Endpoints.users, query: query + [("cursor", cursor)])
-                    return .init(items: page.items, next: page.next)
-                }, convert: { payload, _ in User(payload) }))
+            return UsersRequest(
+                list: SnapshotList(
+                    client: client, key: key, whenBusy: .emptyServerResult,
+                    fetchPage: { session, cursor in
+                        let page: Page<UserPayload> = try await session.api.get(
+                            Endpoints.users, query: query + [("cursor", cursor)])
+                        return .init(items: page.items, next: page.next)
+                    }, convert: { payload, _ in User(payload) }))
         }
     }
 
     let list: SnapshotList<UserPayload, User>
     init(list: SnapshotList<UserPayload, User>) { self.list = list }
 
-    public func fetchNext(onCachedUsers: @escaping @Sendable ([User]) -> Void, onServerUsers: @escaping @Sendable ([User]) -> Void,
-                          onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onCachedUsers: @escaping @Sendable ([User]) -> Void, onServerUsers: @escaping @Sendable ([User]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: onCachedUsers, onServer: onServerUsers, onError: onError)
     }
 
-    public func fetchNext(onSuccess: @escaping @Sendable ([User]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onSuccess: @escaping @Sendable ([User]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
     }
 
@@ -53,33 +77,54 @@ public final class GroupsRequest: Sendable {
         var tags: [String] = []
         var joinedOnly = false
         public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
-        @discardableResult public func set(searchKeyword: String) -> Self { self.searchKeyword = searchKeyword; return self }
-        @discardableResult public func set(tags: [String]) -> Self { self.tags = tags; return self }
-        @discardableResult public func joinedOnly(_ joined: Bool) -> Self { joinedOnly = joined; return self }
+        @discardableResult public func set(limit: Int) -> Self {
+            self.limit = PageLimit.clamped(limit)
+            return self
+        }
+        @discardableResult public func set(searchKeyword: String) -> Self {
+            self.searchKeyword = searchKeyword
+            return self
+        }
+        @discardableResult public func set(tags: [String]) -> Self {
+            self.tags = tags
+            return self
+        }
+        @discardableResult public func joinedOnly(_ joined: Bool) -> Self {
+            joinedOnly = joined
+            return self
+        }
 
         public func build(client: ChatClient) -> GroupsRequest {
-            let query: [(String, String?)] = [("limit", "\(limit)"), ("searchKeyword", searchKeyword),
-                                              ("tags", tags.isEmpty ? nil : tags.joined(separator: ",")),
-                                              ("joinedOnly", joinedOnly ? "true" : nil)]
+            let query: [(String, String?)] = [
+                ("limit", "\(limit)"), ("searchKeyword", searchKeyword),
+                ("tags", tags.isEmpty ? nil : tags.joined(separator: ",")),
+                ("joinedOnly", joinedOnly ? "true" : nil)
+            ]
             let key = searchKeyword == nil ? snapshotKey("groups", query) : nil
-            return GroupsRequest(list: SnapshotList(client: client, key: key, whenBusy: .emptyServerResult,
-                fetchPage: { session, cursor in
-                    let page: Page<GroupPayload> = try await session.api.get(Endpoints.groups, query: query + [("cursor", cursor)])
-                    return .init(items: page.items, next: page.next)
-                }, convert: { payload, _ in Group(payload) }))
+            return GroupsRequest(
+                list: SnapshotList(
+                    client: client, key: key, whenBusy: .emptyServerResult,
+                    fetchPage: { session, cursor in
+                        let page: Page<GroupPayload> = try await session.api.get(
+                            Endpoints.groups, query: query + [("cursor", cursor)])
+                        return .init(items: page.items, next: page.next)
+                    }, convert: { payload, _ in Group(payload) }))
         }
     }
 
     let list: SnapshotList<GroupPayload, Group>
     init(list: SnapshotList<GroupPayload, Group>) { self.list = list }
 
-    public func fetchNext(onCachedGroups: @escaping @Sendable ([Group]) -> Void, onServerGroups: @escaping @Sendable ([Group]) -> Void,
-                          onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onCachedGroups: @escaping @Sendable ([Group]) -> Void, onServerGroups: @escaping @Sendable ([Group]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: onCachedGroups, onServer: onServerGroups, onError: onError)
     }
 
-    public func fetchNext(onSuccess: @escaping @Sendable ([Group]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onSuccess: @escaping @Sendable ([Group]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
     }
 
@@ -95,34 +140,55 @@ public final class GroupMembersRequest: Sendable {
         var scopes: [GroupScope] = []
         var status: UserStatus?
         public init(guid: String) { self.guid = guid }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
-        @discardableResult public func set(searchKeyword: String) -> Self { self.searchKeyword = searchKeyword; return self }
-        @discardableResult public func set(scopes: [GroupScope]) -> Self { self.scopes = scopes; return self }
-        @discardableResult public func set(status: UserStatus) -> Self { self.status = status; return self }
+        @discardableResult public func set(limit: Int) -> Self {
+            self.limit = PageLimit.clamped(limit)
+            return self
+        }
+        @discardableResult public func set(searchKeyword: String) -> Self {
+            self.searchKeyword = searchKeyword
+            return self
+        }
+        @discardableResult public func set(scopes: [GroupScope]) -> Self {
+            self.scopes = scopes
+            return self
+        }
+        @discardableResult public func set(status: UserStatus) -> Self {
+            self.status = status
+            return self
+        }
 
         public func build(client: ChatClient) -> GroupMembersRequest {
-            let query: [(String, String?)] = [("limit", "\(limit)"), ("searchKeyword", searchKeyword), ("status", status?.rawValue),
-                                              ("scopes", scopes.isEmpty ? nil : scopes.map(\.rawValue).joined(separator: ","))]
+            let query: [(String, String?)] = [
+                ("limit", "\(limit)"), ("searchKeyword", searchKeyword), ("status", status?.rawValue),
+                ("scopes", scopes.isEmpty ? nil : scopes.map(\.rawValue).joined(separator: ","))
+            ]
             let key = searchKeyword == nil && status == nil ? snapshotKey("members:\(guid)", query) : nil
             let path = "\(Endpoints.groups)/\(guid)/members"
-            return GroupMembersRequest(list: SnapshotList(client: client, key: key, whenBusy: .emptyServerResult,
-                fetchPage: { session, cursor in
-                    let page: Page<GroupMemberPayload> = try await session.api.get(path, query: query + [("cursor", cursor)])
-                    return .init(items: page.items, next: page.next)
-                }, convert: { payload, _ in GroupMember(payload) }))
+            return GroupMembersRequest(
+                list: SnapshotList(
+                    client: client, key: key, whenBusy: .emptyServerResult,
+                    fetchPage: { session, cursor in
+                        let page: Page<GroupMemberPayload> = try await session.api.get(
+                            path, query: query + [("cursor", cursor)])
+                        return .init(items: page.items, next: page.next)
+                    }, convert: { payload, _ in GroupMember(payload) }))
         }
     }
 
     let list: SnapshotList<GroupMemberPayload, GroupMember>
     init(list: SnapshotList<GroupMemberPayload, GroupMember>) { self.list = list }
 
-    public func fetchNext(onCachedGroupMembers: @escaping @Sendable ([GroupMember]) -> Void,
-                          onServerGroupMembers: @escaping @Sendable ([GroupMember]) -> Void,
-                          onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onCachedGroupMembers: @escaping @Sendable ([GroupMember]) -> Void,
+        onServerGroupMembers: @escaping @Sendable ([GroupMember]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: onCachedGroupMembers, onServer: onServerGroupMembers, onError: onError)
     }
 
-    public func fetchNext(onSuccess: @escaping @Sendable ([GroupMember]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onSuccess: @escaping @Sendable ([GroupMember]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
     }
 
@@ -135,29 +201,40 @@ public final class BannedGroupMembersRequest: Sendable {
         let guid: String
         var limit = PageLimit.standard
         public init(guid: String) { self.guid = guid }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
+        @discardableResult public func set(limit: Int) -> Self {
+            self.limit = PageLimit.clamped(limit)
+            return self
+        }
 
         public func build(client: ChatClient) -> BannedGroupMembersRequest {
             let query: [(String, String?)] = [("limit", "\(limit)")]
             let path = "\(Endpoints.groups)/\(guid)/bans"
-            return BannedGroupMembersRequest(list: SnapshotList(client: client, key: snapshotKey("bans:\(guid)", query), whenBusy: .emptyServerResult,
-                fetchPage: { session, cursor in
-                    let page: Page<GroupBanPayload> = try await session.api.get(path, query: query + [("cursor", cursor)])
-                    return .init(items: page.items, next: page.next)
-                }, convert: { payload, _ in BannedGroupMember(payload) }))
+            return BannedGroupMembersRequest(
+                list: SnapshotList(
+                    client: client, key: snapshotKey("bans:\(guid)", query), whenBusy: .emptyServerResult,
+                    fetchPage: { session, cursor in
+                        let page: Page<GroupBanPayload> = try await session.api.get(
+                            path, query: query + [("cursor", cursor)])
+                        return .init(items: page.items, next: page.next)
+                    }, convert: { payload, _ in BannedGroupMember(payload) }))
         }
     }
 
     let list: SnapshotList<GroupBanPayload, BannedGroupMember>
     init(list: SnapshotList<GroupBanPayload, BannedGroupMember>) { self.list = list }
 
-    public func fetchNext(onCachedBannedGroupMembers: @escaping @Sendable ([BannedGroupMember]) -> Void,
-                          onServerBannedGroupMembers: @escaping @Sendable ([BannedGroupMember]) -> Void,
-                          onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onCachedBannedGroupMembers: @escaping @Sendable ([BannedGroupMember]) -> Void,
+        onServerBannedGroupMembers: @escaping @Sendable ([BannedGroupMember]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: onCachedBannedGroupMembers, onServer: onServerBannedGroupMembers, onError: onError)
     }
 
-    public func fetchNext(onSuccess: @escaping @Sendable ([BannedGroupMember]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onSuccess: @escaping @Sendable ([BannedGroupMember]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
     }
 
@@ -169,30 +246,41 @@ public final class NotificationFeedRequest: Sendable {
     public final class NotificationFeedRequestBuilder {
         var limit = PageLimit.standard
         public init() {}
-        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
+        @discardableResult public func set(limit: Int) -> Self {
+            self.limit = PageLimit.clamped(limit)
+            return self
+        }
 
         public func build(client: ChatClient) -> NotificationFeedRequest {
             let limit = limit
-            return NotificationFeedRequest(list: SnapshotList(client: client, key: snapshotKey("feed", [("limit", "\(limit)")]),
-                whenBusy: .emptyServerResult,
-                fetchPage: { session, cursor in
-                    let items: [FeedItemPayload] = try await session.api.get(Endpoints.notifications,
-                                                                             query: [("limit", "\(limit)"), ("before", cursor)])
-                    return .init(items: items, next: items.count < limit ? nil : items.last.map { "\($0.id)" })
-                }, convert: { payload, _ in NotificationFeedItem(payload) }))
+            return NotificationFeedRequest(
+                list: SnapshotList(
+                    client: client, key: snapshotKey("feed", [("limit", "\(limit)")]),
+                    whenBusy: .emptyServerResult,
+                    fetchPage: { session, cursor in
+                        let items: [FeedItemPayload] = try await session.api.get(
+                            Endpoints.notifications,
+                            query: [("limit", "\(limit)"), ("before", cursor)])
+                        return .init(items: items, next: items.count < limit ? nil : items.last.map { "\($0.id)" })
+                    }, convert: { payload, _ in NotificationFeedItem(payload) }))
         }
     }
 
     let list: SnapshotList<FeedItemPayload, NotificationFeedItem>
     init(list: SnapshotList<FeedItemPayload, NotificationFeedItem>) { self.list = list }
 
-    public func fetchNext(onCachedNotificationFeedItems: @escaping @Sendable ([NotificationFeedItem]) -> Void,
-                          onServerNotificationFeedItems: @escaping @Sendable ([NotificationFeedItem]) -> Void,
-                          onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onCachedNotificationFeedItems: @escaping @Sendable ([NotificationFeedItem]) -> Void,
+        onServerNotificationFeedItems: @escaping @Sendable ([NotificationFeedItem]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: onCachedNotificationFeedItems, onServer: onServerNotificationFeedItems, onError: onError)
     }
 
-    public func fetchNext(onSuccess: @escaping @Sendable ([NotificationFeedItem]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onSuccess: @escaping @Sendable ([NotificationFeedItem]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
     }
 
@@ -207,10 +295,19 @@ public final class ReactionsRequest: Sendable {
         var reaction: String?
         var limit = PageLimit.standard
         public init() {}
-        @discardableResult public func set(messageId: Int64) -> Self { self.messageId = messageId; return self }
+        @discardableResult public func set(messageId: Int64) -> Self {
+            self.messageId = messageId
+            return self
+        }
         /// Only this reaction.
-        @discardableResult public func set(reaction: String) -> Self { self.reaction = reaction; return self }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
+        @discardableResult public func set(reaction: String) -> Self {
+            self.reaction = reaction
+            return self
+        }
+        @discardableResult public func set(limit: Int) -> Self {
+            self.limit = PageLimit.clamped(limit)
+            return self
+        }
 
         public func build(client: ChatClient) throws -> ReactionsRequest {
             guard let messageId else { throw ChatException.invalid("set a messageId") }
@@ -218,11 +315,14 @@ public final class ReactionsRequest: Sendable {
             let path = "\(Endpoints.messages)/\(messageId)/reactions"
             let limit = limit
             func direction(_ name: String, _ anchor: String) -> SnapshotList<ReactionPayload, Reaction> {
-                SnapshotList(client: client, key: snapshotKey("reactions:\(messageId):\(name)", settings), whenBusy: .requestInProgressError,
+                SnapshotList(
+                    client: client, key: snapshotKey("reactions:\(messageId):\(name)", settings),
+                    whenBusy: .requestInProgressError,
                     fetchPage: { session, cursor in
                         // The first page back in time starts after the newest reaction.
                         let start = cursor ?? (anchor == "before" ? "\(Int64.max)" : nil)
-                        let items: [ReactionPayload] = try await session.api.get(path, query: settings + [(anchor, start)])
+                        let items: [ReactionPayload] = try await session.api.get(
+                            path, query: settings + [(anchor, start)])
                         let edge = anchor == "before" ? items.first : items.last
                         return .init(items: items, next: items.count < limit ? nil : edge.map { "\($0.id)" })
                     }, convert: { payload, _ in Reaction(payload) })
@@ -241,16 +341,20 @@ public final class ReactionsRequest: Sendable {
     }
 
     /// Older reactions (newest page first).
-    public func fetchPrevious(onCachedReactions: @escaping @Sendable ([Reaction]) -> Void,
-                              onServerReactions: @escaping @Sendable ([Reaction]) -> Void,
-                              onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchPrevious(
+        onCachedReactions: @escaping @Sendable ([Reaction]) -> Void,
+        onServerReactions: @escaping @Sendable ([Reaction]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         guarded(previousList, onCachedReactions, onServerReactions, onError)
     }
 
     /// Newer reactions (oldest page first).
-    public func fetchNext(onCachedReactions: @escaping @Sendable ([Reaction]) -> Void,
-                          onServerReactions: @escaping @Sendable ([Reaction]) -> Void,
-                          onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onCachedReactions: @escaping @Sendable ([Reaction]) -> Void,
+        onServerReactions: @escaping @Sendable ([Reaction]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         guarded(nextList, onCachedReactions, onServerReactions, onError)
     }
 
@@ -263,15 +367,29 @@ public final class ReactionsRequest: Sendable {
     }
 
     /// One fetch at a time across both directions.
-    private func guarded(_ list: SnapshotList<ReactionPayload, Reaction>, _ onCached: @escaping @Sendable ([Reaction]) -> Void,
-                         _ onServer: @escaping @Sendable ([Reaction]) -> Void, _ onError: @escaping @Sendable (ChatException) -> Void) {
+    private func guarded(
+        _ list: SnapshotList<ReactionPayload, Reaction>, _ onCached: @escaping @Sendable ([Reaction]) -> Void,
+        _ onServer: @escaping @Sendable ([Reaction]) -> Void, _ onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         guard gate.begin() else {
             list.client.config.callbackQueue.async {
-                onError(ChatException(errorCode: ChatException.requestInProgress, errorDescription: "wait for the previous fetch on this request"))
+                onError(
+                    ChatException(
+                        errorCode: ChatException.requestInProgress,
+                        errorDescription: "wait for the previous fetch on this request"))
             }
             return
         }
         let gate = gate
-        list.fetch(onCached: onCached, onServer: { gate.end(); onServer($0) }, onError: { gate.end(); onError($0) })
+        list.fetch(
+            onCached: onCached,
+            onServer: {
+                gate.end()
+                onServer($0)
+            },
+            onError: {
+                gate.end()
+                onError($0)
+            })
     }
 }

@@ -36,29 +36,71 @@ public final class MessagesRequest: Sendable {
         var settings = Settings()
         public init() {}
         /// The one-to-one conversation with this user (or, with `guid`, this sender in the group).
-        @discardableResult public func set(uid: String) -> Self { settings.uid = uid; return self }
+        @discardableResult public func set(uid: String) -> Self {
+            settings.uid = uid
+            return self
+        }
         /// The group's conversation.
-        @discardableResult public func set(guid: String) -> Self { settings.guid = guid; return self }
+        @discardableResult public func set(guid: String) -> Self {
+            settings.guid = guid
+            return self
+        }
         /// The replies to this message (a thread).
-        @discardableResult public func set(parentMessageId: Int64) -> Self { settings.parentMessageId = parentMessageId; return self }
+        @discardableResult public func set(parentMessageId: Int64) -> Self {
+            settings.parentMessageId = parentMessageId
+            return self
+        }
         /// Messages per page, 1…100.
-        @discardableResult public func set(limit: Int) -> Self { settings.limit = PageLimit.clamped(limit); return self }
+        @discardableResult public func set(limit: Int) -> Self {
+            settings.limit = PageLimit.clamped(limit)
+            return self
+        }
         /// Start paging from this message id (exclusive).
-        @discardableResult public func set(messageId: Int64) -> Self { settings.messageId = messageId; return self }
+        @discardableResult public func set(messageId: Int64) -> Self {
+            settings.messageId = messageId
+            return self
+        }
         /// Start paging from this send time, epoch milliseconds (server only for the first page).
-        @discardableResult public func set(timestamp: Int64) -> Self { settings.timestamp = timestamp; return self }
-        @discardableResult public func set(categories: [MessageCategory]) -> Self { settings.categories = categories; return self }
-        @discardableResult public func set(types: [String]) -> Self { settings.types = types; return self }
-        @discardableResult public func hideReplies(_ hide: Bool) -> Self { settings.hideReplies = hide; return self }
-        @discardableResult public func hideDeletedMessages(_ hide: Bool) -> Self { settings.hideDeleted = hide; return self }
+        @discardableResult public func set(timestamp: Int64) -> Self {
+            settings.timestamp = timestamp
+            return self
+        }
+        @discardableResult public func set(categories: [MessageCategory]) -> Self {
+            settings.categories = categories
+            return self
+        }
+        @discardableResult public func set(types: [String]) -> Self {
+            settings.types = types
+            return self
+        }
+        @discardableResult public func hideReplies(_ hide: Bool) -> Self {
+            settings.hideReplies = hide
+            return self
+        }
+        @discardableResult public func hideDeletedMessages(_ hide: Bool) -> Self {
+            settings.hideDeleted = hide
+            return self
+        }
         /// Server only: blanks the cached phase.
-        @discardableResult public func set(searchKeyword: String) -> Self { settings.searchKeyword = searchKeyword; return self }
+        @discardableResult public func set(searchKeyword: String) -> Self {
+            settings.searchKeyword = searchKeyword
+            return self
+        }
         /// Server only: blanks the cached phase.
-        @discardableResult public func has(links: Bool) -> Self { settings.hasLinks = links; return self }
+        @discardableResult public func has(links: Bool) -> Self {
+            settings.hasLinks = links
+            return self
+        }
         /// Only messages changed after `updatedAfter` (epoch ms); with `updatesOnly`, only edits
         /// and deletions. Server only.
-        @discardableResult public func set(updatedAfter: Int64) -> Self { settings.updatedAfter = updatedAfter; return self }
-        @discardableResult public func updatesOnly(onlyUpdates: Bool) -> Self { settings.updatesOnly = onlyUpdates; return self }
+        @discardableResult public func set(updatedAfter: Int64) -> Self {
+            settings.updatedAfter = updatedAfter
+            return self
+        }
+        @discardableResult public func updatesOnly(onlyUpdates: Bool) -> Self {
+            settings.updatesOnly = onlyUpdates
+            return self
+        }
 
         /// The request, for `client`'s logged-in user. Throws when neither a user, a group nor
         /// a thread was set.
@@ -92,25 +134,33 @@ public final class MessagesRequest: Sendable {
     // MARK: - Fetches
 
     /// Older messages, oldest first within the page.
-    public func fetchPrevious(onCachedMessages: @escaping @Sendable ([BaseMessage]) -> Void,
-                              onServerMessages: @escaping @Sendable ([BaseMessage]) -> Void,
-                              onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchPrevious(
+        onCachedMessages: @escaping @Sendable ([BaseMessage]) -> Void,
+        onServerMessages: @escaping @Sendable ([BaseMessage]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         fetch(forward: false, onCached: onCachedMessages, onServer: onServerMessages, onError: onError)
     }
 
     /// Newer messages, oldest first.
-    public func fetchNext(onCachedMessages: @escaping @Sendable ([BaseMessage]) -> Void,
-                          onServerMessages: @escaping @Sendable ([BaseMessage]) -> Void,
-                          onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onCachedMessages: @escaping @Sendable ([BaseMessage]) -> Void,
+        onServerMessages: @escaping @Sendable ([BaseMessage]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         fetch(forward: true, onCached: onCachedMessages, onServer: onServerMessages, onError: onError)
     }
 
     /// The classic form: the server's page only, never a cached one.
-    public func fetchPrevious(onSuccess: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchPrevious(
+        onSuccess: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         fetch(forward: false, onCached: nil, onServer: onSuccess, onError: onError)
     }
 
-    public func fetchNext(onSuccess: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onSuccess: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         fetch(forward: true, onCached: nil, onServer: onSuccess, onError: onError)
     }
 
@@ -123,11 +173,16 @@ public final class MessagesRequest: Sendable {
         client.phases { fetch(forward: true, onCached: $0, onServer: $1, onError: $2) }
     }
 
-    private func fetch(forward: Bool, onCached: (@Sendable ([BaseMessage]) -> Void)?,
-                       onServer: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    private func fetch(
+        forward: Bool, onCached: (@Sendable ([BaseMessage]) -> Void)?,
+        onServer: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         guard gate.begin() else {
             client.config.callbackQueue.async {
-                onError(ChatException(errorCode: ChatException.requestInProgress, errorDescription: "wait for the previous fetch on this request"))
+                onError(
+                    ChatException(
+                        errorCode: ChatException.requestInProgress,
+                        errorDescription: "wait for the previous fetch on this request"))
             }
             return
         }
@@ -148,19 +203,23 @@ public final class MessagesRequest: Sendable {
         client.twoPhase(
             cached: { [client] cache in
                 guard cacheable, let scope else { return [] }
-                let page = try cache.cachedPage(scope, anchor, limit: settings.limit, filter: Self.cacheFilter(settings))
+                let page = try cache.cachedPage(
+                    scope, anchor, limit: settings.limit, filter: Self.cacheFilter(settings))
                 cache.touch(page.map(\.conversationId))
                 return client.withLocalPaths(page.map { BaseMessage.make($0, source: .cache) }, cache: cache)
             },
             server: { [self, client] session in
-                let payloads: [MessagePayload] = try await session.api.get(serverPath(me: me), query: serverQuery(anchor: anchor))
+                let payloads: [MessagePayload] = try await session.api.get(
+                    serverPath(me: me), query: serverQuery(anchor: anchor))
                 if let cache = session.cache, let scope {
                     client.keep {
-                        try cache.storePage(payloads, scope: scope, anchor: anchor, limit: settings.limit,
-                                            complete: isComplete(anchor: anchor), liveSince: liveSince)
+                        try cache.storePage(
+                            payloads, scope: scope, anchor: anchor, limit: settings.limit,
+                            complete: isComplete(anchor: anchor), liveSince: liveSince)
                     }
                 }
-                return client.withLocalPaths(payloads.map { BaseMessage.make($0, source: .server) }, cache: session.cache)
+                return client.withLocalPaths(
+                    payloads.map { BaseMessage.make($0, source: .server) }, cache: session.cache)
             },
             onCached: onCached, onServer: onServer, onError: onError,
             finished: { [self] outcome in
@@ -181,7 +240,11 @@ public final class MessagesRequest: Sendable {
         let ids = page.map(\.id).filter { $0 > 0 }
         guard let low = ids.min(), let high = ids.max() else { return }
         paging.withLock { state in
-            if forward { state.newest = max(state.newest ?? high, high) } else { state.oldest = min(state.oldest ?? low, low) }
+            if forward {
+                state.newest = max(state.newest ?? high, high)
+            } else {
+                state.oldest = min(state.oldest ?? low, low)
+            }
             if state.oldest == nil { state.oldest = low }
             if state.newest == nil { state.newest = high }
         }
@@ -196,7 +259,8 @@ public final class MessagesRequest: Sendable {
 
     private func serverPath(me: String) -> String {
         if let parent = settings.parentMessageId { return "\(Endpoints.messages)/\(parent)/thread" }
-        let conversation = settings.guid.map(ConversationPayload.groupID) ?? ConversationPayload.directID(me, settings.uid ?? "")
+        let conversation =
+            settings.guid.map(ConversationPayload.groupID) ?? ConversationPayload.directID(me, settings.uid ?? "")
         return "\(Endpoints.conversations)/\(conversation)/messages"
     }
 
@@ -206,9 +270,15 @@ public final class MessagesRequest: Sendable {
         case .latest: if let timestamp = settings.timestamp { query.append(("sentBefore", "\(timestamp)")) }
         case .before(let id): query.append(("before", "\(id)"))
         case .after(let id):
-            if id == 0, let timestamp = settings.timestamp { query.append(("sentAfter", "\(timestamp)")) } else { query.append(("after", "\(id)")) }
+            if id == 0, let timestamp = settings.timestamp {
+                query.append(("sentAfter", "\(timestamp)"))
+            } else {
+                query.append(("after", "\(id)"))
+            }
         }
-        if !settings.categories.isEmpty { query.append(("categories", settings.categories.map(\.rawValue).joined(separator: ","))) }
+        if !settings.categories.isEmpty {
+            query.append(("categories", settings.categories.map(\.rawValue).joined(separator: ",")))
+        }
         if !settings.types.isEmpty { query.append(("types", settings.types.joined(separator: ","))) }
         if settings.hideReplies { query.append(("hideReplies", "true")) }
         if settings.hideDeleted { query.append(("hideDeleted", "true")) }
@@ -223,12 +293,14 @@ public final class MessagesRequest: Sendable {
     /// Whether the cache can answer at all (no server-only predicate).
     private func isCacheable(anchor: PageAnchor) -> Bool {
         settings.searchKeyword == nil && !settings.hasLinks && settings.updatedAfter == nil && !settings.updatesOnly
-            && !(settings.guid != nil && settings.uid != nil) && !(settings.timestamp != nil && (anchor == .latest || anchor == .after(0)))
+            && !(settings.guid != nil && settings.uid != nil)
+            && !(settings.timestamp != nil && (anchor == .latest || anchor == .after(0)))
     }
 
     /// Whether the server page holds every message of its slice (so it proves a stretch).
     private func isComplete(anchor: PageAnchor) -> Bool {
-        isCacheable(anchor: anchor) && settings.categories.isEmpty && settings.types.isEmpty && !settings.hideReplies && !settings.hideDeleted
+        isCacheable(anchor: anchor) && settings.categories.isEmpty && settings.types.isEmpty && !settings.hideReplies
+            && !settings.hideDeleted
     }
 
     static func cacheFilter(_ settings: Settings) -> CachedMessageFilter {

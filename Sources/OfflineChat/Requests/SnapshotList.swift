@@ -38,10 +38,12 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
     private let gate = FetchGate()
     private let paging = Locked(Paging())
 
-    init(client: ChatClient, key: String?, whenBusy: WhenBusy,
-         fetchPage: @escaping @Sendable (ChatClient.Session, String?) async throws -> ServerPage,
-         convert: @escaping @Sendable (Payload, MessageSource) -> Model,
-         cachedPage: (@Sendable (ChatCache, Int) throws -> [Payload])? = nil) {
+    init(
+        client: ChatClient, key: String?, whenBusy: WhenBusy,
+        fetchPage: @escaping @Sendable (ChatClient.Session, String?) async throws -> ServerPage,
+        convert: @escaping @Sendable (Payload, MessageSource) -> Model,
+        cachedPage: (@Sendable (ChatCache, Int) throws -> [Payload])? = nil
+    ) {
         self.cachedPage = cachedPage
         self.client = client
         self.key = key
@@ -50,15 +52,20 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
         self.convert = convert
     }
 
-    func fetch(onCached: (@Sendable ([Model]) -> Void)?, onServer: @escaping @Sendable ([Model]) -> Void,
-               onError: @escaping @Sendable (ChatException) -> Void) {
+    func fetch(
+        onCached: (@Sendable ([Model]) -> Void)?, onServer: @escaping @Sendable ([Model]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         guard gate.begin() else {
             let whenBusy = whenBusy
             client.config.callbackQueue.async {
                 switch whenBusy {
                 case .emptyServerResult: onServer([])
                 case .requestInProgressError:
-                    onError(ChatException(errorCode: ChatException.requestInProgress, errorDescription: "wait for the previous fetch on this request"))
+                    onError(
+                        ChatException(
+                            errorCode: ChatException.requestInProgress,
+                            errorDescription: "wait for the previous fetch on this request"))
                 }
             }
             return
@@ -81,7 +88,10 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
                 if state.done { return [] }
                 let page = try await fetchPage(session, state.cursor)
                 if let key, let cache = session.cache {
-                    client.keep { try cache.storeSnapshot(key, page: state.page, payload: try ChatCache.encodeSnapshot(page.items)) }
+                    client.keep {
+                        try cache.storeSnapshot(
+                            key, page: state.page, payload: try ChatCache.encodeSnapshot(page.items))
+                    }
                 }
                 paging.withLock { current in
                     current.page = state.page + 1

@@ -8,10 +8,16 @@ public final class ThreadsRequest: Sendable {
         let parentMessageId: Int64
         var limit = PageLimit.standard
         public init(parentMessageId: Int64) { self.parentMessageId = parentMessageId }
-        @discardableResult public func set(limit: Int) -> Self { self.limit = PageLimit.clamped(limit); return self }
+        @discardableResult public func set(limit: Int) -> Self {
+            self.limit = PageLimit.clamped(limit)
+            return self
+        }
 
         public func build(client: ChatClient) throws -> ThreadsRequest {
-            ThreadsRequest(messages: try MessagesRequest.MessageRequestBuilder().set(parentMessageId: parentMessageId).set(limit: limit)
+            ThreadsRequest(
+                messages: try MessagesRequest.MessageRequestBuilder().set(parentMessageId: parentMessageId).set(
+                    limit: limit
+                )
                 .set(messageId: 0).build(client: client))
         }
     }
@@ -19,13 +25,17 @@ public final class ThreadsRequest: Sendable {
     let messages: MessagesRequest
     init(messages: MessagesRequest) { self.messages = messages }
 
-    public func fetchNext(onCachedThreads: @escaping @Sendable ([BaseMessage]) -> Void,
-                          onServerThreads: @escaping @Sendable ([BaseMessage]) -> Void,
-                          onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onCachedThreads: @escaping @Sendable ([BaseMessage]) -> Void,
+        onServerThreads: @escaping @Sendable ([BaseMessage]) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         messages.fetchNext(onCachedMessages: onCachedThreads, onServerMessages: onServerThreads, onError: onError)
     }
 
-    public func fetchNext(onSuccess: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func fetchNext(
+        onSuccess: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         messages.fetchNext(onSuccess: onSuccess, onError: onError)
     }
 

@@ -60,7 +60,9 @@ extension ChatClient {
                     onServer(items)
                 }
             } catch {
-                let exception = error as? ChatException ?? ChatException(errorCode: ChatException.cacheFailure, errorDescription: "\(error)")
+                let exception =
+                    error as? ChatException
+                    ?? ChatException(errorCode: ChatException.cacheFailure, errorDescription: "\(error)")
                 if exception.isAuthFailure { sessionRejected(current) }
                 let settled = outcome
                 queue.async {
@@ -73,12 +75,21 @@ extension ChatClient {
 
     /// The `async` form of a two-phase read: `.cached` (when offline support is on), then
     /// `.server`; offline, the stream throws `ERROR_INTERNET_UNAVAILABLE` after `.cached`.
-    func phases<Item: Sendable>(_ start: (@escaping @Sendable ([Item]) -> Void, @escaping @Sendable ([Item]) -> Void,
-                                          @escaping @Sendable (ChatException) -> Void) -> Void) -> AsyncThrowingStream<FetchPhase<Item>, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: FetchPhase<Item>.self, throwing: (any Error).self)
-        start({ continuation.yield(.cached($0)) },
-              { items in continuation.yield(.server(items)); continuation.finish() },
-              { continuation.finish(throwing: $0) })
+    func phases<Item: Sendable>(
+        _ start: (
+            @escaping @Sendable ([Item]) -> Void, @escaping @Sendable ([Item]) -> Void,
+            @escaping @Sendable (ChatException) -> Void
+        ) -> Void
+    ) -> AsyncThrowingStream<FetchPhase<Item>, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: FetchPhase<Item>.self, throwing: (any Error).self)
+        start(
+            { continuation.yield(.cached($0)) },
+            { items in
+                continuation.yield(.server(items))
+                continuation.finish()
+            },
+            { continuation.finish(throwing: $0) })
         return stream
     }
 }
@@ -88,7 +99,12 @@ final class FetchGate: Sendable {
     private let busy = Locked(false)
 
     /// True when the caller may start a fetch (and must call `end()` when it settles).
-    func begin() -> Bool { busy.withLock { value in defer { value = true }; return !value } }
+    func begin() -> Bool {
+        busy.withLock { value in
+            defer { value = true }
+            return !value
+        }
+    }
     func end() { busy.withLock { $0 = false } }
 }
 

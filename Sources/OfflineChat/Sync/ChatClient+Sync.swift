@@ -17,7 +17,9 @@ extension ChatClient {
     /// `ERROR_OFFLINE_SYNC_IN_PROGRESS`, `ERROR_OFFLINE_SYNC_COOLDOWN` (a sync ended less than
     /// 15 s ago; the description carries the remaining milliseconds), `ERROR_OFFLINE_DISABLED`,
     /// `ERROR_USER_NOT_LOGGED_IN`. It does not send queued messages.
-    public func forceSyncNow(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (ChatException) -> Void) {
+    public func forceSyncNow(
+        onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (ChatException) -> Void
+    ) {
         let queue = config.callbackQueue
         do {
             try startForcedSync()
@@ -40,7 +42,9 @@ extension ChatClient {
     private func startForcedSync() throws {
         guard let current = session.current else { throw ChatException.notLoggedIn() }
         guard let sync = current.sync else {
-            throw ChatException(errorCode: ChatException.offlineDisabled, errorDescription: "offline support is not active for this user")
+            throw ChatException(
+                errorCode: ChatException.offlineDisabled,
+                errorDescription: "offline support is not active for this user")
         }
         switch sync.request(.manual) {
         case .start, .followUpQueued, .coalesced:
@@ -48,8 +52,9 @@ extension ChatClient {
         case .rejectedInProgress:
             throw ChatException(errorCode: ChatException.syncInProgress, errorDescription: "a sync is already running")
         case .rejectedCooldown(let remaining):
-            throw ChatException(errorCode: ChatException.syncCooldown,
-                                errorDescription: "a sync ended less than 15 s ago; retry in \(remaining) ms")
+            throw ChatException(
+                errorCode: ChatException.syncCooldown,
+                errorDescription: "a sync ended less than 15 s ago; retry in \(remaining) ms")
         }
     }
 }

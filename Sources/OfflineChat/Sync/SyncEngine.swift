@@ -33,8 +33,10 @@ final class SyncEngine: Sendable {
     /// reconnect starts a sweep of its own).
     private let retry = Locked<Task<Void, Never>?>(nil)
 
-    init(cache: ChatCache, api: APIClient, config: ChatConfig, outbox: Outbox?, me: String, listeners: Listeners,
-         isCurrent: @escaping @Sendable () -> Bool) {
+    init(
+        cache: ChatCache, api: APIClient, config: ChatConfig, outbox: Outbox?, me: String, listeners: Listeners,
+        isCurrent: @escaping @Sendable () -> Bool
+    ) {
         self.cache = cache
         self.api = api
         self.config = config
@@ -123,8 +125,11 @@ final class SyncEngine: Sendable {
         }
         // At least 1 ms: the retry always waits on the clock (full jitter can draw 0), never
         // in the same instant as the failure (and a test's manual clock sees it sleep).
-        let delay = max(1, Backoff.delay(attempt: attempt - 1, base: config.reconnectBaseDelay, cap: config.reconnectMaxDelay,
-                                         unit: Double.random(in: 0..<1)))
+        let delay = max(
+            1,
+            Backoff.delay(
+                attempt: attempt - 1, base: config.reconnectBaseDelay, cap: config.reconnectMaxDelay,
+                unit: Double.random(in: 0..<1)))
         let task = Task { [self] in
             do {
                 try await config.clock.sleep(milliseconds: delay)
@@ -135,7 +140,10 @@ final class SyncEngine: Sendable {
             guard isCurrent(), now.connected, now.generation == result.generation else { return }
             request(.reconnect)
         }
-        retry.withLock { $0?.cancel(); $0 = task }
+        retry.withLock {
+            $0?.cancel()
+            $0 = task
+        }
         if !live.current.connected { task.cancel() }  // it dropped meanwhile
     }
 
@@ -170,20 +178,24 @@ final class SyncEngine: Sendable {
         let conversationsFailure = await conversationPhase()
         await blocked
         conversations.notify { $0.onSyncServerProgress(reInstall ? 50 : 30) }
-        let messagesFailure = if let page = await changes {
-            await messagePhase(page, from: point, generation, liveEpoch: start.connected ? epoch : nil)
-        } else {
-            await recordHead(generation)
-        }
+        let messagesFailure =
+            if let page = await changes {
+                await messagePhase(page, from: point, generation, liveEpoch: start.connected ? epoch : nil)
+            } else {
+                await recordHead(generation)
+            }
         let serverFailed = [conversationsFailure, messagesFailure].contains { ($0?.httpStatus ?? 0) >= 500 }
-        return SweepOutcome(succeeded: conversationsFailure == nil && messagesFailure == nil, reInstall: reInstall,
-                            serverFailed: serverFailed, generation: generation)
+        return SweepOutcome(
+            succeeded: conversationsFailure == nil && messagesFailure == nil, reInstall: reInstall,
+            serverFailed: serverFailed, generation: generation)
     }
 
     /// One page of the changelog from `point` (or why not).
     private func changelogPage(from point: SyncPoint) async -> Result<ChangelogPage, any Error> {
         do {
-            return .success(try await api.get(Endpoints.changes, query: [("cursor", point.cursor), ("limit", "\(Self.changePage)")]))
+            return .success(
+                try await api.get(Endpoints.changes, query: [("cursor", point.cursor), ("limit", "\(Self.changePage)")])
+            )
         } catch {
             return .failure(error)
         }
@@ -195,7 +207,8 @@ final class SyncEngine: Sendable {
     private func conversationPhase() async -> ChatException? {
         listeners.sync.notify { $0.onConversationSyncStarted() }
         do {
-            let page: Page<ConversationPayload> = try await api.get(Endpoints.conversations, query: [("limit", "\(Self.conversationPage)")])
+            let page: Page<ConversationPayload> = try await api.get(
+                Endpoints.conversations, query: [("limit", "\(Self.conversationPage)")])
             guard isCurrent() else { return Self.sessionEnded }
             let removed = try cache.storeConversationPage(page.items, first: true, last: page.next == nil)
             for id in removed { _ = outbox?.discard(.conversation(id)) }
@@ -226,8 +239,10 @@ final class SyncEngine: Sendable {
     /// Merges the changelog page read from `point`. `generation`: the live connection's when
     /// the sweep started (see `LiveFollowing`); `liveEpoch`: the cache's live epoch then, if
     /// the connection was up. Nil when it succeeded, else why not.
-    private func messagePhase(_ read: Result<ChangelogPage, any Error>, from point: SyncPoint, _ generation: Int,
-                              liveEpoch: Int?) async -> ChatException? {
+    private func messagePhase(
+        _ read: Result<ChangelogPage, any Error>, from point: SyncPoint, _ generation: Int,
+        liveEpoch: Int?
+    ) async -> ChatException? {
         listeners.sync.notify { $0.onMessageSyncStarted() }
         do {
             let page = try read.get()
@@ -239,14 +254,16 @@ final class SyncEngine: Sendable {
             if page.changes.contains(where: { $0.removesConversation(for: me) }) { lostTrack() }
             // A last page read on the connection the sweep started on: the stream brings the rest.
             let reachesLive = !page.hasMore && live.current.generation == generation ? liveEpoch : nil
-            let merge = try cache.applySyncPage(page.changes, from: point, cursor: page.cursor, serverTime: page.serverTime,
-                                                liveSince: reachesLive)
+            let merge = try cache.applySyncPage(
+                page.changes, from: point, cursor: page.cursor, serverTime: page.serverTime,
+                liveSince: reachesLive)
             for id in merge.removedConversations { _ = outbox?.discard(.conversation(id)) }
             if !page.hasMore { live.withLock { $0.caughtUp(startedAt: generation) } }
             deliver(merge, outcome: page.hasMore ? .partial : .caughtUp)
             return nil
         } catch let error as ChatException
-                    where [ErrorCode.cursorExpired.rawValue, ErrorCode.invalidCursor.rawValue].contains(error.errorCode) {
+            where [ErrorCode.cursorExpired.rawValue, ErrorCode.invalidCursor.rawValue].contains(error.errorCode)
+        {
             // The server no longer keeps changes that far back (or no longer knows the cursor:
             // restored from a backup): rebuild from the conversation list (the follow-up sweep
             // is a cold start, reported as a reInstall sync).
@@ -269,7 +286,9 @@ final class SyncEngine: Sendable {
         let updated = merge.updated.map { BaseMessage.make($0, source: .sync) }
         for message in new {
             listeners.messages.notify { ChatClient.deliverNew(message, to: $0) }
-            if let action = message as? ActionMessage { listeners.groups.notify { ChatClient.deliverGroupEvent(action, to: $0) } }
+            if let action = message as? ActionMessage {
+                listeners.groups.notify { ChatClient.deliverGroupEvent(action, to: $0) }
+            }
         }
         if !updated.isEmpty { listeners.messages.notify { $0.onMessagesSynced(updated) } }
         let swept = new + updated
@@ -280,6 +299,8 @@ final class SyncEngine: Sendable {
     static var sessionEnded: ChatException { .notLoggedIn() }
 
     static func exception(_ error: any Error) -> ChatException {
-        error as? ChatException ?? ChatException(errorCode: ChatException.cacheFailure, errorDescription: "the sync could not be merged: \(error)")
+        error as? ChatException
+            ?? ChatException(
+                errorCode: ChatException.cacheFailure, errorDescription: "the sync could not be merged: \(error)")
     }
 }

@@ -14,13 +14,13 @@ public protocol SyncListener: AnyObject {
     func onMessageSyncError(_ error: ChatException)
 }
 
-public extension SyncListener {
-    func onConversationSyncStarted() {}
-    func onConversationSyncCompleted(_ conversations: [Conversation]) {}
-    func onConversationSyncError(_ error: ChatException) {}
-    func onMessageSyncStarted() {}
-    func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) {}
-    func onMessageSyncError(_ error: ChatException) {}
+extension SyncListener {
+    public func onConversationSyncStarted() {}
+    public func onConversationSyncCompleted(_ conversations: [Conversation]) {}
+    public func onConversationSyncError(_ error: ChatException) {}
+    public func onMessageSyncStarted() {}
+    public func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) {}
+    public func onMessageSyncError(_ error: ChatException) {}
 }
 
 /// How far one message sweep got.

@@ -29,13 +29,18 @@ struct SyncThrottle: Equatable, Sendable {
     mutating func request(_ trigger: Trigger, now: Int64) -> Decision {
         switch trigger {
         case .reconnect:
-            guard running else { running = true; return .start }
+            guard running else {
+                running = true
+                return .start
+            }
             if followUp { return .coalesced }
             followUp = true
             return .followUpQueued
         case .manual:
             if running { return .rejectedInProgress }
-            if let lastEnded, now - lastEnded < Self.cooldown { return .rejectedCooldown(remaining: lastEnded + Self.cooldown - now) }
+            if let lastEnded, now - lastEnded < Self.cooldown {
+                return .rejectedCooldown(remaining: lastEnded + Self.cooldown - now)
+            }
             running = true
             return .start
         }

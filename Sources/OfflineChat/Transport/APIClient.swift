@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -24,8 +25,10 @@ struct APIClient: Sendable {
         try await send("GET", path, query: query, body: nil as String?)
     }
 
-    func send<T: Decodable, Body: Encodable>(_ method: String, _ path: String, query: [(String, String?)] = [],
-                                             body: Body?) async throws -> T {
+    func send<T: Decodable, Body: Encodable>(
+        _ method: String, _ path: String, query: [(String, String?)] = [],
+        body: Body?
+    ) async throws -> T {
         var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
         let items = query.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
         if !items.isEmpty { components.queryItems = items }
@@ -41,8 +44,10 @@ struct APIClient: Sendable {
             if let readable = T.self as? any JSONReadable.Type { return try readable.init(json: answer) as! T }
             return try Self.decoder.decode(T.self, from: answer)
         } catch {
-            throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "cannot read the answer to \(method) \(path): \(error)",
-                                httpStatus: status)
+            throw ChatException(
+                errorCode: ChatException.unexpectedResponse,
+                errorDescription: "cannot read the answer to \(method) \(path): \(error)",
+                httpStatus: status)
         }
     }
 
@@ -50,15 +55,18 @@ struct APIClient: Sendable {
     /// A repeated upload stores no second file on chatd (the bytes are content-addressed);
     /// an upload no message names expires there.
     func upload(_ data: Data, name: String, mimeType: String) async throws -> Attachment {
-        var components = URLComponents(url: baseURL.appendingPathComponent(Endpoints.media), resolvingAgainstBaseURL: false)!
+        var components = URLComponents(
+            url: baseURL.appendingPathComponent(Endpoints.media), resolvingAgainstBaseURL: false)!
         components.queryItems = [URLQueryItem(name: "name", value: name)]
         let headers = ["Authorization": "Bearer \(token)", "Content-Type": mimeType]
         let (status, answer) = try await exchange("POST", components.url!, headers: headers, body: data)
         do {
             return try Self.decoder.decode(Attachment.self, from: answer)
         } catch {
-            throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "cannot read the upload's answer: \(error)",
-                                httpStatus: status)
+            throw ChatException(
+                errorCode: ChatException.unexpectedResponse,
+                errorDescription: "cannot read the upload's answer: \(error)",
+                httpStatus: status)
         }
     }
 
@@ -66,29 +74,39 @@ struct APIClient: Sendable {
     /// against it and carry the token; other urls are fetched as they are.
     /// Only http(s) urls; more than `maxBytes` is `ERROR_MEDIA_TOO_LARGE`.
     func download(_ url: String, maxBytes: Int64) async throws -> Data {
-        guard let resolved = URL(string: url, relativeTo: baseURL)?.absoluteURL, ["http", "https"].contains(resolved.scheme?.lowercased()) else {
+        guard let resolved = URL(string: url, relativeTo: baseURL)?.absoluteURL,
+            ["http", "https"].contains(resolved.scheme?.lowercased())
+        else {
             throw ChatException.invalid("not an http(s) url: \(url)")
         }
         let ours = resolved.host == baseURL.host && resolved.port == baseURL.port && resolved.scheme == baseURL.scheme
-        return try await exchange("GET", resolved, headers: ours ? ["Authorization": "Bearer \(token)"] : [:], body: nil,
-                                  maxBytes: Int(clamping: maxBytes)).1
+        return try await exchange(
+            "GET", resolved, headers: ours ? ["Authorization": "Bearer \(token)"] : [:], body: nil,
+            maxBytes: Int(clamping: maxBytes)
+        ).1
     }
 
     /// One request; a non-2xx answer becomes the `ChatException` it stands for.
-    private func exchange(_ method: String, _ url: URL, headers: [String: String], body: Data?,
-                          maxBytes: Int = HTTPTransports.maxAnswer) async throws -> (Int, Data) {
+    private func exchange(
+        _ method: String, _ url: URL, headers: [String: String], body: Data?,
+        maxBytes: Int = HTTPTransports.maxAnswer
+    ) async throws -> (Int, Data) {
         let reply = try await transport.send(method: method, url: url, headers: headers, body: body, maxBytes: maxBytes)
         let (status, answer) = (reply.status, reply.body)
         guard (200..<300).contains(status) else {
             if let apiError = try? Self.decoder.decode(APIError.self, from: answer) {
-                throw ChatException(errorCode: apiError.code.rawValue, errorDescription: apiError.message, httpStatus: status,
-                                    retryAfter: status == 429 || status == 503 ? reply.headers["retry-after"].flatMap(TimeInterval.init) : nil)
+                throw ChatException(
+                    errorCode: apiError.code.rawValue, errorDescription: apiError.message, httpStatus: status,
+                    retryAfter: status == 429 || status == 503
+                        ? reply.headers["retry-after"].flatMap(TimeInterval.init) : nil)
             }
             if status >= 500 {
                 throw ChatException(errorCode: "server_error", errorDescription: "HTTP \(status)", httpStatus: status)
             }
-            throw ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "HTTP \(status) from \(method) \(url.path)",
-                                httpStatus: status)
+            throw ChatException(
+                errorCode: ChatException.unexpectedResponse,
+                errorDescription: "HTTP \(status) from \(method) \(url.path)",
+                httpStatus: status)
         }
         return (status, answer)
     }

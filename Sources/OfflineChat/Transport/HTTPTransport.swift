@@ -1,15 +1,18 @@
 import Foundation
+import WebSocket
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import WebSocket
 
 /// One HTTP exchange. Implementations throw `ChatException.offline` when no complete answer
 /// arrives (refused, reset, cut short, timed out).
 protocol HTTPTransport: Sendable {
     /// One exchange; an answer body over `maxBytes` is `ERROR_MEDIA_TOO_LARGE` (it is not read
     /// past that where the transport can stop).
-    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> HTTPAnswer
+    func send(
+        method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int
+    ) async throws -> HTTPAnswer
 }
 
 /// A complete HTTP answer.
@@ -25,7 +28,8 @@ enum HTTPTransports {
     static let maxAnswer = 64 << 20
 
     static func tooLarge(_ limit: Int) -> ChatException {
-        ChatException(errorCode: ChatException.mediaTooLarge, errorDescription: "the answer is larger than \(limit) bytes")
+        ChatException(
+            errorCode: ChatException.mediaTooLarge, errorDescription: "the answer is larger than \(limit) bytes")
     }
 
     static func platformDefault(timeout: TimeInterval, trustedCertificates: URL? = nil) -> any HTTPTransport {
@@ -49,7 +53,9 @@ struct URLSessionHTTPTransport: HTTPTransport {
         session = URLSession(configuration: configuration)
     }
 
-    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> HTTPAnswer {
+    func send(
+        method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int
+    ) async throws -> HTTPAnswer {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body
@@ -59,7 +65,9 @@ struct URLSessionHTTPTransport: HTTPTransport {
             guard let http = response as? HTTPURLResponse else { throw ChatException.offline("no HTTP response") }
             guard data.count <= maxBytes else { throw HTTPTransports.tooLarge(maxBytes) }
             var fields: [String: String] = [:]
-            for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = String(describing: value) }
+            for (name, value) in http.allHeaderFields {
+                fields[String(describing: name).lowercased()] = String(describing: value)
+            }
             return HTTPAnswer(status: http.statusCode, headers: fields, body: data)
         } catch let error as ChatException {
             throw error
@@ -77,11 +85,15 @@ struct POSIXHTTPTransport: HTTPTransport {
     /// A PEM file of certificates trusted besides the system's (`ChatConfig.trustedCertificates`).
     var trustedCertificates: String?
 
-    func send(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) async throws -> HTTPAnswer {
+    func send(
+        method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int
+    ) async throws -> HTTPAnswer {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 do {
-                    continuation.resume(returning: try exchange(method: method, url: url, headers: headers, body: body, maxBytes: maxBytes))
+                    continuation.resume(
+                        returning: try exchange(
+                            method: method, url: url, headers: headers, body: body, maxBytes: maxBytes))
                 } catch {
                     continuation.resume(throwing: error)
                 }
@@ -89,7 +101,9 @@ struct POSIXHTTPTransport: HTTPTransport {
         }
     }
 
-    private func exchange(method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int) throws -> HTTPAnswer {
+    private func exchange(
+        method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int
+    ) throws -> HTTPAnswer {
         guard let endpoint = Endpoint(url), url.scheme?.lowercased().hasPrefix("http") == true else {
             throw ChatException.invalid("this transport speaks http:// and https://, not \(url.scheme ?? "?")")
         }
@@ -101,7 +115,8 @@ struct POSIXHTTPTransport: HTTPTransport {
         }
         var target = url.path.isEmpty ? "/" : (url.path(percentEncoded: true))
         if let query = url.query(percentEncoded: true) { target += "?\(query)" }
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(endpoint.hostHeader)\r\nConnection: close\r\nAccept: application/json\r\n"
+        var head =
+            "\(method) \(target) HTTP/1.1\r\nHost: \(endpoint.hostHeader)\r\nConnection: close\r\nAccept: application/json\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body?.count ?? 0)\r\n\r\n"
         var received: [UInt8] = []
@@ -126,7 +141,9 @@ struct POSIXHTTPTransport: HTTPTransport {
 
     /// A complete HTTP/1.1 response (Content-Length, chunked, or to EOF).
     static func parse(_ bytes: [UInt8]) throws -> HTTPAnswer {
-        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { throw ChatException.offline("the answer ended inside its head") }
+        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else {
+            throw ChatException.offline("the answer ended inside its head")
+        }
         let lines = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = (lines.first ?? "").split(separator: " ")
         guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
@@ -142,7 +159,9 @@ struct POSIXHTTPTransport: HTTPTransport {
             return HTTPAnswer(status: status, headers: fields, body: try dechunk(rest))
         }
         if let length = fields["content-length"].flatMap(Int.init) {
-            guard rest.count >= length else { throw ChatException.offline("the answer was cut short (\(rest.count) of \(length) bytes)") }
+            guard rest.count >= length else {
+                throw ChatException.offline("the answer was cut short (\(rest.count) of \(length) bytes)")
+            }
             return HTTPAnswer(status: status, headers: fields, body: Data(rest.prefix(length)))
         }
         return HTTPAnswer(status: status, headers: fields, body: Data(rest))
@@ -152,9 +171,14 @@ struct POSIXHTTPTransport: HTTPTransport {
         var body = Data()
         var index = 0
         while true {
-            guard let lineEnd = bytes[index...].firstRange(of: Array("\r\n".utf8)) else { throw ChatException.offline("a chunk was cut short") }
-            let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { throw ChatException.offline("a bad chunk size") }
+            guard let lineEnd = bytes[index...].firstRange(of: Array("\r\n".utf8)) else {
+                throw ChatException.offline("a chunk was cut short")
+            }
+            let sizeText =
+                String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
+                throw ChatException.offline("a bad chunk size")
+            }
             index = lineEnd.upperBound
             if size == 0 { return body }
             guard index + size + 2 <= bytes.count else { throw ChatException.offline("a chunk was cut short") }

@@ -11,8 +11,9 @@ struct POSIXRealtimeTransport: RealtimeTransport {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 do {
-                    let client = try WebSocketClient.connect(to: url, headers: ["Authorization": "Bearer \(token)"],
-                                                            trustedCertificates: trustedCertificates)
+                    let client = try WebSocketClient.connect(
+                        to: url, headers: ["Authorization": "Bearer \(token)"],
+                        trustedCertificates: trustedCertificates)
                     continuation.resume(returning: POSIXRealtimeSocket(client))
                 } catch {
                     continuation.resume(throwing: ChatException.offline("realtime: \(error)"))
@@ -35,7 +36,9 @@ final class POSIXRealtimeSocket: RealtimeSocket {
                 while true {
                     switch try client.receive() {
                     case .text(let text): continuation.yield(text)
-                    case .close: continuation.finish(); return
+                    case .close:
+                        continuation.finish()
+                        return
                     default: continue
                     }
                 }

@@ -8,11 +8,14 @@ extension Routes {
             let uid = try authenticate(context)
             let request = try context.decode(CreateGroupRequest.self)
             try Validate.uid(request.guid, field: "guid")
-            try Validate.group(name: request.name, icon: request.icon, description: request.description,
-                               metadata: request.metadata, tags: request.tags, password: request.password)
+            try Validate.group(
+                name: request.name, icon: request.icon, description: request.description,
+                metadata: request.metadata, tags: request.tags, password: request.password)
             guard (request.type == .password) == (request.password != nil) else {
-                throw HTTPError.validation(request.type == .password ? "a password group needs a `password`"
-                                                                      : "`password` is only for password groups")
+                throw HTTPError.validation(
+                    request.type == .password
+                        ? "a password group needs a `password`"
+                        : "`password` is only for password groups")
             }
             let hash = try request.password.map(PasswordHash.make)
             return .json(try store.createGroup(request, by: uid, passwordHash: hash), status: 201)
@@ -24,7 +27,8 @@ extension Routes {
             filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
             filter.tags = try Self.list(context.request.query["tags"], name: "tags")
             filter.joinedOnly = try context.boolQuery("joinedOnly")
-            let groups = try store.groups(for: uid, filter: filter, after: context.request.query["cursor"], limit: limit + 1)
+            let groups = try store.groups(
+                for: uid, filter: filter, after: context.request.query["cursor"], limit: limit + 1)
             return .json(Self.page(groups, limit: limit, key: \.guid))
         }
         router.add("GET", Endpoints.groups + "/{guid}") { context in
@@ -34,8 +38,9 @@ extension Routes {
         router.add("PATCH", Endpoints.groups + "/{guid}") { context in
             let uid = try authenticate(context)
             let request = try context.decode(EditGroupRequest.self)
-            try Validate.group(name: request.name, icon: request.icon, description: request.description,
-                               metadata: request.metadata, tags: request.tags, password: request.password)
+            try Validate.group(
+                name: request.name, icon: request.icon, description: request.description,
+                metadata: request.metadata, tags: request.tags, password: request.password)
             if request.password != nil { try store.requireScope(context.parameter("guid"), uid, for: .edit) }
             let hash = try request.password.map(PasswordHash.make)
             return .json(try store.editGroup(context.parameter("guid"), by: uid, request, passwordHash: hash))
@@ -90,25 +95,30 @@ extension Routes {
             }
             filter.online = try onlineFilter(context)
             if filter.online != nil { filter.onlineUids = try onlineUids(as: uid) }
-            let found = try store.members(of: context.parameter("guid"), for: uid, filter: filter,
-                                          after: context.request.query["cursor"], limit: limit + 1)
-            return .json(Self.page(found.map { member in
-                var member = member
-                member.user = withStatus(member.user)
-                return member
-            }, limit: limit, key: \.user.uid))
+            let found = try store.members(
+                of: context.parameter("guid"), for: uid, filter: filter,
+                after: context.request.query["cursor"], limit: limit + 1)
+            return .json(
+                Self.page(
+                    found.map { member in
+                        var member = member
+                        member.user = withStatus(member.user)
+                        return member
+                    }, limit: limit, key: \.user.uid))
         }
         router.add("POST", members) { context in
             let uid = try authenticate(context)
             let request = try context.decode(AddMemberRequest.self)
             try Validate.uid(request.uid)
-            let (member, added) = try store.addMember(context.parameter("guid"), request.uid, scope: request.scope ?? .participant, by: uid)
+            let (member, added) = try store.addMember(
+                context.parameter("guid"), request.uid, scope: request.scope ?? .participant, by: uid)
             return .json(member, status: added ? 201 : 200)
         }
         router.add("PATCH", members + "/{uid}") { context in
             let uid = try authenticate(context)
             let request = try context.decode(ChangeScopeRequest.self)
-            return .json(try store.changeScope(context.parameter("guid"), context.parameter("uid"), to: request.scope, by: uid))
+            return .json(
+                try store.changeScope(context.parameter("guid"), context.parameter("uid"), to: request.scope, by: uid))
         }
         router.add("DELETE", members + "/{uid}") { context in
             let uid = try authenticate(context)
@@ -119,7 +129,8 @@ extension Routes {
         router.add("GET", bans) { context in
             let uid = try authenticate(context)
             let limit = try limit(context)
-            let found = try store.bans(of: context.parameter("guid"), for: uid, after: context.request.query["cursor"], limit: limit + 1)
+            let found = try store.bans(
+                of: context.parameter("guid"), for: uid, after: context.request.query["cursor"], limit: limit + 1)
             return .json(Self.page(found, limit: limit, key: \.user.uid))
         }
         router.add("PUT", bans + "/{uid}") { context in

@@ -10,8 +10,12 @@ extension Routes {
         router.add("POST", Endpoints.media) { context in
             let uid = try authenticate(context, bucket: .upload)
             let request = context.request
-            if request.bodyTooLarge { throw HTTPError(413, .payloadTooLarge, "the file is larger than this server accepts") }
-            guard !request.body.isEmpty else { throw HTTPError.validation("the upload is empty: send the file's bytes as the body") }
+            if request.bodyTooLarge {
+                throw HTTPError(413, .payloadTooLarge, "the file is larger than this server accepts")
+            }
+            guard !request.body.isEmpty else {
+                throw HTTPError.validation("the upload is empty: send the file's bytes as the body")
+            }
             let name = request.query["name"].flatMap { $0.isEmpty ? nil : $0 } ?? "file"
             guard name.count <= 255, !name.contains("/") else {
                 throw HTTPError.badParameter("`name` is a file name of at most 255 characters without `/`")
@@ -22,24 +26,33 @@ extension Routes {
                 throw HTTPError.badParameter("`Content-Type` must be a media type such as image/jpeg")
             }
             let file = MediaStore.sha256Hex(request.body)
-            let id = try store.recordUpload(file: file, by: uid, contentType: mimeType, size: Int64(request.body.count), quota: mediaQuota)
+            let id = try store.recordUpload(
+                file: file, by: uid, contentType: mimeType, size: Int64(request.body.count), quota: mediaQuota)
             try media.store(request.body, as: file)
             mediaSweep.runIfDue(store: store, media: media)
             let ext = (name as NSString).pathExtension
-            return .json(Attachment(url: Endpoints.media + "/" + id, name: name, size: Int64(request.body.count),
-                                    mimeType: mimeType, extension: String(ext.prefix(32))), status: 201)
+            return .json(
+                Attachment(
+                    url: Endpoints.media + "/" + id, name: name, size: Int64(request.body.count),
+                    mimeType: mimeType, extension: String(ext.prefix(32))), status: 201)
         }
         router.add("GET", Endpoints.media + "/{id}") { context in
             let uid = try authenticate(context)
             let id = context.parameter("id")
-            guard Endpoints.isMediaID(id), let upload = try store.readableUpload(id, by: uid), let bytes = media.load(upload.file) else {
+            guard Endpoints.isMediaID(id), let upload = try store.readableUpload(id, by: uid),
+                let bytes = media.load(upload.file)
+            else {
                 throw HTTPError.notFound("no media \(id) you can read")
             }
-            return HTTPResponse(status: 200, headers: [("Content-Type", upload.contentType),
-                                                       ("X-Content-Type-Options", "nosniff"),
-                                                       ("Content-Security-Policy", "default-src 'none'; sandbox"),
-                                                       ("Cache-Control", "private, max-age=31536000, immutable")],
-                                body: Array(bytes))
+            return HTTPResponse(
+                status: 200,
+                headers: [
+                    ("Content-Type", upload.contentType),
+                    ("X-Content-Type-Options", "nosniff"),
+                    ("Content-Security-Policy", "default-src 'none'; sandbox"),
+                    ("Cache-Control", "private, max-age=31536000, immutable")
+                ],
+                body: Array(bytes))
         }
     }
 }
@@ -57,7 +70,8 @@ final class MediaSweep: Sendable {
         let now = store.clock.now()
         let previous = last.load(ordering: .relaxed)
         guard previous == .min || now - previous >= 60_000,
-              last.compareExchange(expected: previous, desired: now, ordering: .relaxed).exchanged else { return }
+            last.compareExchange(expected: previous, desired: now, ordering: .relaxed).exchanged
+        else { return }
         _ = try? store.sweepUploads(createdBefore: now - grace) { media.remove($0) }
     }
 }

@@ -23,18 +23,23 @@ struct Routes {
         var router = Router()
         router.add("GET", Endpoints.health) { _ in
             let reachable = store.isReachable()
-            return .json(HealthResponse(status: reachable ? "ok" : "unavailable", version: Endpoints.version,
-                                        engine: store.engineName, database: reachable ? "ok" : "unreachable",
-                                        bus: realtime.bus.map { $0.isConnected ? "ok" : "unreachable" },
-                                        node: realtime.bus.map { _ in realtime.configuration.nodeID }),
-                         status: reachable ? 200 : 503)
+            return .json(
+                HealthResponse(
+                    status: reachable ? "ok" : "unavailable", version: Endpoints.version,
+                    engine: store.engineName, database: reachable ? "ok" : "unreachable",
+                    bus: realtime.bus.map { $0.isConnected ? "ok" : "unreachable" },
+                    node: realtime.bus.map { _ in realtime.configuration.nodeID }),
+                status: reachable ? 200 : 503)
         }
         router.add("GET", "/metrics") { context in
             // Prometheus sends the admin key as `Authorization: Bearer` (`authorization` in its scrape config).
             let bearerIsAdminKey = context.request.bearerToken.map { constantTimeEqual($0, adminKey) } ?? false
-            if context.request.header(Endpoints.adminKeyHeader) != nil || !bearerIsAdminKey { try requireAdmin(context) }
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                                body: Array(metrics.render(gauges: gauges()).utf8))
+            if context.request.header(Endpoints.adminKeyHeader) != nil || !bearerIsAdminKey {
+                try requireAdmin(context)
+            }
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                body: Array(metrics.render(gauges: gauges()).utf8))
         }
         addAdmin(to: &router)
         addUsers(to: &router)
@@ -45,7 +50,8 @@ struct Routes {
         addMedia(to: &router)
         router.add("GET", Endpoints.changes) { context in
             let uid = try authenticate(context)
-            let limit = try context.intQuery("limit", in: 1...Int64(ChangelogPage.maxLimit)) ?? Int64(ChangelogPage.maxLimit)
+            let limit =
+                try context.intQuery("limit", in: 1...Int64(ChangelogPage.maxLimit)) ?? Int64(ChangelogPage.maxLimit)
             let page = try store.changes(for: uid, cursor: context.request.query["cursor"], limit: Int(limit))
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: page.json)
         }
@@ -57,12 +63,17 @@ struct Routes {
         router.add("GET", Endpoints.realtime) { context in
             let token = context.request.bearerToken ?? (allowQueryToken ? context.request.query["token"] : nil)
             if token == nil, context.request.query["token"] != nil {
-                throw HTTPError(401, .unauthorized, "send the token in the Authorization header (?token= in the url is off:"
-                                + " chatd --allow-query-token turns it on)")
+                throw HTTPError(
+                    401, .unauthorized,
+                    "send the token in the Authorization header (?token= in the url is off:"
+                        + " chatd --allow-query-token turns it on)")
             }
             let session = try store.session(token: token)
-            return try realtime.upgrade(context.request, session: RealtimeSession(uid: session.uid, tokenHash: Store.tokenHash(token ?? ""),
-                                                                                  expiresAt: session.expiresAt))
+            return try realtime.upgrade(
+                context.request,
+                session: RealtimeSession(
+                    uid: session.uid, tokenHash: Store.tokenHash(token ?? ""),
+                    expiresAt: session.expiresAt))
         }
         return router
     }
@@ -84,26 +95,43 @@ struct Routes {
 
     /// The values `GET /metrics` reads when scraped.
     func gauges() -> [Metrics.Gauge] {
-        var gauges = [Metrics.Gauge(name: "chatd_realtime_sockets", help: "Open realtime sockets on this node.",
-                                    value: Double(realtime.connectionCount.load(ordering: .relaxed))),
-                      Metrics.Gauge(name: "chatd_realtime_users", help: "Users with a realtime socket on this node.",
-                                    value: Double(realtime.presence.here))]
+        var gauges = [
+            Metrics.Gauge(
+                name: "chatd_realtime_sockets", help: "Open realtime sockets on this node.",
+                value: Double(realtime.connectionCount.load(ordering: .relaxed))),
+            Metrics.Gauge(
+                name: "chatd_realtime_users", help: "Users with a realtime socket on this node.",
+                value: Double(realtime.presence.here))
+        ]
         let commits = store.groupCommit.counts
-        gauges += [Metrics.Gauge(name: "chatd_group_commits", help: "Batches of sends committed together, since start.",
-                                 value: Double(commits.batches)),
-                   Metrics.Gauge(name: "chatd_group_commit_sends", help: "Sends those batches carried, since start.",
-                                 value: Double(commits.writes))]
+        gauges += [
+            Metrics.Gauge(
+                name: "chatd_group_commits", help: "Batches of sends committed together, since start.",
+                value: Double(commits.batches)),
+            Metrics.Gauge(
+                name: "chatd_group_commit_sends", help: "Sends those batches carried, since start.",
+                value: Double(commits.writes))
+        ]
         if let bus = realtime.bus {
-            gauges.append(Metrics.Gauge(name: "chatd_bus_connected", help: "1 while this node's NATS connection is up.",
-                                        value: bus.isConnected ? 1 : 0))
+            gauges.append(
+                Metrics.Gauge(
+                    name: "chatd_bus_connected", help: "1 while this node's NATS connection is up.",
+                    value: bus.isConnected ? 1 : 0))
         }
         if let usage = store.connectionUsage {
-            gauges += [Metrics.Gauge(name: "chatd_db_connections_open", help: "Database connections open.", value: Double(usage.open)),
-                       Metrics.Gauge(name: "chatd_db_connections_busy", help: "Database connections in a transaction.", value: Double(usage.busy)),
-                       Metrics.Gauge(name: "chatd_db_connections_max", help: "Database connections the pool may open.",
-                                     value: Double(usage.capacity)),
-                       Metrics.Gauge(name: "chatd_db_pool_waits", help: "Times a request waited for a connection, since start.",
-                                     value: Double(usage.waits))]
+            gauges += [
+                Metrics.Gauge(
+                    name: "chatd_db_connections_open", help: "Database connections open.", value: Double(usage.open)),
+                Metrics.Gauge(
+                    name: "chatd_db_connections_busy", help: "Database connections in a transaction.",
+                    value: Double(usage.busy)),
+                Metrics.Gauge(
+                    name: "chatd_db_connections_max", help: "Database connections the pool may open.",
+                    value: Double(usage.capacity)),
+                Metrics.Gauge(
+                    name: "chatd_db_pool_waits", help: "Times a request waited for a connection, since start.",
+                    value: Double(usage.waits))
+            ]
         }
         return gauges
     }
@@ -164,17 +192,21 @@ struct Routes {
         }
         router.add("POST", Endpoints.adminUsers + "/{uid}/tokens") { context in
             try requireAdmin(context)
-            let request = context.request.body.isEmpty ? CreateTokenRequest() : try context.decode(CreateTokenRequest.self)
+            let request =
+                context.request.body.isEmpty ? CreateTokenRequest() : try context.decode(CreateTokenRequest.self)
             if let ttl = request.ttlSeconds, !(1...(10 * 365 * 24 * 3600)).contains(ttl) {
                 throw HTTPError.validation("`ttlSeconds` must be between 1 and 315360000")
             }
-            return .json(try store.issueToken(for: context.parameter("uid"), ttlSeconds: request.ttlSeconds), status: 201)
+            return .json(
+                try store.issueToken(for: context.parameter("uid"), ttlSeconds: request.ttlSeconds), status: 201)
         }
         // By the token or its hash in the body: never in the path, where proxies log it.
         router.add("POST", Endpoints.adminTokens + "/revoke") { context in
             try requireAdmin(context)
             let request = try context.decode(RevokeTokenRequest.self)
-            guard let hash = request.tokenHash ?? request.token.map(Store.tokenHash), (request.token == nil) != (request.tokenHash == nil) else {
+            guard let hash = request.tokenHash ?? request.token.map(Store.tokenHash),
+                (request.token == nil) != (request.tokenHash == nil)
+            else {
                 throw HTTPError.validation("give exactly one of `token` and `tokenHash`")
             }
             guard try store.revoke(tokenHash: hash) else { throw HTTPError.notFound("no such token") }
@@ -216,7 +248,8 @@ struct Routes {
             filter.roles = try Self.list(context.request.query["roles"], name: "roles")
             filter.online = try onlineFilter(context)
             if filter.online != nil { filter.onlineUids = try onlineUids(as: uid) }
-            let users = try store.users(after: context.request.query["cursor"], limit: limit + 1, for: uid, filter: filter)
+            let users = try store.users(
+                after: context.request.query["cursor"], limit: limit + 1, for: uid, filter: filter)
             return .json(Self.page(users.map(withStatus), limit: limit, key: \.uid))
         }
         router.add("GET", Endpoints.users + "/{uid}") { context in
@@ -233,7 +266,8 @@ struct Routes {
                 throw HTTPError.badParameter("`direction` must be blockedByMe, hasBlockedMe or both")
             }
             let limit = try limit(context)
-            let users = try store.blocks(of: uid, direction: direction, after: context.request.query["cursor"], limit: limit + 1)
+            let users = try store.blocks(
+                of: uid, direction: direction, after: context.request.query["cursor"], limit: limit + 1)
             return .json(Self.page(users, limit: limit, key: \.uid))
         }
         for (method, blocking) in [("PUT", true), ("DELETE", false)] {
@@ -245,7 +279,9 @@ struct Routes {
     }
 
     func messageID(_ context: RouteContext) throws -> Int64 {
-        guard let id = Int64(context.parameter("id")), id > 0 else { throw HTTPError.notFound("no message \(context.parameter("id"))") }
+        guard let id = Int64(context.parameter("id")), id > 0 else {
+            throw HTTPError.notFound("no message \(context.parameter("id"))")
+        }
         return id
     }
 
@@ -264,10 +300,15 @@ struct Routes {
         router.add("PATCH", Endpoints.messages + "/{id}") { context in
             let uid = try authenticate(context)
             let request = try context.decode(EditMessageRequest.self)
-            guard request.text != nil || request.customData != nil || request.metadata != nil || request.callStatus != nil else {
+            guard
+                request.text != nil || request.customData != nil || request.metadata != nil || request.callStatus != nil
+            else {
                 throw HTTPError.validation("send at least one of `text`, `customData`, `metadata`, `callStatus`")
             }
-            guard request.callStatus == nil || (request.text == nil && request.customData == nil && request.metadata == nil) else {
+            guard
+                request.callStatus == nil
+                    || (request.text == nil && request.customData == nil && request.metadata == nil)
+            else {
                 throw HTTPError.validation("change `callStatus` on its own")
             }
             try Validate.text(request.text, field: "text", max: 64 << 10, required: request.text != nil)
@@ -281,7 +322,9 @@ struct Routes {
         }
         router.add("GET", Endpoints.messages + "/{id}/thread") { context in
             let uid = try authenticate(context)
-            return .json(try store.messages(try messageQuery(context, scope: .thread(parentId: try messageID(context))), for: uid))
+            return .json(
+                try store.messages(
+                    try messageQuery(context, scope: .thread(parentId: try messageID(context))), for: uid))
         }
         router.add("POST", Endpoints.messages + "/{id}/reactions") { context in
             let uid = try authenticate(context)
@@ -300,17 +343,22 @@ struct Routes {
             let limit = try limit(context)
             let after = try context.intQuery("after", in: 0...Int64.max)
             let before = try context.intQuery("before", in: 1...Int64.max)
-            guard before == nil || after == nil else { throw HTTPError.badParameter("give `before` or `after`, not both") }
+            guard before == nil || after == nil else {
+                throw HTTPError.badParameter("give `before` or `after`, not both")
+            }
             let reaction = context.request.query["reaction"].flatMap { $0.isEmpty ? nil : $0 }
-            return .json(try store.reactions(on: try messageID(context), for: uid, reaction: reaction,
-                                             after: after, before: before, limit: limit))
+            return .json(
+                try store.reactions(
+                    on: try messageID(context), for: uid, reaction: reaction,
+                    after: after, before: before, limit: limit))
         }
     }
 
     func addConversations(to router: inout Router) {
         router.add("GET", Endpoints.conversations) { context in
             let uid = try authenticate(context)
-            return .json(try store.conversations(for: uid, cursor: context.request.query["cursor"], limit: try limit(context)))
+            return .json(
+                try store.conversations(for: uid, cursor: context.request.query["cursor"], limit: try limit(context)))
         }
         router.add("GET", Endpoints.conversations + "/{id}") { context in
             let uid = try authenticate(context)
@@ -318,7 +366,8 @@ struct Routes {
         }
         router.add("GET", Endpoints.conversations + "/{id}/messages") { context in
             let uid = try authenticate(context)
-            return .json(try store.messages(try messageQuery(context, scope: .conversation(context.parameter("id"))), for: uid))
+            return .json(
+                try store.messages(try messageQuery(context, scope: .conversation(context.parameter("id"))), for: uid))
         }
         for kind in [ReceiptPayload.Kind.delivered, .read] {
             router.add("POST", Endpoints.conversations + "/{id}/\(kind.rawValue)") { context in
@@ -342,7 +391,8 @@ extension Routes {
         query.updatedAfter = try context.intQuery("updatedAfter", in: 0...Int64.max)
         let anchoredForward = query.afterId != nil || query.sentAfter != nil || query.updatedAfter != nil
         guard !(anchoredForward && (query.beforeId != nil || query.sentBefore != nil)) else {
-            throw HTTPError.badParameter("page one way: give `before`/`sentBefore` or `after`/`sentAfter`/`updatedAfter`, not both")
+            throw HTTPError.badParameter(
+                "page one way: give `before`/`sentBefore` or `after`/`sentAfter`/`updatedAfter`, not both")
         }
         query.categories = try Self.list(context.request.query["categories"], name: "categories")
         query.types = try Self.list(context.request.query["types"], name: "types")
@@ -369,7 +419,8 @@ struct AdvanceClockRequest: Codable {
 
 /// Compares secrets without an early exit that would leak the matching prefix's length.
 func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8), y = Array(b.utf8)
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
     guard x.count == y.count else { return false }
     return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
 }

@@ -75,7 +75,8 @@ enum Validate {
                 throw HTTPError.validation("a call message's `type` must be audio or video")
             }
             guard (request.callStatus ?? .initiated) == .initiated || (request.callStatus?.next.isEmpty ?? false) else {
-                throw HTTPError.validation("a call starts initiated, or is recorded in a final status (ended, missed, …)")
+                throw HTTPError.validation(
+                    "a call starts initiated, or is recorded in a final status (ended, missed, …)")
             }
         case .action:
             throw HTTPError.validation("`category` action messages are created by chatd, not sent")
@@ -94,8 +95,9 @@ enum Validate {
         let own = Endpoints.mediaID(in: url) != nil
         let https = httpsMedia && url.lowercased().hasPrefix("https://") && URL(string: url)?.host?.isEmpty == false
         guard own || https else {
-            throw HTTPError.validation("`attachment.url` must be a media url chatd issued (POST \(Endpoints.media))"
-                                       + (httpsMedia ? " or an https:// url" : ""))
+            throw HTTPError.validation(
+                "`attachment.url` must be a media url chatd issued (POST \(Endpoints.media))"
+                    + (httpsMedia ? " or an https:// url" : ""))
         }
         try text(attachment.name, field: "attachment.name", max: 255, required: true)
         try text(attachment.mimeType, field: "attachment.mimeType", max: 255, required: true)
@@ -107,19 +109,23 @@ enum Validate {
     /// ASCII, at most 255 bytes: what chatd will send back as the file's `Content-Type`.
     static func isMediaType(_ value: String) -> Bool {
         let parts = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
-        let essence = parts[0].trimmingCharacters(in: .whitespaces).split(separator: "/", omittingEmptySubsequences: false)
+        let essence = parts[0].trimmingCharacters(in: .whitespaces).split(
+            separator: "/", omittingEmptySubsequences: false)
         let token = { (part: Substring) in
-            !part.isEmpty && part.utf8.allSatisfy { byte in
-                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                    || "!#$%&'*+-.^_`|~".utf8.contains(byte)
-            }
+            !part.isEmpty
+                && part.utf8.allSatisfy { byte in
+                    (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                        || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
         }
         return value.utf8.count <= 255 && essence.count == 2 && token(essence[0]) && token(essence[1])
             && (parts.count == 1 || parts[1].utf8.allSatisfy { (0x20...0x7E).contains($0) })
     }
 
-    static func group(name: String?, icon: String?, description: String?, metadata: [String: JSONValue]?,
-                      tags: [String]?, password: String?) throws {
+    static func group(
+        name: String?, icon: String?, description: String?, metadata: [String: JSONValue]?,
+        tags: [String]?, password: String?
+    ) throws {
         try text(name, field: "name", max: 255, required: name != nil)
         try text(icon, field: "icon", max: 2048)
         try text(description, field: "description", max: 4096)

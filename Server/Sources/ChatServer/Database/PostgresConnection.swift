@@ -42,7 +42,9 @@ public final class PostgresConnection: SQLDatabase {
 
     /// Connects to `url` (`postgres://user@host:port/database?…`).
     public init(url: String) throws {
-        guard let handle = PQconnectdb(url) else { throw PostgresError(sqlState: "", message: "libpq could not allocate a connection") }
+        guard let handle = PQconnectdb(url) else {
+            throw PostgresError(sqlState: "", message: "libpq could not allocate a connection")
+        }
         self.handle = handle
         guard PQstatus(handle) == CONNECTION_OK else {
             // Thrown once fully initialized: deinit still runs and finishes the handle.
@@ -69,7 +71,8 @@ public final class PostgresConnection: SQLDatabase {
 
     /// Queues the statement for the next round trip (see the type's comment).
     public func runLater(_ sql: String, _ arguments: [any SQLValueConvertible]) throws {
-        queued.append(Statement(sql: sql, name: try statementName(sql), texts: arguments.map { Self.text($0.sqlValue) }))
+        queued.append(
+            Statement(sql: sql, name: try statementName(sql), texts: arguments.map { Self.text($0.sqlValue) }))
     }
 
     /// Starts a transaction with `sql` (`BEGIN …`), sent with the transaction's first statement.
@@ -134,9 +137,10 @@ public final class PostgresConnection: SQLDatabase {
     /// server skipped the rest.
     private func send(_ statements: [Statement]) throws -> [OpaquePointer?] {
         if queued.isEmpty, statements.count == 1, let only = statements.first {
-            let result = only.name.map { name in
-                Self.withCStrings(only.texts) { PQexecPrepared(handle, name, Int32($0.count), $0, nil, nil, 0) }
-            } ?? PQexec(handle, only.sql)
+            let result =
+                only.name.map { name in
+                    Self.withCStrings(only.texts) { PQexecPrepared(handle, name, Int32($0.count), $0, nil, nil, 0) }
+                } ?? PQexec(handle, only.sql)
             return [try checked(result, sql: only.sql)]
         }
         let all = queued + statements
@@ -144,16 +148,21 @@ public final class PostgresConnection: SQLDatabase {
         guard PQenterPipelineMode(handle) == 1 else { throw connectionError("entering pipeline mode") }
         defer { PQexitPipelineMode(handle) }
         for statement in all {
-            let sent = statement.name.map { name in
-                Self.withCStrings(statement.texts) { PQsendQueryPrepared(handle, name, Int32($0.count), $0, nil, nil, 0) }
-            } ?? PQsendQueryParams(handle, statement.sql, 0, nil, nil, nil, nil, 0)
+            let sent =
+                statement.name.map { name in
+                    Self.withCStrings(statement.texts) {
+                        PQsendQueryPrepared(handle, name, Int32($0.count), $0, nil, nil, 0)
+                    }
+                } ?? PQsendQueryParams(handle, statement.sql, 0, nil, nil, nil, nil, 0)
             guard sent == 1 else { throw connectionError("sending `\(statement.sql.prefix(200))`") }
         }
         guard PQpipelineSync(handle) == 1 else { throw connectionError("ending a pipeline") }
         var failure: (any Error)?
         var answers: [OpaquePointer?] = []
         for (index, statement) in all.enumerated() {
-            guard let result = PQgetResult(handle) else { throw connectionError("reading `\(statement.sql.prefix(200))`") }
+            guard let result = PQgetResult(handle) else {
+                throw connectionError("reading `\(statement.sql.prefix(200))`")
+            }
             while let end = PQgetResult(handle) { PQclear(end) }  // nil ends each statement's results
             if failure != nil {  // skipped by the server (PGRES_PIPELINE_ABORTED)
                 PQclear(result)
@@ -203,8 +212,10 @@ public final class PostgresConnection: SQLDatabase {
     private func check(_ result: OpaquePointer?, sql: String) throws {
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) } ?? ""
-            throw PostgresError(sqlState: isOpen ? state : "", message: "\(Self.errorText(handle)) in `\(sql.prefix(200))`")
+            let state =
+                result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) } ?? ""
+            throw PostgresError(
+                sqlState: isOpen ? state : "", message: "\(Self.errorText(handle)) in `\(sql.prefix(200))`")
         }
     }
 
@@ -230,11 +241,13 @@ public final class PostgresConnection: SQLDatabase {
         let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
         let types = (0..<columnCount).map { PQftype(result, $0) }
         return (0..<rowCount).map { row in
-            Row(columns: columns, values: (0..<columnCount).map { column in
-                guard PQgetisnull(result, row, column) == 0 else { return .null }
-                let text = String(cString: PQgetvalue(result, row, column))
-                return value(text, type: types[Int(column)])
-            })
+            Row(
+                columns: columns,
+                values: (0..<columnCount).map { column in
+                    guard PQgetisnull(result, row, column) == 0 else { return .null }
+                    let text = String(cString: PQgetvalue(result, row, column))
+                    return value(text, type: types[Int(column)])
+                })
         }
     }
 

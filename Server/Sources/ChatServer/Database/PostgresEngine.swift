@@ -23,8 +23,10 @@ final class PostgresEngine: StoreEngine {
     /// A connection with the session settings that keep a vanished node from holding locks.
     static func connect(_ url: String) throws -> PostgresConnection {
         let separator = url.contains("?") ? "&" : "?"
-        let db = try PostgresConnection(url: url + separator + "keepalives=1&keepalives_idle=10&keepalives_interval=5&keepalives_count=3")
-        try db.execute("""
+        let db = try PostgresConnection(
+            url: url + separator + "keepalives=1&keepalives_idle=10&keepalives_interval=5&keepalives_count=3")
+        try db.execute(
+            """
             SET statement_timeout = '30s'; SET lock_timeout = '10s';
             SET idle_in_transaction_session_timeout = '60s'; SET client_min_messages = warning
             """)
@@ -41,8 +43,10 @@ final class PostgresEngine: StoreEngine {
                 let result = try transaction("BEGIN", body)
                 committed()
                 return result
-            } catch let error as PostgresError where attempt < Self.maxAttempts
-                        && (error.isRetryable || (error.sqlState == Self.uniqueViolation && attempt < 3)) {
+            } catch let error as PostgresError
+                where attempt < Self.maxAttempts
+                && (error.isRetryable || (error.sqlState == Self.uniqueViolation && attempt < 3))
+            {
                 attempt += 1
             } catch {
                 throw Self.translate(error)
@@ -96,7 +100,8 @@ final class PostgresEngine: StoreEngine {
 
     func importFinished(_ db: any SQLDatabase) throws {
         for table in ["messages", "changes", "reactions", "notifications"] {
-            try db.run("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), greatest((SELECT max(id) FROM \(table)), 1))")
+            try db.run(
+                "SELECT setval(pg_get_serial_sequence('\(table)', 'id'), greatest((SELECT max(id) FROM \(table)), 1))")
         }
     }
 

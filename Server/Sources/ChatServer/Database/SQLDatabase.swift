@@ -40,15 +40,18 @@ extension SQLDatabase {
     public func queryFirst(_ sql: String) throws -> Row? { try queryFirst(sql, []) }
 
     /// The first column of the first row as `T`, or nil when there is no row.
-    public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: [any SQLValueConvertible] = [],
-                                               as type: T.Type = T.self) throws -> T? {
+    public func scalar<T: SQLValueConvertible>(
+        _ sql: String, _ arguments: [any SQLValueConvertible] = [],
+        as type: T.Type = T.self
+    ) throws -> T? {
         try queryFirst(sql, arguments)?.get(0, as: type)
     }
 
     /// Runs `INSERT … VALUES (…), (…) <suffix>` for `rows` (`MultiRowInsert.statements`) and returns the
     /// rows `suffix`'s RETURNING yields.
     @discardableResult
-    public func insertRows(_ insert: String, _ rows: [[any SQLValueConvertible]], _ suffix: String = "") throws -> [Row] {
+    public func insertRows(_ insert: String, _ rows: [[any SQLValueConvertible]], _ suffix: String = "") throws -> [Row]
+    {
         try queries(MultiRowInsert.statements(insert, rows, suffix)).flatMap { $0 }
     }
 
@@ -64,8 +67,10 @@ public enum MultiRowInsert {
     /// statement texts allows: batches of 64, 32, … 1 rows (a power-of-two split, so each
     /// connection prepares at most seven texts per insert). Rows go in the order given
     /// (PostgreSQL locks them in that order).
-    public static func statements(_ insert: String, _ rows: [[any SQLValueConvertible]],
-                                  _ suffix: String = "") -> [(sql: String, arguments: [any SQLValueConvertible])] {
+    public static func statements(
+        _ insert: String, _ rows: [[any SQLValueConvertible]],
+        _ suffix: String = ""
+    ) -> [(sql: String, arguments: [any SQLValueConvertible])] {
         guard let width = rows.first?.count else { return [] }
         let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
         var statements: [(sql: String, arguments: [any SQLValueConvertible])] = []
@@ -73,8 +78,11 @@ public enum MultiRowInsert {
         while start < rows.count {
             var size = 64
             while size > rows.count - start { size /= 2 }
-            statements.append((insert + " VALUES " + Array(repeating: tuple, count: size).joined(separator: ", ") + " " + suffix,
-                               rows[start..<start + size].flatMap { $0 }))
+            statements.append(
+                (
+                    insert + " VALUES " + Array(repeating: tuple, count: size).joined(separator: ", ") + " " + suffix,
+                    rows[start..<start + size].flatMap { $0 }
+                ))
             start += size
         }
         return statements

@@ -49,7 +49,9 @@ final class SQLiteEngine: StoreEngine {
         let path = directory.appendingPathComponent("chatd.sqlite").path
         try Self.makePrivate(directory: directory, database: path)
         let writer = try Connection(path: path)
-        try writer.execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 20000")
+        try writer.execute(
+            "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 20000"
+        )
         try writer.addGreatestAndLeast()
         try Schema.migrator.migrate(writer)
         self.writer = LockedConnection(writer)
@@ -66,7 +68,8 @@ final class SQLiteEngine: StoreEngine {
     /// database is created 0600 before SQLite opens it: SQLite gives `-wal` and `-shm` its mode.
     static func makePrivate(directory: URL, database path: String) throws {
         let files = FileManager.default
-        try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try files.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         if !files.fileExists(atPath: path) {
             guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {

@@ -102,5 +102,9 @@ final class ConnectionGuard: @unchecked Sendable {  // `connections` under `lock
 let connectionNotifier: MHD_NotifyConnectionCallback = { cls, connection, _, code in
     guard let cls, let connection else { return }
     let server = Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    if code == .CONNECTION_NOTIFY_STARTED { server.connections.started(connection) } else { server.connections.closed(connection) }
+    if code == .CONNECTION_NOTIFY_STARTED {
+        server.connections.started(connection)
+    } else {
+        server.connections.closed(connection)
+    }
 }

@@ -13,8 +13,10 @@ public struct HTTPRequest: Sendable {
     /// The body exceeded the server's limit; `body` holds only its start.
     public var bodyTooLarge: Bool = false
 
-    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
-                body: [UInt8] = []) {
+    public init(
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+        body: [UInt8] = []
+    ) {
         self.method = method
         self.path = path
         self.query = query

@@ -9,8 +9,10 @@ public struct HTTPResponse: Sendable {
     /// For 101 answers: takes over the upgraded socket.
     public var upgrade: (@Sendable (UpgradedSocket) -> Void)?
 
-    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = [],
-                upgrade: (@Sendable (UpgradedSocket) -> Void)? = nil) {
+    public init(
+        status: Int, headers: [(String, String)] = [], body: [UInt8] = [],
+        upgrade: (@Sendable (UpgradedSocket) -> Void)? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.body = body

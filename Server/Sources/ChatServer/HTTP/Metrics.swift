@@ -107,29 +107,41 @@ final class Metrics: Sendable {
     func render(gauges: [Gauge]) -> String {
         let state = state.withLock { $0 }
         var lines: [String] = []
-        lines += ["# HELP chatd_http_requests_total HTTP requests answered, by method, route pattern and status.",
-                  "# TYPE chatd_http_requests_total counter"]
-        for (key, count) in state.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
+        lines += [
+            "# HELP chatd_http_requests_total HTTP requests answered, by method, route pattern and status.",
+            "# TYPE chatd_http_requests_total counter"
+        ]
+        for (key, count) in state.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) })
+        {
             lines.append("chatd_http_requests_total{\(key.route.labels),status=\"\(key.status)\"} \(count)")
         }
-        lines += ["# HELP chatd_http_request_duration_seconds Time to answer a request (routing to response), by method and route.",
-                  "# TYPE chatd_http_request_duration_seconds histogram"]
+        lines += [
+            "# HELP chatd_http_request_duration_seconds Time to answer a request (routing to response), by method and route.",
+            "# TYPE chatd_http_request_duration_seconds histogram"
+        ]
         for (route, histogram) in state.latency.sorted(by: { $0.key < $1.key }) {
             lines += histogram.lines("chatd_http_request_duration_seconds", labels: route.labels)
         }
-        lines += ["# HELP chatd_changes_committed_total Changes committed through this node, by kind (sends are message.created).",
-                  "# TYPE chatd_changes_committed_total counter"]
+        lines += [
+            "# HELP chatd_changes_committed_total Changes committed through this node, by kind (sends are message.created).",
+            "# TYPE chatd_changes_committed_total counter"
+        ]
         for (kind, count) in state.changes.sorted(by: { $0.key < $1.key }) {
             lines.append("chatd_changes_committed_total{kind=\"\(Self.escape(kind))\"} \(count)")
         }
-        lines += ["# HELP chatd_bus_changes_received_total Changes received from other nodes over NATS.",
-                  "# TYPE chatd_bus_changes_received_total counter",
-                  "chatd_bus_changes_received_total \(state.busMessages)",
-                  "# HELP chatd_bus_lag_seconds From another node's publish to this node's receipt (wall clocks).",
-                  "# TYPE chatd_bus_lag_seconds histogram"]
+        lines += [
+            "# HELP chatd_bus_changes_received_total Changes received from other nodes over NATS.",
+            "# TYPE chatd_bus_changes_received_total counter",
+            "chatd_bus_changes_received_total \(state.busMessages)",
+            "# HELP chatd_bus_lag_seconds From another node's publish to this node's receipt (wall clocks).",
+            "# TYPE chatd_bus_lag_seconds histogram"
+        ]
         lines += state.busLag.lines("chatd_bus_lag_seconds", labels: "")
         for gauge in gauges {
-            lines += ["# HELP \(gauge.name) \(gauge.help)", "# TYPE \(gauge.name) gauge", "\(gauge.name) \(Self.number(gauge.value))"]
+            lines += [
+                "# HELP \(gauge.name) \(gauge.help)", "# TYPE \(gauge.name) gauge",
+                "\(gauge.name) \(Self.number(gauge.value))"
+            ]
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -24,8 +24,10 @@ public final class MicroHTTPServer: Sendable {
     /// Requests counted and timed for `GET /metrics`.
     let metrics: Metrics
 
-    init(router: Router, metrics: Metrics = Metrics(), maxConnections: Int = 1_000, headerTimeout: TimeInterval = 10,
-         bodyLimit: @escaping @Sendable (String) -> Int) {
+    init(
+        router: Router, metrics: Metrics = Metrics(), maxConnections: Int = 1_000, headerTimeout: TimeInterval = 10,
+        bodyLimit: @escaping @Sendable (String) -> Int
+    ) {
         self.router = router
         self.metrics = metrics
         self.bodyLimit = bodyLimit
@@ -35,19 +37,24 @@ public final class MicroHTTPServer: Sendable {
     /// Starts listening on `host`:`port` (0: any free port), with TLS when given a PEM key
     /// and certificate, and returns the bound port. The daemon holds a reference to this
     /// object until `stop()`.
-    public func start(host: String = "127.0.0.1", port: UInt16, threads: UInt32, tls: (key: String, certificate: String)? = nil) throws -> UInt16 {
+    public func start(
+        host: String = "127.0.0.1", port: UInt16, threads: UInt32, tls: (key: String, certificate: String)? = nil
+    ) throws -> UInt16 {
         let context = Unmanaged.passRetained(self)
         // The library's own limit leaves room above ours: a connection past ours is accepted so
         // that the guard can cut an older, slower one for it. The key and certificate are
         // read while the daemon starts.
-        let started = chatd_mhd_start(host, port, threads, 120, UInt32(connections.maxConnections + Self.headroom),
-                                      tls?.key, tls?.certificate,
-                                      accessHandler, context.toOpaque(), completedHandler, context.toOpaque(),
-                                      connectionNotifier, context.toOpaque())
+        let started = chatd_mhd_start(
+            host, port, threads, 120, UInt32(connections.maxConnections + Self.headroom),
+            tls?.key, tls?.certificate,
+            accessHandler, context.toOpaque(), completedHandler, context.toOpaque(),
+            connectionNotifier, context.toOpaque())
         guard let started else {
             context.release()
-            throw HTTPError(500, .internalError, "cannot listen on \(host):\(port) (in use, not an address of this machine,"
-                            + " or a key and certificate that do not load?)")
+            throw HTTPError(
+                500, .internalError,
+                "cannot listen on \(host):\(port) (in use, not an address of this machine,"
+                    + " or a key and certificate that do not load?)")
         }
         daemon.store(Int(bitPattern: started), ordering: .releasing)
         connections.watch()
@@ -70,7 +77,9 @@ public final class MicroHTTPServer: Sendable {
     /// Quiesces, lets requests in flight finish (up to `grace` seconds), then stops the daemon.
     public func stop(grace: TimeInterval = 10) {
         quiesce()
-        guard let current = OpaquePointer(bitPattern: daemon.exchange(0, ordering: .acquiringAndReleasing)) else { return }
+        guard let current = OpaquePointer(bitPattern: daemon.exchange(0, ordering: .acquiringAndReleasing)) else {
+            return
+        }
         inFlight.lock()
         let deadline = Date(timeIntervalSinceNow: grace)
         while inFlightCount > 0 && inFlight.wait(until: deadline) {}
@@ -149,7 +158,8 @@ private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowerc
     return collector.values
 }
 
-private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, requestContext in
+private let accessHandler: MHD_AccessHandlerCallback = {
+    cls, connection, url, method, _, uploadData, uploadSize, requestContext in
     guard let cls, let requestContext, let uploadSize else { return .NO }
     let server = Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue()
     guard let stored = requestContext.pointee else {
@@ -172,11 +182,15 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return .YES
     }
     guard let path = HTTPRequest.KeptEscapes.path(url.map { String(cString: $0) } ?? "/"),
-          let query = HTTPRequest.KeptEscapes.query(collect(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false)) else {
-        return queue(.error(.badParameter("the path or query encodes a NUL (%00), or the path an encoded /")), on: connection, of: server)
+        let query = HTTPRequest.KeptEscapes.query(collect(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false))
+    else {
+        return queue(
+            .error(.badParameter("the path or query encodes a NUL (%00), or the path an encoded /")), on: connection,
+            of: server)
     }
-    var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path, query: query,
-                              headers: collect(connection, .HEADER_KIND, lowercaseKeys: true), body: state.body)
+    var request = HTTPRequest(
+        method: method.map { String(cString: $0) } ?? "GET", path: path, query: query,
+        headers: collect(connection, .HEADER_KIND, lowercaseKeys: true), body: state.body)
     request.bodyTooLarge = state.tooLarge
     guard !server.isDraining else {
         return queue(.error(HTTPError(503, .unavailable, "chatd is shutting down")), on: connection, of: server)
@@ -197,8 +211,9 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, of s
         handle = MHD_create_response_for_upgrade(upgradeHandler, box!.toOpaque())
     } else {
         handle = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
-                                            .RESPMEM_MUST_COPY)
+            MHD_create_response_from_buffer(
+                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                .RESPMEM_MUST_COPY)
         }
     }
     guard let handle else {
@@ -215,7 +230,8 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, of s
 private let upgradeHandler: MHD_UpgradeHandler = { cls, _, _, extraIn, extraInSize, socket, urh in
     guard let cls else { return }
     let box = Unmanaged<UpgradeBox>.fromOpaque(cls).takeRetainedValue()
-    let initial = extraInSize > 0 && extraIn != nil
+    let initial =
+        extraInSize > 0 && extraIn != nil
         ? [UInt8](UnsafeRawBufferPointer(start: extraIn, count: extraInSize)) : []
     nonisolated(unsafe) let handle = urh
     box.handler(UpgradedSocket(fd: socket, initialBytes: initial, close: { _ = chatd_mhd_upgrade_close(handle) }))

@@ -33,7 +33,8 @@ public struct RouteContext: Sendable {
         } catch let failure as JSONReader.Failure where failure.tooDeep {
             throw HTTPError.validation("the body nests deeper than \(Self.maxBodyDepth) levels")
         } catch {
-            throw HTTPError(400, .malformedJSON, body.isEmpty ? "a JSON body is required" : "the body is not valid JSON")
+            throw HTTPError(
+                400, .malformedJSON, body.isEmpty ? "a JSON body is required" : "the body is not valid JSON")
         }
         do {
             return try Self.decoder.decode(T.self, from: Data(body))
@@ -44,7 +45,8 @@ public struct RouteContext: Sendable {
 
     /// `application/json` or a `+json` type, with any parameters (`; charset=utf-8`).
     static func isJSON(_ contentType: String?) -> Bool {
-        guard let essence = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        guard let essence = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        else { return false }
         return essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json"))
     }
 
@@ -114,7 +116,9 @@ public struct Router: Sendable {
         routes.append(Route(method: method, segments: Self.split(pattern), handler: handler))
     }
 
-    static func split(_ path: String) -> [String] { path.split(separator: "/", omittingEmptySubsequences: true).map(String.init) }
+    static func split(_ path: String) -> [String] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    }
 
     public func respond(to request: HTTPRequest) -> HTTPResponse { routed(request).response }
 
@@ -126,7 +130,9 @@ public struct Router: Sendable {
         for route in routes {
             guard let parameters = Self.match(route.segments, segments) else { continue }
             pathMatched = route
-            guard route.method == request.method || (request.method == "HEAD" && route.method == "GET") else { continue }
+            guard route.method == request.method || (request.method == "HEAD" && route.method == "GET") else {
+                continue
+            }
             let pattern = route.pattern
             do {
                 return (try route.handler(RouteContext(request: request, parameters: parameters)), pattern)
@@ -139,7 +145,10 @@ public struct Router: Sendable {
             }
         }
         if let pathMatched {
-            return (.error(HTTPError(405, .methodNotAllowed, "\(request.method) is not supported on \(request.path)")), pathMatched.pattern)
+            return (
+                .error(HTTPError(405, .methodNotAllowed, "\(request.method) is not supported on \(request.path)")),
+                pathMatched.pattern
+            )
         }
         return (.error(.notFound("no endpoint at \(request.path)")), "unmatched")
     }

@@ -34,7 +34,8 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
         var connection: OpaquePointer?
         try Self.check(natsConnection_Connect(&connection, options), "connect to \(url)")
         self.connection = connection
-        try Self.check(natsConnection_Subscribe(&broadcast, connection, Self.broadcastSubject, busMessage, context), "subscribe")
+        try Self.check(
+            natsConnection_Subscribe(&broadcast, connection, Self.broadcastSubject, busMessage, context), "subscribe")
     }
 
     deinit { close() }
@@ -78,9 +79,12 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
     /// Each reader's position and the change, to the reader's subject.
     func publish(_ changes: [PublishedChange]) {
         let now = Self.wallClock()
-        send(changes.flatMap { change in
-            change.positions.map { (Self.subject($0.uid), BusMessage.change($0, body: change.body, publishedAt: now).encoded) }
-        })
+        send(
+            changes.flatMap { change in
+                change.positions.map {
+                    (Self.subject($0.uid), BusMessage.change($0, body: change.body, publishedAt: now).encoded)
+                }
+            })
     }
 
     /// Epoch milliseconds: a change's publish time, which the receiving node's bus lag is
@@ -117,8 +121,9 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
         }
         var subscription: OpaquePointer?
         if let connection {
-            _ = natsConnection_Subscribe(&subscription, connection, Self.subject(uid), busMessage,
-                                         Unmanaged.passUnretained(self).toOpaque())
+            _ = natsConnection_Subscribe(
+                &subscription, connection, Self.subject(uid), busMessage,
+                Unmanaged.passUnretained(self).toOpaque())
             _ = natsConnection_Flush(connection)  // subscribed before the caller reads the user's position
         }
         subscriptions[uid] = (subscription, 1)
@@ -141,7 +146,6 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
         }
     }
 
-
     static func check(_ status: natsStatus, _ what: String) throws {
         guard status == NATS_OK else {
             throw StoreError.unavailable("NATS: \(what): \(String(cString: natsStatus_GetText(status)))")
@@ -150,16 +154,18 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
 }
 
 /// NATS calls these on its own threads (C callbacks live outside main.swift).
-private let busMessage: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = {
-    _, _, message, context in
-    guard let message, let context else { return }
-    defer { natsMsg_Destroy(message) }
-    let bus = Unmanaged<NatsBus>.fromOpaque(context).takeUnretainedValue()
-    guard let data = natsMsg_GetData(message) else { return }
-    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self),
-                                    count: Int(natsMsg_GetDataLength(message)))
-    if let parsed = BusMessage(bytes) { bus.deliver(parsed) }
-}
+private let busMessage:
+    @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = {
+        _, _, message, context in
+        guard let message, let context else { return }
+        defer { natsMsg_Destroy(message) }
+        let bus = Unmanaged<NatsBus>.fromOpaque(context).takeUnretainedValue()
+        guard let data = natsMsg_GetData(message) else { return }
+        let bytes = UnsafeBufferPointer(
+            start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self),
+            count: Int(natsMsg_GetDataLength(message)))
+        if let parsed = BusMessage(bytes) { bus.deliver(parsed) }
+    }
 
 private let busReconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, context in
     guard let context else { return }
@@ -185,7 +191,8 @@ enum BusMessage: Equatable, Sendable {
 
     var encoded: [UInt8] {
         switch self {
-        case .change(let position, let body, let publishedAt): Array("c\n\(position.pts)\n\(position.uid)\n\(publishedAt)\n\(body)".utf8)
+        case .change(let position, let body, let publishedAt):
+            Array("c\n\(position.pts)\n\(position.uid)\n\(publishedAt)\n\(body)".utf8)
         case .typing(let uid, let frame): Array("t\n\(uid)\n".utf8) + frame
         case .revoke(let hash): Array("r\n\(hash)".utf8)
         case .reconnected, .disconnected: []

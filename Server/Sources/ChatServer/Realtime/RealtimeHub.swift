@@ -83,8 +83,10 @@ public final class RealtimeHub: Sendable {
     /// Users with an open socket.
     public let presence = Presence()
 
-    init(store: Store, configuration: Configuration, bus: NatsBus? = nil, metrics: Metrics = Metrics(),
-         monotonicNow: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {
+    init(
+        store: Store, configuration: Configuration, bus: NatsBus? = nil, metrics: Metrics = Metrics(),
+        monotonicNow: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
+    ) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw HTTPError(500, .internalError, "cannot create the realtime wake pipe") }
         for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
@@ -150,9 +152,11 @@ public final class RealtimeHub: Sendable {
     func publish(_ changes: [PublishedChange]) {
         metrics.committed(kinds: changes.map(\.change.kind.rawValue))
         bus?.publish(changes)
-        send(changes.flatMap { published in
-            [Command.deliver(body: published.body, positions: published.positions)] + Self.controlCommands(published.change)
-        })
+        send(
+            changes.flatMap { published in
+                [Command.deliver(body: published.body, positions: published.positions)]
+                    + Self.controlCommands(published.change)
+            })
     }
 
     /// What another node sent.
@@ -163,7 +167,9 @@ public final class RealtimeHub: Sendable {
             var commands = [Command.deliver(body: body, positions: [position])]
             // Blocks and memberships keep the typing filters here current too.
             if Self.controlKinds.contains(where: body.contains),
-               let change = try? JSONDecoder().decode(ChangePayload.self, from: Data(StoredChange.json(body: body, position: position.pts).utf8)) {
+                let change = try? JSONDecoder().decode(
+                    ChangePayload.self, from: Data(StoredChange.json(body: body, position: position.pts).utf8))
+            {
                 commands += Self.controlCommands(change)
             }
             send(commands)
@@ -210,7 +216,8 @@ public final class RealtimeHub: Sendable {
     /// every reader's frame: only the position and cursor differ), then the reader's tail.
     func changeFrame(body: [UInt8], position: Int64) -> [[UInt8]] {
         let head = Array(#"{"change":"#.utf8)
-        let tail = Array((StoredChange.ending(position) + #","cursor":""# + store.cursor(position) + #"","type":"change"}"#).utf8)
+        let tail = Array(
+            (StoredChange.ending(position) + #","cursor":""# + store.cursor(position) + #"","type":"change"}"#).utf8)
         return [Frame.header(opcode: .text, payloadLength: head.count + body.count + tail.count) + head, body, tail]
     }
 
@@ -229,7 +236,8 @@ public final class RealtimeHub: Sendable {
             let counts = presence.takeChanged()
             let timeout = Int64(configuration.catchUpSeconds * 3 * 1000)
             do {
-                presence.setElsewhere(try store.syncPresence(node: configuration.nodeID, counts: counts, timeout: timeout))
+                presence.setElsewhere(
+                    try store.syncPresence(node: configuration.nodeID, counts: counts, timeout: timeout))
             } catch {
                 presence.restore(counts)
             }
@@ -244,13 +252,18 @@ public final class RealtimeHub: Sendable {
         DispatchQueue.global().async { [self] in
             var behind = sockets
             if headsFirst {
-                guard let heads = try? store.positions(of: Array(Set(sockets.map(\.uid)))) else { return send(.filled([])) }
+                guard let heads = try? store.positions(of: Array(Set(sockets.map(\.uid)))) else {
+                    return send(.filled([]))
+                }
                 behind = sockets.filter { heads[$0.uid, default: 0] > $0.position }
             }
-            send(.filled(behind.map { socket in
-                let page = try? store.changes(for: socket.uid, after: socket.position, limit: ChangeOrder.maxHeld)
-                return (socket.id, page.flatMap { $0.hasMore ? nil : $0.changes })
-            }))
+            send(
+                .filled(
+                    behind.map { socket in
+                        let page = try? store.changes(
+                            for: socket.uid, after: socket.position, limit: ChangeOrder.maxHeld)
+                        return (socket.id, page.flatMap { $0.hasMore ? nil : $0.changes })
+                    }))
         }
     }
 
@@ -263,7 +276,8 @@ public final class RealtimeHub: Sendable {
     /// Answers a WebSocket opening handshake, or explains what is wrong with it.
     func upgrade(_ request: HTTPRequest, session: RealtimeSession) throws -> HTTPResponse {
         guard request.header("upgrade")?.lowercased().contains("websocket") == true,
-              request.header("connection")?.lowercased().contains("upgrade") == true else {
+            request.header("connection")?.lowercased().contains("upgrade") == true
+        else {
             throw HTTPError(400, .invalidParameter, "this endpoint speaks WebSocket: send Upgrade: websocket")
         }
         guard request.header("sec-websocket-version") == "13" else {
@@ -275,9 +289,10 @@ public final class RealtimeHub: Sendable {
             throw HTTPError(400, .invalidParameter, "Sec-WebSocket-Key must be 16 random bytes in base64")
         }
         guard !stopped.load(ordering: .acquiring) else { throw HTTPError(503, .unavailable, "chatd is shutting down") }
-        return HTTPResponse(status: 101,
-                            headers: [("Upgrade", "websocket"), ("Sec-WebSocket-Accept", Handshake.acceptValue(forKey: key))],
-                            upgrade: { [self] socket in attach(socket, session: session) })
+        return HTTPResponse(
+            status: 101,
+            headers: [("Upgrade", "websocket"), ("Sec-WebSocket-Accept", Handshake.acceptValue(forKey: key))],
+            upgrade: { [self] socket in attach(socket, session: session) })
     }
 
     /// Registers a socket, then reads its user's position for the hello.

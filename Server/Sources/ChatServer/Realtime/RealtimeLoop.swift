@@ -101,7 +101,10 @@ struct RealtimeLoop {
         case .register(let socket, let session, let id):
             // One user may hold only so many sockets (one token opening a thousand made chatd
             // unreachable): the next is told why and closed, before it counts anywhere.
-            guard clients.count(where: { $0.uid == session.uid && !$0.closing && !$0.dead }) < hub.configuration.maxSocketsPerUser else {
+            guard
+                clients.count(where: { $0.uid == session.uid && !$0.closing && !$0.dead })
+                    < hub.configuration.maxSocketsPerUser
+            else {
                 let refusal = Frame.close(.policyViolation, reason: "too many realtime sockets for this user").encoded()
                 _ = refusal.withUnsafeBytes { write(socket.fd, $0.baseAddress, $0.count) }
                 socket.close()
@@ -109,7 +112,9 @@ struct RealtimeLoop {
                 return
             }
             _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
-            let client = Client(socket: socket, session: session, id: id, now: hub.monotonicNow(), maxMessageSize: hub.configuration.maxMessageSize)
+            let client = Client(
+                socket: socket, session: session, id: id, now: hub.monotonicNow(),
+                maxMessageSize: hub.configuration.maxMessageSize)
             clients.append(client)
             hub.connectionCount.add(1, ordering: .relaxed)
             hub.presence.connected(session.uid)
@@ -129,13 +134,17 @@ struct RealtimeLoop {
         case .typing(let uid, let frame):
             for client in clients where client.uid == uid { enqueue(frame, to: client) }
         case .revoke(let hash):
-            for client in clients where client.session.tokenHash == hash { close(client, .policyViolation, "token revoked") }
+            for client in clients where client.session.tokenHash == hash {
+                close(client, .policyViolation, "token revoked")
+            }
         case .hello(let id, let position):
             guard let client = clients.first(where: { $0.id == id && !$0.dead && !$0.closing }) else { return }
             enqueue(hub.helloFrame(uid: client.uid, position: position), to: client)
             send(client.order.start(at: position, now: hub.monotonicNow()), to: client)
         case .abandon(let id):
-            for client in clients where client.id == id { close(client, .internalError, "cannot read your position; reconnect") }
+            for client in clients where client.id == id {
+                close(client, .internalError, "cannot read your position; reconnect")
+            }
         case .deliver(let body, let positions):
             deliver(body, at: positions)
         case .stop:
@@ -165,7 +174,9 @@ struct RealtimeLoop {
     }
 
     func send(_ changes: [(pts: Int64, body: String)], to client: Client) {
-        for change in changes { enqueue(hub.changeFrame(body: Array(change.body.utf8), position: change.pts), to: client) }
+        for change in changes {
+            enqueue(hub.changeFrame(body: Array(change.body.utf8), position: change.pts), to: client)
+        }
     }
 
     /// Reads from the inbox what a socket has waited for longer than `gapWaitSeconds` (a
@@ -174,7 +185,9 @@ struct RealtimeLoop {
         guard !reading else { return }
         let wait = UInt64(hub.configuration.gapWaitSeconds * 1e9)
         let due = clients.filter { client in
-            guard !client.dead, !client.closing, client.order.position != nil, let since = client.order.heldSince else { return false }
+            guard !client.dead, !client.closing, client.order.position != nil, let since = client.order.heldSince else {
+                return false
+            }
             return now - since >= wait
         }
         read(due, headsFirst: false)
@@ -234,7 +247,9 @@ struct RealtimeLoop {
         for part in parts { client.output.append(part) }
         queued.value += size
         while queued.value > hub.configuration.maxTotalBufferedBytes,
-              let slowest = clients.filter({ !$0.dead }).max(by: { $0.output.count < $1.output.count }), !slowest.output.isEmpty {
+            let slowest = clients.filter({ !$0.dead }).max(by: { $0.output.count < $1.output.count }),
+            !slowest.output.isEmpty
+        {
             drop(slowest)
         }
     }
@@ -295,7 +310,8 @@ struct RealtimeLoop {
         case .text(let text):
             // Read as what a client may send, nothing more (linear, a few levels deep at most).
             guard let frame = try? RealtimeClientFrame(json: Data(text.utf8)),
-                  frame.type == RealtimeEnvelope.Kind.typing.rawValue, var typing = frame.typing else {
+                frame.type == RealtimeEnvelope.Kind.typing.rawValue, var typing = frame.typing
+            else {
                 close(client, .unsupportedData, "expected a typing envelope")
                 return
             }

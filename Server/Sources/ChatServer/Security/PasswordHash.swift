@@ -16,19 +16,23 @@ enum PasswordHash {
             throw HTTPError(500, .internalError, "no randomness for a password salt")
         }
         let hash = try scrypt(password, salt: salt, n: cost.n, r: cost.r, p: cost.p)
-        return "scrypt$\(cost.n)$\(cost.r)$\(cost.p)$\(Data(salt).base64EncodedString())$\(Data(hash).base64EncodedString())"
+        return
+            "scrypt$\(cost.n)$\(cost.r)$\(cost.p)$\(Data(salt).base64EncodedString())$\(Data(hash).base64EncodedString())"
     }
 
     /// Whether `password` matches `stored` (false for anything that is not a stored hash).
     static func verify(_ password: String, against stored: String) -> Bool {
         let parts = stored.split(separator: "$").map(String.init)
         guard let encoded = parts.last, let expected = Data(base64Encoded: encoded), parts.count >= 4,
-              let salt = Data(base64Encoded: parts[parts.count - 2]) else { return false }
+            let salt = Data(base64Encoded: parts[parts.count - 2])
+        else { return false }
         let numbers = parts.dropFirst().dropLast(2).compactMap { UInt64($0) }
         let actual: [UInt8]?
         switch (parts[0], numbers.count, parts.count) {
-        case ("scrypt", 3, 6) where (2...(1 << 20)).contains(numbers[0]) && (1...32).contains(numbers[1]) && (1...16).contains(numbers[2]):
-            actual = try? scrypt(password, salt: Array(salt), n: numbers[0], r: numbers[1], p: numbers[2], length: expected.count)
+        case ("scrypt", 3, 6)
+        where (2...(1 << 20)).contains(numbers[0]) && (1...32).contains(numbers[1]) && (1...16).contains(numbers[2]):
+            actual = try? scrypt(
+                password, salt: Array(salt), n: numbers[0], r: numbers[1], p: numbers[2], length: expected.count)
         case ("pbkdf2-sha256", 1, 4) where (1...10_000_000).contains(numbers[0]):
             actual = try? derive(password, salt: Array(salt), iterations: Int(numbers[0]), length: expected.count)
         default:
@@ -38,7 +42,9 @@ enum PasswordHash {
         return CRYPTO_memcmp(actual, Array(expected), actual.count) == 0
     }
 
-    private static func scrypt(_ password: String, salt: [UInt8], n: UInt64, r: UInt64, p: UInt64, length: Int = 32) throws -> [UInt8] {
+    private static func scrypt(
+        _ password: String, salt: [UInt8], n: UInt64, r: UInt64, p: UInt64, length: Int = 32
+    ) throws -> [UInt8] {
         var output = [UInt8](repeating: 0, count: length)
         let bytes = Array(password.utf8)
         let status = bytes.withUnsafeBufferPointer { passwordBytes in
@@ -55,8 +61,9 @@ enum PasswordHash {
         let bytes = Array(password.utf8)
         let status = bytes.withUnsafeBufferPointer { passwordBytes in
             passwordBytes.withMemoryRebound(to: CChar.self) { chars in
-                PKCS5_PBKDF2_HMAC(chars.baseAddress, Int32(bytes.count), salt, Int32(salt.count), Int32(iterations),
-                                  EVP_sha256(), Int32(length), &output)
+                PKCS5_PBKDF2_HMAC(
+                    chars.baseAddress, Int32(bytes.count), salt, Int32(salt.count), Int32(iterations),
+                    EVP_sha256(), Int32(length), &output)
             }
         }
         guard status == 1 else { throw HTTPError(500, .internalError, "password hashing failed") }

@@ -57,7 +57,8 @@ final class RateLimiter: Sendable {
             if buckets.count > Self.pruneAbove { Self.prune(&buckets, rules: rules, now: now) }
             let key = Key(uid: uid, kind: kind)
             var bucket = buckets[key] ?? Bucket(tokens: Double(rule.burst), updated: now)
-            bucket.tokens = min(Double(rule.burst), bucket.tokens + Double(max(0, now - bucket.updated)) * perMillisecond)
+            bucket.tokens = min(
+                Double(rule.burst), bucket.tokens + Double(max(0, now - bucket.updated)) * perMillisecond)
             bucket.updated = now
             defer { buckets[key] = bucket }
             guard bucket.tokens >= 1 else { return Int64(((1 - bucket.tokens) / perMillisecond).rounded(.up)) }
@@ -99,8 +100,11 @@ final class JoinBackoff: Sendable {
     /// Throws 429 while `uid` must wait before trying `guid`'s password again.
     func check(_ uid: String, _ guid: String) throws {
         let now = clock.now()
-        guard let notBefore = failures.withLock({ $0[Key(uid: uid, guid: guid)]?.notBefore }), notBefore > now else { return }
-        throw HTTPError.rateLimited(retryAfterMilliseconds: notBefore - now, "too many wrong passwords for group \(guid)")
+        guard let notBefore = failures.withLock({ $0[Key(uid: uid, guid: guid)]?.notBefore }), notBefore > now else {
+            return
+        }
+        throw HTTPError.rateLimited(
+            retryAfterMilliseconds: notBefore - now, "too many wrong passwords for group \(guid)")
     }
 
     func failed(_ uid: String, _ guid: String) {

@@ -38,7 +38,8 @@ final class SessionCache: @unchecked Sendable {  // `entries` and `trusted` only
     /// The entry for `hash` if the database vouched for it within `lifetime` of `now` (epoch ms).
     func entry(_ hash: String, at now: Int64) -> Entry? {
         lock.withLock {
-            guard let entry = entries[hash], now - entry.checkedAt < lifetime else { return nil }  // none while untrusted
+            // none while untrusted
+            guard let entry = entries[hash], now - entry.checkedAt < lifetime else { return nil }
             return entry
         }
     }

@@ -73,8 +73,10 @@ extension Store {
     /// writes that lock nothing but their conversation (before the heads, as every write does):
     /// a batch takes its writes in conversation order, so two batches never wait on each other
     /// in a circle.
-    func writeTogether<T: Sendable>(conversation: String,
-                                    _ body: @escaping (any SQLDatabase, inout [PublishedChange]) throws -> T) throws -> T {
+    func writeTogether<T: Sendable>(
+        conversation: String,
+        _ body: @escaping (any SQLDatabase, inout [PublishedChange]) throws -> T
+    ) throws -> T {
         let job = GroupCommit.Job(order: conversation) { db, changes in try body(db, &changes) }
         return try groupCommit.run(job) { batch in commitBatch(batch) }.get() as! T
     }
@@ -82,7 +84,8 @@ extension Store {
     /// Commits `batch` as one transaction; if that fails, each job alone.
     func commitBatch(_ batch: [GroupCommit.Job]) {
         if batch.count > 1 {
-            let ordered = batch.enumerated().sorted { ($0.element.order, $0.offset) < ($1.element.order, $1.offset) }.map(\.element)
+            let ordered = batch.enumerated().sorted { ($0.element.order, $0.offset) < ($1.element.order, $1.offset) }
+                .map(\.element)
             if let results = try? write({ db, changes in try ordered.map { try $0.body(db, &changes) } }) {
                 for (job, result) in zip(ordered, results) { job.outcome = .success(result) }
                 return

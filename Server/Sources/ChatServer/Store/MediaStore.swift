@@ -1,5 +1,5 @@
-import ChatProtocol
 import CCrypto
+import ChatProtocol
 import Foundation
 
 /// The bytes of uploaded media, content-addressed: a file's name is the SHA-256 of its
@@ -22,8 +22,9 @@ public struct MediaStore: Sendable {
 
     public init(directory: URL) throws {
         self.directory = directory
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
     }
 
     /// Stores `bytes`, whose SHA-256 is `id` (`sha256Hex`), unless that file is already whole.
@@ -44,8 +45,12 @@ public struct MediaStore: Sendable {
     /// Whether `id`'s file is there and holds the bytes its name is the hash of.
     private func isIntact(_ id: String) -> Bool {
         // Still there: a fetch racing a removal may have marked it checked just after.
-        if verified.lock.withLock({ verified.ids.contains(id) }) && FileManager.default.fileExists(atPath: url(id).path) { return true }
-        guard let bytes = FileManager.default.contents(atPath: url(id).path), Self.sha256Hex([UInt8](bytes)) == id else { return false }
+        if verified.lock.withLock({ verified.ids.contains(id) }) && FileManager.default.fileExists(atPath: url(id).path)
+        {
+            return true
+        }
+        guard let bytes = FileManager.default.contents(atPath: url(id).path), Self.sha256Hex([UInt8](bytes)) == id
+        else { return false }
         verified.lock.withLock { _ = verified.ids.insert(id) }
         return true
     }
@@ -63,7 +68,10 @@ public struct MediaStore: Sendable {
         do {
             try data.write(to: temporary)
             try Self.sync(temporary)
-            if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: temporary); return }
+            if FileManager.default.fileExists(atPath: file.path) {
+                try FileManager.default.removeItem(at: temporary)
+                return
+            }
             try FileManager.default.moveItem(at: temporary, to: file)
             try Self.sync(directory)  // the rename itself
         } catch {
@@ -89,7 +97,10 @@ public struct MediaStore: Sendable {
         let hex = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(64)
-        for byte in digest { out.append(hex[Int(byte >> 4)]); out.append(hex[Int(byte & 15)]) }
+        for byte in digest {
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 15)])
+        }
         return String(decoding: out, as: UTF8.self)
     }
 }

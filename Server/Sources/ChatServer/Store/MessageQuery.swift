@@ -62,7 +62,6 @@ public struct MessageQuery: Sendable {
         return (conditions.clause, conditions.arguments)
     }
 
-
     /// Makes `%`, `_` and `\` match themselves in a LIKE pattern (scalar by scalar: a
     /// combining mark after `%` must not hide it).
     static func escapeLike(_ text: String) -> String {
@@ -74,4 +73,3 @@ public struct MessageQuery: Sendable {
         return String(escaped)
     }
 }
-

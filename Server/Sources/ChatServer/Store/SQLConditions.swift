@@ -14,7 +14,8 @@ struct SQLConditions {
     mutating func keyword(_ keyword: String?, in columns: [String]) {
         guard let keyword else { return }
         let pattern = "%" + MessageQuery.escapeLike(keyword) + "%"
-        add("(" + columns.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",
+        add(
+            "(" + columns.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",
             Array(repeating: pattern, count: columns.count))
     }
 
@@ -29,13 +30,17 @@ struct SQLConditions {
     /// Any of `tags` in the JSON array `column` (no condition when empty), bound as one JSON array.
     mutating func anyTag(_ tags: [String], in column: String) throws {
         guard !tags.isEmpty else { return }
-        add("EXISTS (SELECT 1 FROM json_each(\(column)) WHERE value IN (SELECT value FROM json_each(?)))", [try Store.json(tags) ?? "[]"])
+        add(
+            "EXISTS (SELECT 1 FROM json_each(\(column)) WHERE value IN (SELECT value FROM json_each(?)))",
+            [try Store.json(tags) ?? "[]"])
     }
 
     /// `column` in (or, with `online == false`, not in) `onlineUids`, bound as one JSON array.
     mutating func presence(_ online: Bool?, _ onlineUids: Set<String>?, column: String) throws {
         guard let online, let onlineUids else { return }
-        add("\(column) \(online ? "IN" : "NOT IN") (SELECT value FROM json_each(?))", [try Store.json(onlineUids.sorted()) ?? "[]"])
+        add(
+            "\(column) \(online ? "IN" : "NOT IN") (SELECT value FROM json_each(?))",
+            [try Store.json(onlineUids.sorted()) ?? "[]"])
     }
 
     var clause: String { conditions.joined(separator: " AND ") }

@@ -5,146 +5,164 @@ import SQLiteKit
 enum Schema {
     static let migrator: Migrator = {
         var migrator = Migrator()
-        migrator.register(1, "core", sql: """
-            CREATE TABLE users(
-                uid TEXT PRIMARY KEY,
-                name TEXT NOT NULL,
-                avatar TEXT,
-                metadata TEXT,
-                tags TEXT NOT NULL DEFAULT '[]',
-                role TEXT,
-                last_active_at INTEGER,
-                created_at INTEGER NOT NULL);
-            CREATE TABLE tokens(
-                token TEXT PRIMARY KEY,
-                uid TEXT NOT NULL REFERENCES users(uid),
-                created_at INTEGER NOT NULL,
-                expires_at INTEGER NOT NULL,
-                revoked_at INTEGER);
-            CREATE TABLE conversations(
-                id TEXT PRIMARY KEY,
-                type TEXT NOT NULL,
-                last_message_id INTEGER,
-                updated_at INTEGER NOT NULL);
-            CREATE TABLE conversation_members(
-                conversation_id TEXT NOT NULL REFERENCES conversations(id),
-                uid TEXT NOT NULL REFERENCES users(uid),
-                peer TEXT,
-                delivered_id INTEGER NOT NULL DEFAULT 0,
-                read_id INTEGER NOT NULL DEFAULT 0,
-                PRIMARY KEY(conversation_id, uid)) WITHOUT ROWID;
-            CREATE INDEX members_by_user ON conversation_members(uid);
-            CREATE TABLE messages(
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                muid TEXT,
-                conversation_id TEXT NOT NULL REFERENCES conversations(id),
-                sender TEXT NOT NULL,
-                receiver TEXT NOT NULL,
-                receiver_type TEXT NOT NULL,
-                category TEXT NOT NULL,
-                type TEXT NOT NULL,
-                text TEXT,
-                attachment TEXT,
-                custom_data TEXT,
-                metadata TEXT,
-                sent_at INTEGER NOT NULL,
-                updated_at INTEGER NOT NULL,
-                edited_at INTEGER,
-                deleted_at INTEGER);
-            CREATE UNIQUE INDEX messages_by_muid ON messages(sender, muid) WHERE muid IS NOT NULL;
-            CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
-            -- The changelog: one row per change, numbered by seq; `inbox` fans it out to the
-            -- users who may see it, so a user's replay reads only their own rows.
-            CREATE TABLE changes(
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                conversation_id TEXT NOT NULL,
-                payload TEXT NOT NULL,
-                at INTEGER NOT NULL);
-            CREATE TABLE inbox(
-                uid TEXT NOT NULL,
-                seq INTEGER NOT NULL,
-                PRIMARY KEY(uid, seq)) WITHOUT ROWID;
-            CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-            """)
-        migrator.register(2, "blocks", sql: """
-            CREATE TABLE blocks(
-                blocker TEXT NOT NULL REFERENCES users(uid),
-                blocked TEXT NOT NULL REFERENCES users(uid),
-                at INTEGER NOT NULL,
-                PRIMARY KEY(blocker, blocked)) WITHOUT ROWID;
-            CREATE INDEX blocks_by_blocked ON blocks(blocked, blocker);
-            """)
-        migrator.register(3, "reactions", sql: """
-            CREATE TABLE reactions(
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                message_id INTEGER NOT NULL REFERENCES messages(id),
-                uid TEXT NOT NULL REFERENCES users(uid),
-                reaction TEXT NOT NULL,
-                reacted_at INTEGER NOT NULL,
-                UNIQUE(message_id, uid, reaction));
-            CREATE INDEX reactions_by_message ON reactions(message_id, id);
-            """)
-        migrator.register(4, "threads", sql: """
-            ALTER TABLE messages ADD COLUMN parent_id INTEGER REFERENCES messages(id);
-            ALTER TABLE messages ADD COLUMN reply_count INTEGER NOT NULL DEFAULT 0;
-            CREATE INDEX messages_by_parent ON messages(parent_id, id) WHERE parent_id IS NOT NULL;
-            """)
+        migrator.register(
+            1, "core",
+            sql: """
+                CREATE TABLE users(
+                    uid TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    avatar TEXT,
+                    metadata TEXT,
+                    tags TEXT NOT NULL DEFAULT '[]',
+                    role TEXT,
+                    last_active_at INTEGER,
+                    created_at INTEGER NOT NULL);
+                CREATE TABLE tokens(
+                    token TEXT PRIMARY KEY,
+                    uid TEXT NOT NULL REFERENCES users(uid),
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    revoked_at INTEGER);
+                CREATE TABLE conversations(
+                    id TEXT PRIMARY KEY,
+                    type TEXT NOT NULL,
+                    last_message_id INTEGER,
+                    updated_at INTEGER NOT NULL);
+                CREATE TABLE conversation_members(
+                    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                    uid TEXT NOT NULL REFERENCES users(uid),
+                    peer TEXT,
+                    delivered_id INTEGER NOT NULL DEFAULT 0,
+                    read_id INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY(conversation_id, uid)) WITHOUT ROWID;
+                CREATE INDEX members_by_user ON conversation_members(uid);
+                CREATE TABLE messages(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    muid TEXT,
+                    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                    sender TEXT NOT NULL,
+                    receiver TEXT NOT NULL,
+                    receiver_type TEXT NOT NULL,
+                    category TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    text TEXT,
+                    attachment TEXT,
+                    custom_data TEXT,
+                    metadata TEXT,
+                    sent_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    edited_at INTEGER,
+                    deleted_at INTEGER);
+                CREATE UNIQUE INDEX messages_by_muid ON messages(sender, muid) WHERE muid IS NOT NULL;
+                CREATE INDEX messages_by_conversation ON messages(conversation_id, id);
+                -- The changelog: one row per change, numbered by seq; `inbox` fans it out to the
+                -- users who may see it, so a user's replay reads only their own rows.
+                CREATE TABLE changes(
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    conversation_id TEXT NOT NULL,
+                    payload TEXT NOT NULL,
+                    at INTEGER NOT NULL);
+                CREATE TABLE inbox(
+                    uid TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY(uid, seq)) WITHOUT ROWID;
+                CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                """)
+        migrator.register(
+            2, "blocks",
+            sql: """
+                CREATE TABLE blocks(
+                    blocker TEXT NOT NULL REFERENCES users(uid),
+                    blocked TEXT NOT NULL REFERENCES users(uid),
+                    at INTEGER NOT NULL,
+                    PRIMARY KEY(blocker, blocked)) WITHOUT ROWID;
+                CREATE INDEX blocks_by_blocked ON blocks(blocked, blocker);
+                """)
+        migrator.register(
+            3, "reactions",
+            sql: """
+                CREATE TABLE reactions(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    message_id INTEGER NOT NULL REFERENCES messages(id),
+                    uid TEXT NOT NULL REFERENCES users(uid),
+                    reaction TEXT NOT NULL,
+                    reacted_at INTEGER NOT NULL,
+                    UNIQUE(message_id, uid, reaction));
+                CREATE INDEX reactions_by_message ON reactions(message_id, id);
+                """)
+        migrator.register(
+            4, "threads",
+            sql: """
+                ALTER TABLE messages ADD COLUMN parent_id INTEGER REFERENCES messages(id);
+                ALTER TABLE messages ADD COLUMN reply_count INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX messages_by_parent ON messages(parent_id, id) WHERE parent_id IS NOT NULL;
+                """)
         migrator.register(5, "calls", sql: "ALTER TABLE messages ADD COLUMN call_status TEXT")
-        migrator.register(6, "notification feed", sql: """
-            CREATE TABLE notifications(
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                uid TEXT NOT NULL,
-                kind TEXT NOT NULL,
-                actor TEXT NOT NULL,
-                message_id INTEGER NOT NULL,
-                conversation_id TEXT NOT NULL,
-                reaction TEXT,
-                at INTEGER NOT NULL);
-            CREATE INDEX notifications_by_user ON notifications(uid, id);
-            """)
-        migrator.register(7, "groups", sql: """
-            CREATE TABLE groups(
-                guid TEXT PRIMARY KEY,
-                name TEXT NOT NULL,
-                type TEXT NOT NULL,
-                password_hash TEXT,
-                icon TEXT,
-                description TEXT,
-                metadata TEXT,
-                tags TEXT NOT NULL DEFAULT '[]',
-                owner TEXT NOT NULL,
-                created_at INTEGER NOT NULL,
-                updated_at INTEGER NOT NULL,
-                deleted_at INTEGER);
-            -- Group membership is the group conversation's member rows, with a scope.
-            ALTER TABLE conversation_members ADD COLUMN scope TEXT;
-            ALTER TABLE conversation_members ADD COLUMN joined_at INTEGER;
-            CREATE TABLE group_bans(
-                guid TEXT NOT NULL,
-                uid TEXT NOT NULL,
-                banned_by TEXT NOT NULL,
-                banned_at INTEGER NOT NULL,
-                PRIMARY KEY(guid, uid)) WITHOUT ROWID;
-            ALTER TABLE messages ADD COLUMN action TEXT;
-            """)
-        migrator.register(8, "unread counts", sql: """
-            -- Counting a conversation's unread messages (every conversation list) reads only
-            -- this index, not each message row.
-            CREATE INDEX messages_unread ON messages(conversation_id, id, sender, deleted_at);
-            """)
-        migrator.register(9, "kept unread counts", sql: """
-            -- Each member's unread count, kept by every write that changes it (Store+Unread):
-            -- the conversation list no longer counts rows, so it costs the same at any backlog.
-            ALTER TABLE conversation_members ADD COLUMN unread INTEGER NOT NULL DEFAULT 0;
-            UPDATE conversation_members SET unread = (
-                SELECT count(*) FROM messages m WHERE m.conversation_id = conversation_members.conversation_id
-                   AND m.id > conversation_members.read_id AND m.sender != conversation_members.uid AND m.deleted_at IS NULL);
-            """)
+        migrator.register(
+            6, "notification feed",
+            sql: """
+                CREATE TABLE notifications(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    uid TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    actor TEXT NOT NULL,
+                    message_id INTEGER NOT NULL,
+                    conversation_id TEXT NOT NULL,
+                    reaction TEXT,
+                    at INTEGER NOT NULL);
+                CREATE INDEX notifications_by_user ON notifications(uid, id);
+                """)
+        migrator.register(
+            7, "groups",
+            sql: """
+                CREATE TABLE groups(
+                    guid TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    password_hash TEXT,
+                    icon TEXT,
+                    description TEXT,
+                    metadata TEXT,
+                    tags TEXT NOT NULL DEFAULT '[]',
+                    owner TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    deleted_at INTEGER);
+                -- Group membership is the group conversation's member rows, with a scope.
+                ALTER TABLE conversation_members ADD COLUMN scope TEXT;
+                ALTER TABLE conversation_members ADD COLUMN joined_at INTEGER;
+                CREATE TABLE group_bans(
+                    guid TEXT NOT NULL,
+                    uid TEXT NOT NULL,
+                    banned_by TEXT NOT NULL,
+                    banned_at INTEGER NOT NULL,
+                    PRIMARY KEY(guid, uid)) WITHOUT ROWID;
+                ALTER TABLE messages ADD COLUMN action TEXT;
+                """)
+        migrator.register(
+            8, "unread counts",
+            sql: """
+                -- Counting a conversation's unread messages (every conversation list) reads only
+                -- this index, not each message row.
+                CREATE INDEX messages_unread ON messages(conversation_id, id, sender, deleted_at);
+                """)
+        migrator.register(
+            9, "kept unread counts",
+            sql: """
+                -- Each member's unread count, kept by every write that changes it (Store+Unread):
+                -- the conversation list no longer counts rows, so it costs the same at any backlog.
+                ALTER TABLE conversation_members ADD COLUMN unread INTEGER NOT NULL DEFAULT 0;
+                UPDATE conversation_members SET unread = (
+                    SELECT count(*) FROM messages m WHERE m.conversation_id = conversation_members.conversation_id
+                       AND m.id > conversation_members.read_id AND m.sender != conversation_members.uid AND m.deleted_at IS NULL);
+                """)
         migrator.register(10, "token hashes") { db in
             // Bearer tokens were stored as they are: whoever read the file held every session.
             // Only their SHA-256 is kept now (`Store.tokenHash`); a token is checked by hashing it.
             for row in try db.query("SELECT rowid, token FROM tokens") {
-                try db.run("UPDATE tokens SET token = ? WHERE rowid = ?", [Store.tokenHash(try row.get("token")), try row.get("rowid") as Int64])
+                try db.run(
+                    "UPDATE tokens SET token = ? WHERE rowid = ?",
+                    [Store.tokenHash(try row.get("token")), try row.get("rowid") as Int64])
             }
         }
         migrator.register(11, "uploads") { db in
@@ -152,7 +170,8 @@ enum Schema {
             // first upload's content type won. Each upload is now a row of its own (its random id
             // is the url; `file` the content-addressed bytes it shares), and each message that
             // names it a reference: chatd serves it to the uploader and to whoever can read one.
-            try db.execute("""
+            try db.execute(
+                """
                 CREATE TABLE uploads(
                     id TEXT PRIMARY KEY,
                     file TEXT NOT NULL,
@@ -170,40 +189,49 @@ enum Schema {
                 CREATE INDEX upload_refs_by_message ON upload_refs(message_id);
                 """)
             // Messages sent before keep their urls: the file's hash becomes the upload's id.
-            for row in try db.query("SELECT id, sender, attachment, sent_at FROM messages WHERE attachment IS NOT NULL") {
+            for row in try db.query("SELECT id, sender, attachment, sent_at FROM messages WHERE attachment IS NOT NULL")
+            {
                 guard let attachment = try Store.decodeJSON(Attachment.self, try row.get("attachment")),
-                      let id = Store.ownUploadID(attachment.url) else { continue }
-                try db.run("INSERT OR IGNORE INTO uploads(id, file, uploader, content_type, size, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                           [id, id, try row.get("sender") as String, attachment.mimeType, attachment.size, try row.get("sent_at") as Int64])
-                try db.run("INSERT OR IGNORE INTO upload_refs(upload_id, message_id) VALUES (?, ?)", [id, try row.get("id") as Int64])
+                    let id = Store.ownUploadID(attachment.url)
+                else { continue }
+                try db.run(
+                    "INSERT OR IGNORE INTO uploads(id, file, uploader, content_type, size, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        id, id, try row.get("sender") as String, attachment.mimeType, attachment.size,
+                        try row.get("sent_at") as Int64
+                    ])
+                try db.run(
+                    "INSERT OR IGNORE INTO upload_refs(upload_id, message_id) VALUES (?, ?)",
+                    [id, try row.get("id") as Int64])
             }
         }
         migrator.register(12, "positions") { db in
-            try db.execute("""
-                -- Per-user gapless positions (issue #15). A change's global id orders nothing a
-                -- client sees once several nodes write: each user's changes are numbered 1, 2, 3…
-                -- by their `user_heads` row, bumped last in the writing transaction, so a reader
-                -- paging by position never passes a change that commits later. The old inbox is
-                -- numbered per user in change order; `c1` cursors map onto it.
-                ALTER TABLE changes RENAME COLUMN seq TO id;
-                CREATE TABLE user_heads(
-                    uid TEXT PRIMARY KEY,
-                    pts INTEGER NOT NULL) WITHOUT ROWID;
-                CREATE TABLE numbered_inbox(
-                    uid TEXT NOT NULL,
-                    pts INTEGER NOT NULL,
-                    change INTEGER NOT NULL,
-                    PRIMARY KEY(uid, pts)) WITHOUT ROWID;
-                INSERT INTO numbered_inbox(uid, pts, change)
-                    SELECT uid, row_number() OVER (PARTITION BY uid ORDER BY seq), seq FROM inbox;
-                INSERT INTO user_heads(uid, pts) SELECT uid, max(pts) FROM numbered_inbox GROUP BY uid;
-                DROP TABLE inbox;
-                ALTER TABLE numbered_inbox RENAME TO inbox;
-                CREATE INDEX inbox_by_change ON inbox(change);
-                -- The deployment's epoch: cursors carry it; a restore or an import draws a new one
-                -- and clients holding the old one rebuild (410 cursor_expired).
-                INSERT OR IGNORE INTO meta(key, value) VALUES ('epoch', abs(random() >> 1));
-            """)
+            try db.execute(
+                """
+                    -- Per-user gapless positions (issue #15). A change's global id orders nothing a
+                    -- client sees once several nodes write: each user's changes are numbered 1, 2, 3…
+                    -- by their `user_heads` row, bumped last in the writing transaction, so a reader
+                    -- paging by position never passes a change that commits later. The old inbox is
+                    -- numbered per user in change order; `c1` cursors map onto it.
+                    ALTER TABLE changes RENAME COLUMN seq TO id;
+                    CREATE TABLE user_heads(
+                        uid TEXT PRIMARY KEY,
+                        pts INTEGER NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE numbered_inbox(
+                        uid TEXT NOT NULL,
+                        pts INTEGER NOT NULL,
+                        change INTEGER NOT NULL,
+                        PRIMARY KEY(uid, pts)) WITHOUT ROWID;
+                    INSERT INTO numbered_inbox(uid, pts, change)
+                        SELECT uid, row_number() OVER (PARTITION BY uid ORDER BY seq), seq FROM inbox;
+                    INSERT INTO user_heads(uid, pts) SELECT uid, max(pts) FROM numbered_inbox GROUP BY uid;
+                    DROP TABLE inbox;
+                    ALTER TABLE numbered_inbox RENAME TO inbox;
+                    CREATE INDEX inbox_by_change ON inbox(change);
+                    -- The deployment's epoch: cursors carry it; a restore or an import draws a new one
+                    -- and clients holding the old one rebuild (410 cursor_expired).
+                    INSERT OR IGNORE INTO meta(key, value) VALUES ('epoch', abs(random() >> 1));
+                """)
             // A change's JSON is stored without its `seq`, which differs per reader (`StoredChange`).
             let update = try db.prepare("UPDATE changes SET payload = ? WHERE id = ?")
             for row in try db.query("SELECT id, payload FROM changes") {
@@ -211,25 +239,31 @@ enum Schema {
                 try update.run([try StoredChange.body(of: change), try row.get(0, as: Int64.self)])
             }
         }
-        migrator.register(13, "conversation stamps", sql: """
-            -- The last time a conversation gave a write (Store.lockConversation): a write's time
-            -- is later than it, whichever node's clock made it.
-            ALTER TABLE conversations ADD COLUMN last_stamp INTEGER NOT NULL DEFAULT 0;
-            """)
-        migrator.register(14, "presence", sql: """
-            -- Presence across nodes (Store+Presence): sockets per node and user, and each
-            -- node's last heartbeat.
-            CREATE TABLE nodes(node TEXT PRIMARY KEY, seen_at INTEGER NOT NULL) WITHOUT ROWID;
-            CREATE TABLE presence(
-                node TEXT NOT NULL,
-                uid TEXT NOT NULL,
-                sockets INTEGER NOT NULL,
-                PRIMARY KEY(node, uid)) WITHOUT ROWID;
-            """)
-        migrator.register(15, "one index of a conversation's messages", sql: """
-            -- messages_unread begins with the same two columns: every send wrote both.
-            DROP INDEX messages_by_conversation;
-            """)
+        migrator.register(
+            13, "conversation stamps",
+            sql: """
+                -- The last time a conversation gave a write (Store.lockConversation): a write's time
+                -- is later than it, whichever node's clock made it.
+                ALTER TABLE conversations ADD COLUMN last_stamp INTEGER NOT NULL DEFAULT 0;
+                """)
+        migrator.register(
+            14, "presence",
+            sql: """
+                -- Presence across nodes (Store+Presence): sockets per node and user, and each
+                -- node's last heartbeat.
+                CREATE TABLE nodes(node TEXT PRIMARY KEY, seen_at INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE presence(
+                    node TEXT NOT NULL,
+                    uid TEXT NOT NULL,
+                    sockets INTEGER NOT NULL,
+                    PRIMARY KEY(node, uid)) WITHOUT ROWID;
+                """)
+        migrator.register(
+            15, "one index of a conversation's messages",
+            sql: """
+                -- messages_unread begins with the same two columns: every send wrote both.
+                DROP INDEX messages_by_conversation;
+                """)
         return migrator
     }()
 }

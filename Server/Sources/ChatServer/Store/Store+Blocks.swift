@@ -22,7 +22,12 @@ extension Store {
 
     /// The users who have blocked `uid` (to whom they count as offline).
     public func blockers(of uid: String) throws -> Set<String> {
-        try read { db in Set(try db.query("SELECT blocker FROM blocks WHERE blocked = ?", [uid]).map { try $0.get("blocker") as String }) }
+        try read { db in
+            Set(
+                try db.query("SELECT blocker FROM blocks WHERE blocked = ?", [uid]).map {
+                    try $0.get("blocker") as String
+                })
+        }
     }
 
     /// `user` with the caller-relative block flags filled in.
@@ -33,7 +38,8 @@ extension Store {
     /// `flagged` for many users in one query.
     static func flagged(_ users: [UserPayload], for caller: String, _ db: any SQLDatabase) throws -> [UserPayload] {
         guard !users.isEmpty else { return [] }
-        let rows = try db.query("""
+        let rows = try db.query(
+            """
             SELECT blocker, blocked FROM blocks
             WHERE (blocker = ?1 AND blocked IN (SELECT value FROM json_each(?2)))
                OR (blocked = ?1 AND blocker IN (SELECT value FROM json_each(?2)))
@@ -53,7 +59,11 @@ extension Store {
 
     /// Every block as "blocker\nblocked" (the realtime loop loads them once at start).
     func allBlocks() throws -> [String] {
-        try read { db in try db.query("SELECT blocker, blocked FROM blocks").map { "\(try $0.get(0) as String)\n\(try $0.get(1) as String)" } }
+        try read { db in
+            try db.query("SELECT blocker, blocked FROM blocks").map {
+                "\(try $0.get(0) as String)\n\(try $0.get(1) as String)"
+            }
+        }
     }
 
     /// `blocker` blocks `uid` (or unblocks with `blocking == false`). Idempotent: a repeat
@@ -66,28 +76,37 @@ extension Store {
             }
             guard uid != blocker else { throw StoreError.validation("you cannot block yourself") }
             if blocking {
-                try db.run("INSERT INTO blocks(blocker, blocked, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [blocker, uid, now])
+                try db.run(
+                    "INSERT INTO blocks(blocker, blocked, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                    [blocker, uid, now])
             } else {
                 try db.run("DELETE FROM blocks WHERE blocker = ? AND blocked = ?", [blocker, uid])
             }
             if db.changes > 0 {
-                try record(db, blocking ? .userBlocked : .userUnblocked, conversationId: ConversationPayload.directID(blocker, uid),
-                           block: BlockPayload(blocker: blocker, blocked: uid), audience: [blocker, uid], into: &changes)
+                try record(
+                    db, blocking ? .userBlocked : .userUnblocked,
+                    conversationId: ConversationPayload.directID(blocker, uid),
+                    block: BlockPayload(blocker: blocker, blocked: uid), audience: [blocker, uid], into: &changes)
             }
             return try Self.flagged(try Self.user(from: row), for: blocker, db)
         }
     }
 
     /// The caller's blocks in one direction, in uid order after `after`.
-    public func blocks(of caller: String, direction: BlockDirection, after: String?, limit: Int) throws -> [UserPayload] {
-        let filter = switch direction {
-        case .blockedByMe: "uid IN (SELECT blocked FROM blocks WHERE blocker = ?1)"
-        case .hasBlockedMe: "uid IN (SELECT blocker FROM blocks WHERE blocked = ?1)"
-        case .both: "(uid IN (SELECT blocked FROM blocks WHERE blocker = ?1) OR uid IN (SELECT blocker FROM blocks WHERE blocked = ?1))"
-        }
+    public func blocks(of caller: String, direction: BlockDirection, after: String?, limit: Int) throws -> [UserPayload]
+    {
+        let filter =
+            switch direction {
+            case .blockedByMe: "uid IN (SELECT blocked FROM blocks WHERE blocker = ?1)"
+            case .hasBlockedMe: "uid IN (SELECT blocker FROM blocks WHERE blocked = ?1)"
+            case .both:
+                "(uid IN (SELECT blocked FROM blocks WHERE blocker = ?1) OR uid IN (SELECT blocker FROM blocks WHERE blocked = ?1))"
+            }
         return try read { db in
-            try db.query("SELECT \(Self.userColumns) FROM users WHERE \(filter) AND uid > ?2 ORDER BY uid LIMIT ?3",
-                         [caller, after ?? "", limit]).map { try Self.flagged(try Self.user(from: $0), for: caller, db) }
+            try db.query(
+                "SELECT \(Self.userColumns) FROM users WHERE \(filter) AND uid > ?2 ORDER BY uid LIMIT ?3",
+                [caller, after ?? "", limit]
+            ).map { try Self.flagged(try Self.user(from: $0), for: caller, db) }
         }
     }
 }

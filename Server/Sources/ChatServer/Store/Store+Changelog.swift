@@ -11,8 +11,10 @@ enum Cursor {
         return parsed
     }
 
-    static let expired = StoreError(.cursorExpired,
-                                    "the cursor is older than the changelog's retention, or from before a restore; rebuild from the conversation list and start from an empty cursor")
+    static let expired = StoreError(
+        .cursorExpired,
+        "the cursor is older than the changelog's retention, or from before a restore; rebuild from the conversation list and start from an empty cursor"
+    )
 }
 
 /// A change as stored: its JSON without `seq`, which differs per reader (their position).
@@ -51,13 +53,16 @@ extension Store {
     /// Appends a change for `audience` and queues it for realtime publication; the audience's
     /// row and positions are given at the end of the transaction (`storeChanges`).
     @discardableResult
-    func record(_ db: any SQLDatabase, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
-                receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
-                notification: FeedItemPayload? = nil, group: GroupPayload? = nil, audience: [String],
-                into changes: inout [PublishedChange]) throws -> ChangePayload {
-        let change = ChangePayload(seq: 0, kind: kind, conversationId: conversationId, message: message,
-                                   receipt: receipt, block: block, reaction: reaction, notification: notification,
-                                   group: group, at: stamp())
+    func record(
+        _ db: any SQLDatabase, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
+        receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
+        notification: FeedItemPayload? = nil, group: GroupPayload? = nil, audience: [String],
+        into changes: inout [PublishedChange]
+    ) throws -> ChangePayload {
+        let change = ChangePayload(
+            seq: 0, kind: kind, conversationId: conversationId, message: message,
+            receipt: receipt, block: block, reaction: reaction, notification: notification,
+            group: group, at: stamp())
         // Encoded once: replays and realtime frames serve this text with each reader's `seq` in front.
         let body = try StoredChange.body(of: change)
         changes.append(PublishedChange(id: 0, change: change, body: body, audience: Array(Set(audience)).sorted()))
@@ -74,16 +79,21 @@ extension Store {
         var counts: [String: Int64] = [:]
         for change in changes { for uid in change.audience { counts[uid, default: 0] += 1 } }
         let uids = counts.keys.sorted()
-        let inserts = MultiRowInsert.statements("INSERT INTO changes(conversation_id, payload, at)",
-                                             changes.map { [$0.change.conversationId, $0.body, $0.change.at] }, "RETURNING id, at")
-        let answers = try db.queries(inserts + MultiRowInsert.statements(
-            "INSERT INTO user_heads(uid, pts)", uids.map { [$0, counts[$0]!] },
-            "ON CONFLICT(uid) DO UPDATE SET pts = user_heads.pts + excluded.pts RETURNING uid, pts"))
+        let inserts = MultiRowInsert.statements(
+            "INSERT INTO changes(conversation_id, payload, at)",
+            changes.map { [$0.change.conversationId, $0.body, $0.change.at] }, "RETURNING id, at")
+        let answers = try db.queries(
+            inserts
+                + MultiRowInsert.statements(
+                    "INSERT INTO user_heads(uid, pts)", uids.map { [$0, counts[$0]!] },
+                    "ON CONFLICT(uid) DO UPDATE SET pts = user_heads.pts + excluded.pts RETURNING uid, pts"))
         // RETURNING promises no order: each row is matched by its time, unique per write (`stamp`).
         var ids: [Int64: Int64] = [:]
         for row in answers.prefix(inserts.count).joined() { ids[try row.get(1)] = try row.get(0) }
         for index in changes.indices {
-            guard let id = ids[changes[index].change.at] else { throw StoreError.broken("a change came back without its id") }
+            guard let id = ids[changes[index].change.at] else {
+                throw StoreError.broken("a change came back without its id")
+            }
             changes[index].id = id
         }
         if retention > 0, let crossed = ids.values.filter({ $0 % min(256, retention) == 0 }).max() {
@@ -114,7 +124,8 @@ extension Store {
         guard id > 0 else { return }
         try db.run("DELETE FROM changes WHERE id <= ?", [id])
         try db.run("DELETE FROM inbox WHERE change <= ?", [id])
-        try db.run("""
+        try db.run(
+            """
             INSERT INTO meta(key, value) VALUES ('pruned_through', ?)
             ON CONFLICT(key) DO UPDATE SET value = greatest(meta.value, excluded.value)
             """, [id])
@@ -128,20 +139,27 @@ extension Store {
     /// The positions of `uids` now (a uid with no change yet is left out).
     func positions(of uids: [String]) throws -> [String: Int64] {
         try read { db in
-            let rows = try db.query("SELECT uid, pts FROM user_heads WHERE uid IN (SELECT value FROM json_each(?))",
-                                    [try Self.json(uids) ?? "[]"])
-            return Dictionary(uniqueKeysWithValues: try rows.map { (try $0.get(0, as: String.self), try $0.get(1, as: Int64.self)) })
+            let rows = try db.query(
+                "SELECT uid, pts FROM user_heads WHERE uid IN (SELECT value FROM json_each(?))",
+                [try Self.json(uids) ?? "[]"])
+            return Dictionary(
+                uniqueKeysWithValues: try rows.map { (try $0.get(0, as: String.self), try $0.get(1, as: Int64.self)) })
         }
     }
 
     /// `uid`'s changes after `position` as stored (without `seq`), at most `limit`.
-    func changes(for uid: String, after position: Int64, limit: Int) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
+    func changes(
+        for uid: String, after position: Int64, limit: Int
+    ) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
         try read { db in try Self.changes(db, for: uid, after: position, limit: limit) }
     }
 
-    static func changes(_ db: any SQLDatabase, for uid: String, after position: Int64,
-                        limit: Int) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
-        let rows = try db.query("""
+    static func changes(
+        _ db: any SQLDatabase, for uid: String, after position: Int64,
+        limit: Int
+    ) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
+        let rows = try db.query(
+            """
             SELECT i.pts, c.payload FROM inbox i JOIN changes c ON c.id = i.change
             WHERE i.uid = ? AND i.pts > ? ORDER BY i.pts LIMIT ?
             """, [uid, position, limit + 1])
@@ -186,8 +204,9 @@ extension Store {
             let page = try Self.changes(db, for: uid, after: after, limit: limit)
             // Positions have no gaps: a missing next one was pruned.
             if after < head, page.changes.first?.pts != after + 1 { throw Cursor.expired }
-            return RawChangelogPage(payloads: page.changes.map { StoredChange.json(body: $0.body, position: $0.pts) },
-                                    hasMore: page.hasMore, cursor: self.cursor(page.changes.last?.pts ?? after), serverTime: serverTime)
+            return RawChangelogPage(
+                payloads: page.changes.map { StoredChange.json(body: $0.body, position: $0.pts) },
+                hasMore: page.hasMore, cursor: self.cursor(page.changes.last?.pts ?? after), serverTime: serverTime)
         }
     }
 
@@ -201,10 +220,12 @@ extension Store {
         case .legacy(let sequence):
             let prunedThrough: Int64 = try db.scalar("SELECT value FROM meta WHERE key = 'pruned_through'") ?? 0
             if sequence < prunedThrough { throw Cursor.expired }
-            let last: Int64 = try db.scalar("SELECT coalesce(max(id), ?) FROM changes", [prunedThrough]) ?? prunedThrough
+            let last: Int64 =
+                try db.scalar("SELECT coalesce(max(id), ?) FROM changes", [prunedThrough]) ?? prunedThrough
             guard sequence <= last else { throw StoreError(.invalidCursor, "the cursor is ahead of the changelog") }
-            return try db.scalar("SELECT coalesce(min(pts) - 1, ?) FROM inbox WHERE uid = ? AND change > ?",
-                                 [head, uid, sequence]) ?? head
+            return try db.scalar(
+                "SELECT coalesce(min(pts) - 1, ?) FROM inbox WHERE uid = ? AND change > ?",
+                [head, uid, sequence]) ?? head
         }
     }
 }

@@ -14,7 +14,7 @@ enum DeploymentExport {
         ("conversation_members", "conversation_id, uid"), ("messages", "id"), ("reactions", "id"),
         ("notifications", "id"), ("blocks", "blocker, blocked"), ("group_bans", "guid, uid"), ("uploads", "id"),
         ("upload_refs", "upload_id, message_id"), ("changes", "id"), ("user_heads", "uid"), ("inbox", "uid, pts"),
-        ("meta", "key"),
+        ("meta", "key")
     ]
     static let rowsPerPage = 2_000
 
@@ -25,7 +25,10 @@ enum DeploymentExport {
 
     /// A column's value: the store keeps integers, text and NULL (reals for completeness).
     enum Value: Codable, Equatable {
-        case null, integer(Int64), real(Double), text(String)
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(String)
 
         init(_ value: SQLValue) {
             switch value {
@@ -48,10 +51,15 @@ enum DeploymentExport {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
-            if container.decodeNil() { self = .null }
-            else if let number = try? container.decode(Int64.self) { self = .integer(number) }
-            else if let number = try? container.decode(Double.self) { self = .real(number) }
-            else { self = .text(try container.decode(String.self)) }
+            if container.decodeNil() {
+                self = .null
+            } else if let number = try? container.decode(Int64.self) {
+                self = .integer(number)
+            } else if let number = try? container.decode(Double.self) {
+                self = .real(number)
+            } else {
+                self = .text(try container.decode(String.self))
+            }
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -76,11 +84,16 @@ extension Store {
             for table in DeploymentExport.tables {
                 var offset = 0
                 while true {
-                    let rows = try db.query("SELECT * FROM \(table.name) ORDER BY \(table.key) LIMIT ? OFFSET ?",
-                                            [DeploymentExport.rowsPerPage, offset])
+                    let rows = try db.query(
+                        "SELECT * FROM \(table.name) ORDER BY \(table.key) LIMIT ? OFFSET ?",
+                        [DeploymentExport.rowsPerPage, offset])
                     for row in rows {
-                        let values = Dictionary(uniqueKeysWithValues: zip(row.columns, row.values.map(DeploymentExport.Value.init)))
-                        try output(String(decoding: try encoder.encode(DeploymentExport.Line(table: table.name, row: values)), as: UTF8.self))
+                        let values = Dictionary(
+                            uniqueKeysWithValues: zip(row.columns, row.values.map(DeploymentExport.Value.init)))
+                        try output(
+                            String(
+                                decoding: try encoder.encode(DeploymentExport.Line(table: table.name, row: values)),
+                                as: UTF8.self))
                     }
                     if rows.count < DeploymentExport.rowsPerPage { break }
                     offset += rows.count
@@ -104,19 +117,22 @@ extension Store {
         var count = 0
         var batch: [DeploymentExport.Line] = []
         func load() throws {
-            try engine.write({ db in
-                if count == 0, let users: Int64 = try db.scalar("SELECT count(*) FROM users"), users > 0 {
-                    throw StoreError.conflict("this store already holds users: import only into a new one")
-                }
-                for line in batch { try insert(line, into: db, keepEpoch: keepEpoch) }
-            }, committed: {})
+            try engine.write(
+                { db in
+                    if count == 0, let users: Int64 = try db.scalar("SELECT count(*) FROM users"), users > 0 {
+                        throw StoreError.conflict("this store already holds users: import only into a new one")
+                    }
+                    for line in batch { try insert(line, into: db, keepEpoch: keepEpoch) }
+                }, committed: {})
             count += batch.count
             batch = []
         }
         while let text = iterator.next() {
             guard !text.isEmpty else { continue }
             let line = try decoder.decode(DeploymentExport.Line.self, from: Data(text.utf8))
-            guard known.contains(line.table) else { throw StoreError.validation("unknown table \(line.table) in the export") }
+            guard known.contains(line.table) else {
+                throw StoreError.validation("unknown table \(line.table) in the export")
+            }
             batch.append(line)
             if batch.count == DeploymentExport.rowsPerPage { try load() }
         }
@@ -130,15 +146,17 @@ extension Store {
             // The new store has its own epoch: replaced only when asked; other keys copied.
             guard case .text(let key)? = line.row["key"], case let value? = line.row["value"] else { return }
             if key == "epoch" && !keepEpoch { return }
-            try db.run("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                       [key, value.sqlValue])
+            try db.run(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [key, value.sqlValue])
             return
         }
         let columns = line.row.keys.sorted()
         guard columns.allSatisfy({ $0.allSatisfy { $0.isLetter || $0 == "_" } }) else {
             throw StoreError.validation("a column name in the export is not one")
         }
-        try db.run("INSERT INTO \(line.table)(\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
-                   columns.map { line.row[$0]!.sqlValue })
+        try db.run(
+            "INSERT INTO \(line.table)(\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
+            columns.map { line.row[$0]!.sqlValue })
     }
 }

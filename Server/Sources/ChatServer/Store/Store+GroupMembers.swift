@@ -18,8 +18,10 @@ public struct MemberFilter: Sendable {
 /// adds the group's action message, recorded as one `group.member` change for the members
 /// and the target.
 extension Store {
-    static let memberUserColumns = userColumns.split(separator: ",").map { "u." + $0.trimmingCharacters(in: .whitespaces) }
-        .joined(separator: ", ")
+    static let memberUserColumns = userColumns.split(separator: ",").map {
+        "u." + $0.trimmingCharacters(in: .whitespaces)
+    }
+    .joined(separator: ", ")
 
     /// Joins a public group, or a password group with a verified password (`verifiedHash`
     /// is the stored hash the password was checked against). A repeat changes nothing.
@@ -33,12 +35,15 @@ extension Store {
             case .private: throw StoreError.forbidden("group \(guid) is private; an admin must add you")
             case .password:
                 let stored: String? = try db.scalar("SELECT password_hash FROM groups WHERE guid = ?", [guid])
-                guard let stored, stored == verifiedHash else { throw StoreError.forbidden("wrong password for group \(guid)") }
+                guard let stored, stored == verifiedHash else {
+                    throw StoreError.forbidden("wrong password for group \(guid)")
+                }
             case .public: break
             }
             try insertMember(db, guid, uid, scope: .participant, at: now)
-            try memberAction(db, MemberActionPayload(guid: guid, action: .joined, actor: uid, target: uid, newScope: .participant),
-                             at: now, into: &changes)
+            try memberAction(
+                db, MemberActionPayload(guid: guid, action: .joined, actor: uid, target: uid, newScope: .participant),
+                at: now, into: &changes)
             return (try Self.visibleGroup(db, guid, for: uid), true)
         }
     }
@@ -52,19 +57,26 @@ extension Store {
                 throw StoreError.conflict("the owner cannot leave group \(guid); transfer ownership first")
             }
             try removeMember(db, guid, uid)
-            try memberAction(db, MemberActionPayload(guid: guid, action: .left, actor: uid, target: uid, oldScope: scope),
-                             at: now, into: &changes)
+            try memberAction(
+                db, MemberActionPayload(guid: guid, action: .left, actor: uid, target: uid, oldScope: scope),
+                at: now, into: &changes)
         }
     }
 
     /// Adds a user (admins and the owner), with a scope no higher than the actor's. Adding
     /// a member again answers the member unchanged (`added == false`).
-    public func addMember(_ guid: String, _ target: String, scope: GroupScope, by actor: String) throws -> (member: GroupMemberPayload, added: Bool) {
+    public func addMember(
+        _ guid: String, _ target: String, scope: GroupScope, by actor: String
+    ) throws -> (member: GroupMemberPayload, added: Bool) {
         try write { db, changes in
             let now = try lockConversation(db, ConversationPayload.groupID(guid))
             let actorScope = try Self.requireScope(db, guid, actor, for: .add)
-            guard scope != .owner else { throw StoreError.validation("a group has one owner; transfer ownership instead") }
-            guard scope <= actorScope else { throw StoreError.forbidden("a \(actorScope.rawValue) cannot add a \(scope.rawValue)") }
+            guard scope != .owner else {
+                throw StoreError.validation("a group has one owner; transfer ownership instead")
+            }
+            guard scope <= actorScope else {
+                throw StoreError.forbidden("a \(actorScope.rawValue) cannot add a \(scope.rawValue)")
+            }
             guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [target], as: Int.self) != nil else {
                 throw StoreError.notFound("no user \(target)")
             }
@@ -73,8 +85,9 @@ extension Store {
                 throw StoreError.conflict("\(target) is banned from group \(guid); unban them first")
             }
             try insertMember(db, guid, target, scope: scope, at: now)
-            try memberAction(db, MemberActionPayload(guid: guid, action: .added, actor: actor, target: target, newScope: scope),
-                             at: now, into: &changes)
+            try memberAction(
+                db, MemberActionPayload(guid: guid, action: .added, actor: actor, target: target, newScope: scope),
+                at: now, into: &changes)
             return (try Self.member(db, guid, target)!, true)
         }
     }
@@ -84,11 +97,15 @@ extension Store {
         try write { db, changes in
             let now = try lockConversation(db, ConversationPayload.groupID(guid))
             let actorScope = try Self.requireScope(db, guid, actor, for: .kick)
-            guard let member = try Self.member(db, guid, target) else { throw StoreError.notFound("\(target) is not a member of group \(guid)") }
+            guard let member = try Self.member(db, guid, target) else {
+                throw StoreError.notFound("\(target) is not a member of group \(guid)")
+            }
             try Self.requireOutranks(actorScope, member.scope, actor: actor, target: target)
             try removeMember(db, guid, target)
-            try memberAction(db, MemberActionPayload(guid: guid, action: .kicked, actor: actor, target: target, oldScope: member.scope),
-                             at: now, into: &changes)
+            try memberAction(
+                db,
+                MemberActionPayload(guid: guid, action: .kicked, actor: actor, target: target, oldScope: member.scope),
+                at: now, into: &changes)
         }
     }
 
@@ -107,9 +124,13 @@ extension Store {
                 try Self.requireOutranks(actorScope, member.scope, actor: actor, target: target)
                 try removeMember(db, guid, target)
             }
-            try db.run("INSERT INTO group_bans(guid, uid, banned_by, banned_at) VALUES (?, ?, ?, ?)", [guid, target, actor, now])
-            try memberAction(db, MemberActionPayload(guid: guid, action: .banned, actor: actor, target: target, oldScope: member?.scope),
-                             at: now, into: &changes)
+            try db.run(
+                "INSERT INTO group_bans(guid, uid, banned_by, banned_at) VALUES (?, ?, ?, ?)",
+                [guid, target, actor, now])
+            try memberAction(
+                db,
+                MemberActionPayload(guid: guid, action: .banned, actor: actor, target: target, oldScope: member?.scope),
+                at: now, into: &changes)
             return GroupBanPayload(guid: guid, user: try Self.user(from: row), bannedBy: actor, bannedAt: now)
         }
     }
@@ -121,26 +142,39 @@ extension Store {
             _ = try Self.requireScope(db, guid, actor, for: .unban)
             try db.run("DELETE FROM group_bans WHERE guid = ? AND uid = ?", [guid, target])
             guard db.changes > 0 else { throw StoreError.notFound("\(target) is not banned from group \(guid)") }
-            try memberAction(db, MemberActionPayload(guid: guid, action: .unbanned, actor: actor, target: target),
-                             at: now, into: &changes)
+            try memberAction(
+                db, MemberActionPayload(guid: guid, action: .unbanned, actor: actor, target: target),
+                at: now, into: &changes)
         }
     }
 
     /// Changes a member's scope (admins and the owner): the target must rank below the actor
     /// and the new scope may not exceed the actor's. Ownership moves only by transfer.
-    public func changeScope(_ guid: String, _ target: String, to scope: GroupScope, by actor: String) throws -> GroupMemberPayload {
+    public func changeScope(
+        _ guid: String, _ target: String, to scope: GroupScope, by actor: String
+    ) throws -> GroupMemberPayload {
         try write { db, changes in
             let now = try lockConversation(db, ConversationPayload.groupID(guid))
             let actorScope = try Self.requireScope(db, guid, actor, for: .changeScope)
-            guard scope != .owner else { throw StoreError.validation("a group has one owner; use POST /v1/groups/{guid}/owner") }
-            guard let member = try Self.member(db, guid, target) else { throw StoreError.notFound("\(target) is not a member of group \(guid)") }
+            guard scope != .owner else {
+                throw StoreError.validation("a group has one owner; use POST /v1/groups/{guid}/owner")
+            }
+            guard let member = try Self.member(db, guid, target) else {
+                throw StoreError.notFound("\(target) is not a member of group \(guid)")
+            }
             try Self.requireOutranks(actorScope, member.scope, actor: actor, target: target)
-            guard scope <= actorScope else { throw StoreError.forbidden("a \(actorScope.rawValue) cannot make someone \(scope.rawValue)") }
+            guard scope <= actorScope else {
+                throw StoreError.forbidden("a \(actorScope.rawValue) cannot make someone \(scope.rawValue)")
+            }
             guard scope != member.scope else { return member }
-            try db.run("UPDATE conversation_members SET scope = ? WHERE conversation_id = ? AND uid = ?",
-                       [scope.rawValue, ConversationPayload.groupID(guid), target])
-            try memberAction(db, MemberActionPayload(guid: guid, action: .scopeChanged, actor: actor, target: target,
-                                                     oldScope: member.scope, newScope: scope), at: now, into: &changes)
+            try db.run(
+                "UPDATE conversation_members SET scope = ? WHERE conversation_id = ? AND uid = ?",
+                [scope.rawValue, ConversationPayload.groupID(guid), target])
+            try memberAction(
+                db,
+                MemberActionPayload(
+                    guid: guid, action: .scopeChanged, actor: actor, target: target,
+                    oldScope: member.scope, newScope: scope), at: now, into: &changes)
             return try Self.member(db, guid, target)!
         }
     }
@@ -151,20 +185,31 @@ extension Store {
             let now = try lockConversation(db, ConversationPayload.groupID(guid))
             _ = try Self.requireScope(db, guid, actor, for: .transferOwnership)
             guard target != actor else { throw StoreError.validation("you already own group \(guid)") }
-            guard let member = try Self.member(db, guid, target) else { throw StoreError.notFound("\(target) is not a member of group \(guid)") }
+            guard let member = try Self.member(db, guid, target) else {
+                throw StoreError.notFound("\(target) is not a member of group \(guid)")
+            }
             let conversationId = ConversationPayload.groupID(guid)
-            try db.run("UPDATE conversation_members SET scope = 'owner' WHERE conversation_id = ? AND uid = ?", [conversationId, target])
-            try db.run("UPDATE conversation_members SET scope = 'admin' WHERE conversation_id = ? AND uid = ?", [conversationId, actor])
+            try db.run(
+                "UPDATE conversation_members SET scope = 'owner' WHERE conversation_id = ? AND uid = ?",
+                [conversationId, target])
+            try db.run(
+                "UPDATE conversation_members SET scope = 'admin' WHERE conversation_id = ? AND uid = ?",
+                [conversationId, actor])
             try db.run("UPDATE groups SET owner = ?, updated_at = ? WHERE guid = ?", [target, now, guid])
-            try memberAction(db, MemberActionPayload(guid: guid, action: .ownershipTransferred, actor: actor, target: target,
-                                                     oldScope: member.scope, newScope: .owner), at: now, into: &changes)
+            try memberAction(
+                db,
+                MemberActionPayload(
+                    guid: guid, action: .ownershipTransferred, actor: actor, target: target,
+                    oldScope: member.scope, newScope: .owner), at: now, into: &changes)
             try recordGroupUpdate(db, guid, into: &changes)
             return try Self.visibleGroup(db, guid, for: actor)
         }
     }
 
     /// Members of a group the caller is in, in uid order after `after`.
-    public func members(of guid: String, for caller: String, filter: MemberFilter, after: String?, limit: Int) throws -> [GroupMemberPayload] {
+    public func members(
+        of guid: String, for caller: String, filter: MemberFilter, after: String?, limit: Int
+    ) throws -> [GroupMemberPayload] {
         var conditions = SQLConditions()
         conditions.add("m.conversation_id = ? AND m.uid > ?", [ConversationPayload.groupID(guid), after ?? ""])
         conditions.keyword(filter.searchKeyword, in: ["u.uid", "u.name"])
@@ -192,23 +237,32 @@ extension Store {
     // MARK: - Helpers
 
     static func member(from row: Row, guid: String) throws -> GroupMemberPayload {
-        GroupMemberPayload(guid: guid, user: try user(from: row),
-                           scope: GroupScope(rawValue: try row.get("scope")) ?? .participant, joinedAt: try row.get("joined_at"))
+        GroupMemberPayload(
+            guid: guid, user: try user(from: row),
+            scope: GroupScope(rawValue: try row.get("scope")) ?? .participant, joinedAt: try row.get("joined_at"))
     }
 
     static func member(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws -> GroupMemberPayload? {
-        try db.queryFirst("""
+        try db.queryFirst(
+            """
             SELECT \(memberUserColumns), m.scope, m.joined_at FROM conversation_members m JOIN users u ON u.uid = m.uid
             WHERE m.conversation_id = ? AND m.uid = ?
-            """, [ConversationPayload.groupID(guid), uid]).map { try member(from: $0, guid: guid) }
+            """, [ConversationPayload.groupID(guid), uid]
+        ).map { try member(from: $0, guid: guid) }
     }
 
-    static func bans(_ db: any SQLDatabase, _ guid: String, uid: String?, after: String, limit: Int) throws -> [GroupBanPayload] {
-        try db.query("""
+    static func bans(
+        _ db: any SQLDatabase, _ guid: String, uid: String?, after: String, limit: Int
+    ) throws -> [GroupBanPayload] {
+        try db.query(
+            """
             SELECT \(memberUserColumns), b.banned_by, b.banned_at FROM group_bans b JOIN users u ON u.uid = b.uid
             WHERE b.guid = ?1 AND (CAST(?2 AS TEXT) IS NULL OR b.uid = ?2) AND b.uid > ?3 ORDER BY b.uid LIMIT ?4
-            """, [guid, uid, after, limit]).map {
-            GroupBanPayload(guid: guid, user: try user(from: $0), bannedBy: try $0.get("banned_by"), bannedAt: try $0.get("banned_at"))
+            """, [guid, uid, after, limit]
+        ).map {
+            GroupBanPayload(
+                guid: guid, user: try user(from: $0), bannedBy: try $0.get("banned_by"),
+                bannedAt: try $0.get("banned_at"))
         }
     }
 
@@ -220,20 +274,27 @@ extension Store {
         if try isBanned(db, guid, uid) { throw StoreError(.banned, "you are banned from group \(guid)") }
     }
 
-    static func requireOutranks(_ actor: GroupScope, _ target: GroupScope, actor actorUid: String, target targetUid: String) throws {
-        guard actorUid != targetUid else { throw StoreError.forbidden("you cannot do that to yourself; leave the group instead") }
+    static func requireOutranks(
+        _ actor: GroupScope, _ target: GroupScope, actor actorUid: String, target targetUid: String
+    ) throws {
+        guard actorUid != targetUid else {
+            throw StoreError.forbidden("you cannot do that to yourself; leave the group instead")
+        }
         guard actor > target else {
             throw StoreError.forbidden("a \(actor.rawValue) cannot act on a \(target.rawValue) (\(targetUid))")
         }
     }
 
     func insertMember(_ db: any SQLDatabase, _ guid: String, _ uid: String, scope: GroupScope, at now: Int64) throws {
-        try db.run("INSERT INTO conversation_members(conversation_id, uid, scope, joined_at) VALUES (?, ?, ?, ?)",
-                   [ConversationPayload.groupID(guid), uid, scope.rawValue, now])
+        try db.run(
+            "INSERT INTO conversation_members(conversation_id, uid, scope, joined_at) VALUES (?, ?, ?, ?)",
+            [ConversationPayload.groupID(guid), uid, scope.rawValue, now])
     }
 
     func removeMember(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws {
-        try db.run("DELETE FROM conversation_members WHERE conversation_id = ? AND uid = ?", [ConversationPayload.groupID(guid), uid])
+        try db.run(
+            "DELETE FROM conversation_members WHERE conversation_id = ? AND uid = ?",
+            [ConversationPayload.groupID(guid), uid])
     }
 
     /// Adds the action message for `action` to the group's conversation and records it for
@@ -242,25 +303,33 @@ extension Store {
     /// actor has read up to it (as after any send), and so has a target who just came in:
     /// their unread count starts after it.
     @discardableResult
-    func memberAction(_ db: any SQLDatabase, _ action: MemberActionPayload, at now: Int64,
-                      into changes: inout [PublishedChange]) throws -> MessagePayload {
+    func memberAction(
+        _ db: any SQLDatabase, _ action: MemberActionPayload, at now: Int64,
+        into changes: inout [PublishedChange]
+    ) throws -> MessagePayload {
         let conversationId = ConversationPayload.groupID(action.guid)
-        let id: Int64 = try db.scalar("""
-            INSERT INTO messages(conversation_id, sender, receiver, receiver_type, category, type, text, sent_at, updated_at, action)
-            VALUES (?, ?, ?, 'group', 'action', 'groupMember', ?, ?, ?, ?) RETURNING id
-            """, [conversationId, action.actor, action.guid, action.sentence, now, now, try Self.json(action)]) ?? 0
-        try db.run("UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
+        let id: Int64 =
+            try db.scalar(
+                """
+                INSERT INTO messages(conversation_id, sender, receiver, receiver_type, category, type, text, sent_at, updated_at, action)
+                VALUES (?, ?, ?, 'group', 'action', 'groupMember', ?, ?, ?, ?) RETURNING id
+                """, [conversationId, action.actor, action.guid, action.sentence, now, now, try Self.json(action)]) ?? 0
+        try db.run(
+            "UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
         try Self.countNewMessage(db, conversationId, id: id, sender: action.actor)
-        let readers = action.action == .joined || action.action == .added ? [action.actor, action.target] : [action.actor]
-        try db.run("""
+        let readers =
+            action.action == .joined || action.action == .added ? [action.actor, action.target] : [action.actor]
+        try db.run(
+            """
             UPDATE conversation_members SET read_id = greatest(read_id, ?1), delivered_id = greatest(delivered_id, ?1)
             WHERE conversation_id = ?2 AND uid IN (?3, ?4)
             """, [id, conversationId, readers[0], readers.last!])
         try Self.recountUnread(db, conversationId, readers)
         guard let message = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
-        try record(db, .groupMember, conversationId: conversationId, message: message,
-                   audience: try Self.members(db, of: conversationId) + (action.oldScope != nil ? [action.target] : []),
-                   into: &changes)
+        try record(
+            db, .groupMember, conversationId: conversationId, message: message,
+            audience: try Self.members(db, of: conversationId) + (action.oldScope != nil ? [action.target] : []),
+            into: &changes)
         return message
     }
 }

@@ -25,20 +25,22 @@ extension Store {
 
     static func group(from row: Row) throws -> GroupPayload {
         let scope = (try row.get("my_scope", as: String?.self)).flatMap(GroupScope.init(rawValue:))
-        return GroupPayload(guid: try row.get("guid"), name: try row.get("name"),
-                            type: GroupType(rawValue: try row.get("type")) ?? .private, icon: try row.get("icon"),
-                            description: try row.get("description"),
-                            metadata: try decodeJSON([String: JSONValue].self, try row.get("metadata")),
-                            tags: try decodeJSON([String].self, try row.get("tags")) ?? [], owner: try row.get("owner"),
-                            membersCount: try row.get("members_count"), createdAt: try row.get("created_at"),
-                            updatedAt: try row.get("updated_at"), hasJoined: scope != nil, scope: scope,
-                            joinedAt: try row.get("my_joined_at"))
+        return GroupPayload(
+            guid: try row.get("guid"), name: try row.get("name"),
+            type: GroupType(rawValue: try row.get("type")) ?? .private, icon: try row.get("icon"),
+            description: try row.get("description"),
+            metadata: try decodeJSON([String: JSONValue].self, try row.get("metadata")),
+            tags: try decodeJSON([String].self, try row.get("tags")) ?? [], owner: try row.get("owner"),
+            membersCount: try row.get("members_count"), createdAt: try row.get("created_at"),
+            updatedAt: try row.get("updated_at"), hasJoined: scope != nil, scope: scope,
+            joinedAt: try row.get("my_joined_at"))
     }
 
     /// A live group as `caller` sees it; 404 when it does not exist, was deleted, or is
     /// private and the caller is not a member (private groups are invisible to outsiders).
     static func visibleGroup(_ db: any SQLDatabase, _ guid: String, for caller: String) throws -> GroupPayload {
-        guard let row = try db.queryFirst("\(groupQuery) WHERE g.guid = ? AND g.deleted_at IS NULL", [caller, guid]) else {
+        guard let row = try db.queryFirst("\(groupQuery) WHERE g.guid = ? AND g.deleted_at IS NULL", [caller, guid])
+        else {
             throw StoreError.notFound("no group \(guid)")
         }
         let group = try group(from: row)
@@ -51,22 +53,31 @@ extension Store {
     static func memberScope(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws -> GroupScope {
         // On every group read and send: one indexed lookup, not the whole group (whose
         // member count walks the member rows).
-        guard let row = try db.queryFirst("""
-            SELECT g.type, me.scope FROM groups g
-            LEFT JOIN conversation_members me ON me.conversation_id = 'group_' || g.guid AND me.uid = ?
-            WHERE g.guid = ? AND g.deleted_at IS NULL
-            """, [uid, guid]) else { throw StoreError.notFound("no group \(guid)") }
+        guard
+            let row = try db.queryFirst(
+                """
+                SELECT g.type, me.scope FROM groups g
+                LEFT JOIN conversation_members me ON me.conversation_id = 'group_' || g.guid AND me.uid = ?
+                WHERE g.guid = ? AND g.deleted_at IS NULL
+                """, [uid, guid])
+        else { throw StoreError.notFound("no group \(guid)") }
         if let scope = (try row.get(1, as: String?.self)).flatMap(GroupScope.init(rawValue:)) { return scope }
-        guard try row.get(0, as: String.self) != GroupType.private.rawValue else { throw StoreError.notFound("no group \(guid)") }
+        guard try row.get(0, as: String.self) != GroupType.private.rawValue else {
+            throw StoreError.notFound("no group \(guid)")
+        }
         try requireNotBanned(db, guid, uid)
         throw StoreError.forbidden("you are not a member of group \(guid)")
     }
 
     /// The caller's scope when it allows `action`, else 403 naming the scope needed.
-    static func requireScope(_ db: any SQLDatabase, _ guid: String, _ uid: String, for action: GroupPermission) throws -> GroupScope {
+    static func requireScope(
+        _ db: any SQLDatabase, _ guid: String, _ uid: String, for action: GroupPermission
+    ) throws -> GroupScope {
         let scope = try memberScope(db, guid, uid)
         guard scope.may(action) else {
-            throw StoreError.forbidden("\(action.rawValue) in group \(guid) needs scope \(GroupScope.minimum(for: action).rawValue) or higher; you are \(scope.rawValue)")
+            throw StoreError.forbidden(
+                "\(action.rawValue) in group \(guid) needs scope \(GroupScope.minimum(for: action).rawValue) or higher; you are \(scope.rawValue)"
+            )
         }
         return scope
     }
@@ -80,23 +91,31 @@ extension Store {
     }
 
     /// Creates a group owned by `owner`, with its conversation. 409 when the guid was ever used.
-    public func createGroup(_ request: CreateGroupRequest, by owner: String, passwordHash: String?) throws -> GroupPayload {
+    public func createGroup(
+        _ request: CreateGroupRequest, by owner: String, passwordHash: String?
+    ) throws -> GroupPayload {
         try write { db, changes in
             let now = stamp()
             if try db.scalar("SELECT 1 FROM groups WHERE guid = ?", [request.guid], as: Int.self) != nil {
                 throw StoreError.conflict("group \(request.guid) already exists (or existed)")
             }
             let conversationId = ConversationPayload.groupID(request.guid)
-            try db.run("""
+            try db.run(
+                """
                 INSERT INTO groups(guid, name, type, password_hash, icon, description, metadata, tags, owner, created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, [request.guid, request.name, request.type.rawValue, passwordHash, request.icon, request.description,
-                      try Self.json(request.metadata), try Self.json(request.tags ?? []), owner, now, now])
+                """,
+                [
+                    request.guid, request.name, request.type.rawValue, passwordHash, request.icon, request.description,
+                    try Self.json(request.metadata), try Self.json(request.tags ?? []), owner, now, now
+                ])
             try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'group', ?)", [conversationId, now])
-            try db.run("INSERT INTO conversation_members(conversation_id, uid, scope, joined_at) VALUES (?, ?, 'owner', ?)",
-                       [conversationId, owner, now])
-            try record(db, .groupCreated, conversationId: conversationId, group: try Self.sharedGroup(db, request.guid),
-                       audience: [owner], into: &changes)
+            try db.run(
+                "INSERT INTO conversation_members(conversation_id, uid, scope, joined_at) VALUES (?, ?, 'owner', ?)",
+                [conversationId, owner, now])
+            try record(
+                db, .groupCreated, conversationId: conversationId, group: try Self.sharedGroup(db, request.guid),
+                audience: [owner], into: &changes)
             return try Self.visibleGroup(db, request.guid, for: owner)
         }
     }
@@ -118,7 +137,10 @@ extension Store {
     /// The owner of a group (admin commands act as the owner); 404 for an unknown group.
     public func groupOwner(_ guid: String) throws -> String {
         try read { db in
-            guard let owner: String = try db.scalar("SELECT owner FROM groups WHERE guid = ? AND deleted_at IS NULL", [guid]) else {
+            guard
+                let owner: String = try db.scalar(
+                    "SELECT owner FROM groups WHERE guid = ? AND deleted_at IS NULL", [guid])
+            else {
                 throw StoreError.notFound("no group \(guid)")
             }
             return owner
@@ -151,13 +173,16 @@ extension Store {
 
     /// Replaces the given fields (admins and the owner). `passwordHash` is the new password's
     /// hash when one was given.
-    public func editGroup(_ guid: String, by uid: String, _ request: EditGroupRequest, passwordHash: String?) throws -> GroupPayload {
+    public func editGroup(
+        _ guid: String, by uid: String, _ request: EditGroupRequest, passwordHash: String?
+    ) throws -> GroupPayload {
         try write { db, changes in
             let now = try lockConversation(db, ConversationPayload.groupID(guid))
             _ = try Self.requireScope(db, guid, uid, for: .edit)
             let current = try Self.sharedGroup(db, guid)
             let type = request.type ?? current.type
-            let storedHash = try db.queryFirst("SELECT password_hash FROM groups WHERE guid = ?", [guid])?.get(0, as: String?.self)
+            let storedHash = try db.queryFirst("SELECT password_hash FROM groups WHERE guid = ?", [guid])?.get(
+                0, as: String?.self)
             if type == .password && passwordHash == nil && (current.type != .password || storedHash == nil) {
                 throw StoreError.validation("a password group needs a `password`")
             }
@@ -165,22 +190,29 @@ extension Store {
                 throw StoreError.validation("`password` is only for password groups")
             }
             let newHash: String? = type == .password ? passwordHash ?? storedHash : nil
-            try db.run("""
+            try db.run(
+                """
                 UPDATE groups SET name = coalesce(?, name), type = ?, password_hash = ?, icon = coalesce(?, icon),
                     description = coalesce(?, description), metadata = coalesce(?, metadata), tags = coalesce(?, tags),
                     updated_at = ? WHERE guid = ?
-                """, [request.name, type.rawValue, newHash, request.icon,
-                      request.description, try Self.json(request.metadata), try Self.json(request.tags), now, guid])
+                """,
+                [
+                    request.name, type.rawValue, newHash, request.icon,
+                    request.description, try Self.json(request.metadata), try Self.json(request.tags), now, guid
+                ])
             try recordGroupUpdate(db, guid, into: &changes)
             return try Self.visibleGroup(db, guid, for: uid)
         }
     }
 
-    func recordGroupUpdate(_ db: any SQLDatabase, _ guid: String, kind: ChangeKind = .groupUpdated,
-                           audience: [String]? = nil, into changes: inout [PublishedChange]) throws {
+    func recordGroupUpdate(
+        _ db: any SQLDatabase, _ guid: String, kind: ChangeKind = .groupUpdated,
+        audience: [String]? = nil, into changes: inout [PublishedChange]
+    ) throws {
         let conversationId = ConversationPayload.groupID(guid)
-        try record(db, kind, conversationId: conversationId, group: try Self.sharedGroup(db, guid),
-                   audience: try audience ?? Self.members(db, of: conversationId), into: &changes)
+        try record(
+            db, kind, conversationId: conversationId, group: try Self.sharedGroup(db, guid),
+            audience: try audience ?? Self.members(db, of: conversationId), into: &changes)
     }
 
     /// Deletes a group (owner only): every member loses it at once. Its messages stay
@@ -201,11 +233,13 @@ extension Store {
     /// Every (guid, uid) membership of live groups (the realtime loop loads them once at start).
     func allGroupMembers() throws -> [(guid: String, uid: String)] {
         try read { db in
-            try db.query("""
+            try db.query(
+                """
                 SELECT substr(m.conversation_id, 7), m.uid FROM conversation_members m
                 JOIN conversations c ON c.id = m.conversation_id AND c.type = 'group'
-                """)
-                .map { (try $0.get(0), try $0.get(1)) }
+                """
+            )
+            .map { (try $0.get(0), try $0.get(1)) }
         }
     }
 }

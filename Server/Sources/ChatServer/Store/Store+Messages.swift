@@ -34,8 +34,9 @@ extension Store {
     /// The messages with these ids (those that exist), with their reaction counts: two queries.
     static func loadMessages(_ db: any SQLDatabase, ids: [Int64]) throws -> [Int64: MessagePayload] {
         guard !ids.isEmpty else { return [:] }
-        let rows = try db.query("SELECT \(messageColumns) FROM messages WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))",
-                                [try json(ids) ?? "[]"])
+        let rows = try db.query(
+            "SELECT \(messageColumns) FROM messages WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))",
+            [try json(ids) ?? "[]"])
         return Dictionary(uniqueKeysWithValues: try withReactions(try rows.map(message(from:)), db).map { ($0.id, $0) })
     }
 
@@ -47,7 +48,8 @@ extension Store {
     /// `messages` with their reaction counts, read in one query.
     static func withReactions(_ messages: [MessagePayload], _ db: any SQLDatabase) throws -> [MessagePayload] {
         guard !messages.isEmpty else { return [] }
-        let rows = try db.query("""
+        let rows = try db.query(
+            """
             SELECT message_id, reaction, count(*) FROM reactions
             WHERE message_id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
             GROUP BY message_id, reaction ORDER BY message_id, reaction
@@ -64,30 +66,43 @@ extension Store {
     }
 
     static func members(_ db: any SQLDatabase, of conversationId: String) throws -> [String] {
-        try db.query("SELECT uid FROM conversation_members WHERE conversation_id = ?", [conversationId]).map { try $0.get(0) }
+        try db.query("SELECT uid FROM conversation_members WHERE conversation_id = ?", [conversationId]).map {
+            try $0.get(0)
+        }
     }
 
     /// Sends a validated message. Idempotent on (sender, muid): a repeat returns the original
     /// with `created == false` and changes nothing.
-    public func send(from sender: String, _ request: SendMessageRequest) throws -> (message: MessagePayload, created: Bool) {
+    public func send(
+        from sender: String, _ request: SendMessageRequest
+    ) throws -> (message: MessagePayload, created: Bool) {
         // A plain message locks only its conversation: it commits together with others (group
         // commit). A reply (the parent's row), a mention (the mentioned user's feed) or an
         // attachment (its upload) would lock more, so those commit alone.
-        let plain = request.parentMessageId == nil && request.attachment == nil
+        let plain =
+            request.parentMessageId == nil && request.attachment == nil
             && FeedItemPayload.mentions(in: request.text ?? "").isEmpty
         guard plain else { return try write { db, changes in try sendBody(db, from: sender, request, into: &changes) } }
-        let conversation = request.receiverType == .group ? ConversationPayload.groupID(request.receiver)
-                                                          : ConversationPayload.directID(sender, request.receiver)
-        return try writeTogether(conversation: conversation) { db, changes in try self.sendBody(db, from: sender, request, into: &changes) }
+        let conversation =
+            request.receiverType == .group
+            ? ConversationPayload.groupID(request.receiver)
+            : ConversationPayload.directID(sender, request.receiver)
+        return try writeTogether(conversation: conversation) { db, changes in
+            try self.sendBody(db, from: sender, request, into: &changes)
+        }
     }
 
     /// `send`'s transaction.
-    func sendBody(_ db: any SQLDatabase, from sender: String, _ request: SendMessageRequest,
-                          into changes: inout [PublishedChange]) throws -> (message: MessagePayload, created: Bool) {
+    func sendBody(
+        _ db: any SQLDatabase, from sender: String, _ request: SendMessageRequest,
+        into changes: inout [PublishedChange]
+    ) throws -> (message: MessagePayload, created: Bool) {
         let (conversationId, now): (String, Int64)
         switch try prepareConversation(db, from: sender, request) {
         case .repeated(let id):
-            guard let original = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message \(id) vanished") }
+            guard let original = try Self.loadMessage(db, id: id) else {
+                throw StoreError.broken("message \(id) vanished")
+            }
             return (original, false)
         case .ready(let id, let time): (conversationId, now) = (id, time)
         }
@@ -98,7 +113,8 @@ extension Store {
                 throw StoreError.validation("`parentMessageId` \(parentId) is not a message of this conversation")
             }
             guard parent.parentMessageId == nil else {
-                throw StoreError.validation("message \(parentId) is itself a reply; reply to its parent \(parent.parentMessageId!)")
+                throw StoreError.validation(
+                    "message \(parentId) is itself a reply; reply to its parent \(parent.parentMessageId!)")
             }
             guard parent.deletedAt == nil else { throw StoreError.conflict("message \(parentId) is deleted") }
         }
@@ -106,21 +122,32 @@ extension Store {
         // trip: both updates name the new message as the connection's last insert. A new message
         // has no reactions: the row RETURNING gives is the whole message.
         let answers = try db.queries([
-            ("""
-             INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
-                                  attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING \(Self.messageColumns)
-             """, [request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
-                   request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
-                   try Self.json(request.customData), try Self.json(request.metadata), now, now, request.parentMessageId,
-                   request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil]),
-            ("UPDATE conversations SET last_message_id = last_insert_rowid(), updated_at = ? WHERE id = ?", [now, conversationId]),
-            (Self.countSentMessage, [sender, conversationId])])
+            (
+                """
+                INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, type, text,
+                                     attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING \(Self.messageColumns)
+                """,
+                [
+                    request.muid, conversationId, sender, request.receiver, request.receiverType.rawValue,
+                    request.category.rawValue, request.type, request.text, try Self.json(request.attachment),
+                    try Self.json(request.customData), try Self.json(request.metadata), now, now,
+                    request.parentMessageId,
+                    request.category == .call ? (request.callStatus ?? .initiated).rawValue : nil
+                ]
+            ),
+            (
+                "UPDATE conversations SET last_message_id = last_insert_rowid(), updated_at = ? WHERE id = ?",
+                [now, conversationId]
+            ),
+            (Self.countSentMessage, [sender, conversationId])
+        ])
         guard let row = answers[0].first else { throw StoreError.broken("an inserted message returned no row") }
         let message = try Self.message(from: row)
         let members: [String] = try answers[2].map { try $0.get(0) }
         try Self.linkUpload(db, request.attachment, to: message.id, sender: sender)
-        try record(db, .messageCreated, conversationId: conversationId, message: message, audience: members, into: &changes)
+        try record(
+            db, .messageCreated, conversationId: conversationId, message: message, audience: members, into: &changes)
         if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
         try notifyAbout(message, parent: parent, members: members, db, into: &changes)
         return (message, true)
@@ -140,7 +167,9 @@ extension Store {
     /// post there: a group they are a member of, or a user with no block between them (the
     /// one-to-one conversation is created on first use). A one-to-one send asks whether it is
     /// a repeat, whether the receiver exists and whether a block stands in one query.
-    func prepareConversation(_ db: any SQLDatabase, from sender: String, _ request: SendMessageRequest) throws -> SendTarget {
+    func prepareConversation(
+        _ db: any SQLDatabase, from sender: String, _ request: SendMessageRequest
+    ) throws -> SendTarget {
         if request.receiverType == .group {
             if let id: Int64 = try db.scalar(Self.originalQuery, [sender, request.muid]) { return .repeated(id) }
             let conversationId = ConversationPayload.groupID(request.receiver)
@@ -154,21 +183,29 @@ extension Store {
         // and go. The lock goes with the checks (one round trip on PostgreSQL): a refused send
         // rolls it back, and a repeat keeps only a later `last_stamp`, which promises nothing more.
         let answers = try db.queries([
-            ("""
-             SELECT (\(Self.originalQuery)), (SELECT count(*) FROM users WHERE uid = ?3),
-                    (SELECT count(*) FROM blocks WHERE \(Self.blockBetween("?1", "?3")))
-             """, [a, request.muid, b]),
-            (Self.lockConversationQuery, [stamp(), conversationId])])
+            (
+                """
+                SELECT (\(Self.originalQuery)), (SELECT count(*) FROM users WHERE uid = ?3),
+                       (SELECT count(*) FROM blocks WHERE \(Self.blockBetween("?1", "?3")))
+                """, [a, request.muid, b]
+            ),
+            (Self.lockConversationQuery, [stamp(), conversationId])
+        ])
         guard let checks = answers[0].first else { throw StoreError.broken("the send's checks returned no row") }
         if let id = try checks.get(0, as: Int64?.self) { return .repeated(id) }
         guard try checks.get(1, as: Int.self) > 0 else { throw StoreError.notFound("no user \(b)") }
         guard try checks.get(2, as: Int.self) == 0 else {
             throw StoreError(.blocked, "\(a) and \(b) have a block between them; unblock to send")
         }
-        if let now = try answers[1].first?.get(0, as: Int64.self) { return .ready(conversationId: conversationId, now: now) }
-        try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING", [conversationId, stamp()])
-        try db.insertRows("INSERT INTO conversation_members(conversation_id, uid, peer)",
-                          [[conversationId, a, b], [conversationId, b, a]], "ON CONFLICT DO NOTHING")
+        if let now = try answers[1].first?.get(0, as: Int64.self) {
+            return .ready(conversationId: conversationId, now: now)
+        }
+        try db.run(
+            "INSERT INTO conversations(id, type, updated_at) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING",
+            [conversationId, stamp()])
+        try db.insertRows(
+            "INSERT INTO conversation_members(conversation_id, uid, peer)",
+            [[conversationId, a, b], [conversationId, b, a]], "ON CONFLICT DO NOTHING")
         return .ready(conversationId: conversationId, now: try lockConversation(db, conversationId))
     }
 
@@ -181,14 +218,17 @@ extension Store {
     public func edit(_ id: Int64, by uid: String, _ request: EditMessageRequest) throws -> MessagePayload {
         try write { db, changes in
             let now = try lockConversation(db, ofMessage: id)
-            if let status = request.callStatus { return try moveCall(db, id: id, by: uid, to: status, at: now, into: &changes) }
+            if let status = request.callStatus {
+                return try moveCall(db, id: id, by: uid, to: status, at: now, into: &changes)
+            }
             let message = try Self.ownMessage(db, id: id, uid: uid)
             guard message.deletedAt == nil else { throw StoreError.conflict("message \(id) is deleted") }
             try Self.requireNoBlock(db, uid, message)  // a block stops edits of old messages too
             if request.text != nil && message.text == nil {
                 throw StoreError.validation("message \(id) has no text to edit")
             }
-            try db.run("""
+            try db.run(
+                """
                 UPDATE messages SET text = coalesce(?, text), custom_data = coalesce(?, custom_data),
                     metadata = coalesce(?, metadata), edited_at = ?, updated_at = ? WHERE id = ?
                 """, [request.text, try Self.json(request.customData), try Self.json(request.metadata), now, now, id])
@@ -198,8 +238,10 @@ extension Store {
 
     /// Moves a call along `CallStatus.next`: either participant of a one-to-one call; in a
     /// group, the caller or a moderator and up.
-    func moveCall(_ db: any SQLDatabase, id: Int64, by uid: String, to status: CallStatus, at now: Int64,
-                  into changes: inout [PublishedChange]) throws -> MessagePayload {
+    func moveCall(
+        _ db: any SQLDatabase, id: Int64, by uid: String, to status: CallStatus, at now: Int64,
+        into changes: inout [PublishedChange]
+    ) throws -> MessagePayload {
         let message = try Self.readableMessage(db, id: id, uid: uid)
         guard message.category == .call, let current = message.callStatus else {
             throw StoreError.validation("message \(id) is not a call")
@@ -227,12 +269,14 @@ extension Store {
             guard message.category != .action else { throw StoreError.conflict("action messages cannot be deleted") }
             if message.sender != uid {
                 guard message.receiverType == .group,
-                      try Self.memberScope(db, message.receiver, uid).may(.deleteOthersMessages) else {
+                    try Self.memberScope(db, message.receiver, uid).may(.deleteOthersMessages)
+                else {
                     throw StoreError.forbidden("only the sender (or, in a group, a moderator) may delete message \(id)")
                 }
             }
             guard message.deletedAt == nil else { return message }
-            try db.run("""
+            try db.run(
+                """
                 UPDATE messages SET text = NULL, attachment = NULL, custom_data = NULL, metadata = NULL,
                     deleted_at = ?, updated_at = ? WHERE id = ?
                 """, [now, now, id])
@@ -244,18 +288,24 @@ extension Store {
         }
     }
 
-    func publishUpdate(_ db: any SQLDatabase, id: Int64, kind: ChangeKind = .messageUpdated, reaction: ReactionPayload? = nil,
-                       into changes: inout [PublishedChange]) throws -> MessagePayload {
+    func publishUpdate(
+        _ db: any SQLDatabase, id: Int64, kind: ChangeKind = .messageUpdated, reaction: ReactionPayload? = nil,
+        into changes: inout [PublishedChange]
+    ) throws -> MessagePayload {
         guard let updated = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
-        try record(db, kind, conversationId: updated.conversationId, message: updated, reaction: reaction,
-                   audience: try Self.members(db, of: updated.conversationId), into: &changes)
+        try record(
+            db, kind, conversationId: updated.conversationId, message: updated, reaction: reaction,
+            audience: try Self.members(db, of: updated.conversationId), into: &changes)
         return updated
     }
 
     /// Recomputes a parent's live reply count (inside the write transaction, so concurrent
     /// replies and deletions cannot lose an update) and records the parent's update.
-    func recountReplies(_ db: any SQLDatabase, _ parentId: Int64, at now: Int64, into changes: inout [PublishedChange]) throws {
-        try db.run("""
+    func recountReplies(
+        _ db: any SQLDatabase, _ parentId: Int64, at now: Int64, into changes: inout [PublishedChange]
+    ) throws {
+        try db.run(
+            """
             UPDATE messages SET reply_count = (SELECT count(*) FROM messages WHERE parent_id = ?1 AND deleted_at IS NULL),
                 updated_at = ?2 WHERE id = ?1
             """, [parentId, now])
@@ -279,8 +329,9 @@ extension Store {
             }
             let (conditions, arguments) = try query.whereClause()
             let order = query.newestFirst ? "DESC" : "ASC"
-            let rows = try db.query("SELECT \(Self.messageColumns) FROM messages WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
-                                    arguments + [query.limit])
+            let rows = try db.query(
+                "SELECT \(Self.messageColumns) FROM messages WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
+                arguments + [query.limit])
             let messages = try Self.withReactions(try rows.map(Self.message(from:)), db)
             return query.newestFirst ? messages.reversed() : messages
         }

@@ -8,11 +8,13 @@ extension Store {
     public func syncPresence(node: String, counts: [String: Int], timeout: Int64) throws -> Set<String> {
         let now = clock.now()
         return try write { db, _ in
-            try db.run("INSERT INTO nodes(node, seen_at) VALUES (?, ?) ON CONFLICT(node) DO UPDATE SET seen_at = excluded.seen_at",
-                       [node, now])
+            try db.run(
+                "INSERT INTO nodes(node, seen_at) VALUES (?, ?) ON CONFLICT(node) DO UPDATE SET seen_at = excluded.seen_at",
+                [node, now])
             for (uid, sockets) in counts.sorted(by: { $0.key < $1.key }) {
                 if sockets > 0 {
-                    try db.run("""
+                    try db.run(
+                        """
                         INSERT INTO presence(node, uid, sockets) VALUES (?, ?, ?)
                         ON CONFLICT(node, uid) DO UPDATE SET sockets = excluded.sockets
                         """, [node, uid, sockets])
@@ -20,10 +22,13 @@ extension Store {
                     try db.run("DELETE FROM presence WHERE node = ? AND uid = ?", [node, uid])
                 }
             }
-            return Set(try db.query("""
-                SELECT DISTINCT p.uid FROM presence p JOIN nodes n ON n.node = p.node
-                WHERE p.node <> ? AND n.seen_at >= ?
-                """, [node, now - timeout]).map { try $0.get(0, as: String.self) })
+            return Set(
+                try db.query(
+                    """
+                    SELECT DISTINCT p.uid FROM presence p JOIN nodes n ON n.node = p.node
+                    WHERE p.node <> ? AND n.seen_at >= ?
+                    """, [node, now - timeout]
+                ).map { try $0.get(0, as: String.self) })
         }
     }
 

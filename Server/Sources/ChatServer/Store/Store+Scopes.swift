@@ -11,12 +11,14 @@ extension Store {
 
     /// `lockConversation`'s statement (no row when there is no such conversation): parameters
     /// a `stamp()` and the conversation's id.
-    static let lockConversationQuery = "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ? RETURNING last_stamp"
+    static let lockConversationQuery =
+        "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ? RETURNING last_stamp"
 
     /// `lockConversation` for the conversation of message `id` (when there is no such message,
     /// the caller's own read refuses it).
     func lockConversation(_ db: any SQLDatabase, ofMessage id: Int64) throws -> Int64 {
-        guard let conversationId: String = try db.scalar("SELECT conversation_id FROM messages WHERE id = ?", [id]) else {
+        guard let conversationId: String = try db.scalar("SELECT conversation_id FROM messages WHERE id = ?", [id])
+        else {
             return stamp()
         }
         return try lockConversation(db, conversationId)

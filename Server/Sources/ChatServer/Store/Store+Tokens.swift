@@ -16,8 +16,9 @@ extension Store {
             }
             // Only the hash is stored: the database alone opens no session.
             let hash = Self.tokenHash(token)
-            try db.run("INSERT INTO tokens(token, uid, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                       [hash, uid, now, expiresAt])
+            try db.run(
+                "INSERT INTO tokens(token, uid, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                [hash, uid, now, expiresAt])
             var response = TokenResponse(uid: uid, authToken: token, expiresAt: expiresAt)
             response.tokenHash = hash
             return response
@@ -43,7 +44,8 @@ extension Store {
         } else {
             let generation = sessions.currentGeneration
             let row = try readStatement { db in
-                try db.queryFirst("""
+                try db.queryFirst(
+                    """
                     SELECT t.uid, t.expires_at, t.revoked_at, u.last_active_at
                     FROM tokens t JOIN users u ON u.uid = t.uid WHERE t.token = ?
                     """, [hash])
@@ -52,8 +54,9 @@ extension Store {
             if try row.get("revoked_at", as: Int64?.self) != nil {
                 throw StoreError(.tokenRevoked, "the auth token was revoked; log in again")
             }
-            session = SessionCache.Entry(uid: try row.get("uid"), expiresAt: try row.get("expires_at"),
-                                         lastActiveAt: try row.get("last_active_at", as: Int64?.self) ?? 0, checkedAt: now)
+            session = SessionCache.Entry(
+                uid: try row.get("uid"), expiresAt: try row.get("expires_at"),
+                lastActiveAt: try row.get("last_active_at", as: Int64?.self) ?? 0, checkedAt: now)
             sessions.remember(hash, session, readAfter: generation)
         }
         if session.expiresAt <= nowSeconds {
@@ -61,7 +64,9 @@ extension Store {
         }
         if session.lastActiveAt < nowSeconds - 60 {
             let generation = sessions.currentGeneration
-            try write { db, _ in try db.run("UPDATE users SET last_active_at = ? WHERE uid = ?", [nowSeconds, session.uid]) }
+            try write { db, _ in
+                try db.run("UPDATE users SET last_active_at = ? WHERE uid = ?", [nowSeconds, session.uid])
+            }
             session.lastActiveAt = nowSeconds
             sessions.remember(hash, session, readAfter: generation)
         }

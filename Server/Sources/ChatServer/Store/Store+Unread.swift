@@ -9,8 +9,9 @@ import SQLiteKit
 extension Store {
     /// A message `id` by `sender` was added to the conversation.
     static func countNewMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws {
-        try db.run("UPDATE conversation_members SET unread = unread + 1 WHERE conversation_id = ? AND uid != ? AND read_id < ?",
-                   [conversationId, sender, id])
+        try db.run(
+            "UPDATE conversation_members SET unread = unread + 1 WHERE conversation_id = ? AND uid != ? AND read_id < ?",
+            [conversationId, sender, id])
     }
 
     /// The counts once `?1` sent the newest message of conversation `?2`, the connection's
@@ -27,15 +28,18 @@ extension Store {
         """
 
     /// Message `id` by `sender` was deleted (it was not before).
-    static func uncountDeletedMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws {
-        try db.run("UPDATE conversation_members SET unread = unread - 1 WHERE conversation_id = ? AND uid != ? AND read_id < ?",
-                   [conversationId, sender, id])
+    static func uncountDeletedMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws
+    {
+        try db.run(
+            "UPDATE conversation_members SET unread = unread - 1 WHERE conversation_id = ? AND uid != ? AND read_id < ?",
+            [conversationId, sender, id])
     }
 
     /// `uids`' read points moved (or they just came in): their counts from scratch.
     static func recountUnread(_ db: any SQLDatabase, _ conversationId: String, _ uids: [String]) throws {
         for uid in Set(uids) {
-            try db.run("""
+            try db.run(
+                """
                 UPDATE conversation_members SET unread = (
                     SELECT count(*) FROM messages WHERE conversation_id = ?1 AND id > conversation_members.read_id AND sender != ?2
                        AND deleted_at IS NULL)

@@ -7,10 +7,11 @@ extension Store {
     /// A row that begins with `userColumns`, read by position (each list reads one per peer).
     static func user(from row: Row) throws -> UserPayload {
         let tags: String? = try row.get(4)
-        return UserPayload(uid: try row.get(0), name: try row.get(1), avatar: try row.get(2),
-                           metadata: try decodeJSON([String: JSONValue].self, try row.get(3)),
-                           tags: tags == "[]" ? [] : try decodeJSON([String].self, tags) ?? [],
-                           role: try row.get(5), lastActiveAt: try row.get(6))
+        return UserPayload(
+            uid: try row.get(0), name: try row.get(1), avatar: try row.get(2),
+            metadata: try decodeJSON([String: JSONValue].self, try row.get(3)),
+            tags: tags == "[]" ? [] : try decodeJSON([String].self, tags) ?? [],
+            role: try row.get(5), lastActiveAt: try row.get(6))
     }
 
     /// Creates a user; 409 when the uid is taken.
@@ -20,11 +21,15 @@ extension Store {
             if try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.uid], as: Int.self) != nil {
                 throw StoreError.conflict("user \(request.uid) already exists")
             }
-            try db.run("INSERT INTO users(uid, name, avatar, metadata, tags, role, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       [request.uid, request.name ?? request.uid, request.avatar, try Self.json(request.metadata),
-                        try Self.json(request.tags ?? []), request.role, now])
-            return UserPayload(uid: request.uid, name: request.name ?? request.uid, avatar: request.avatar,
-                               metadata: request.metadata, tags: request.tags ?? [], role: request.role)
+            try db.run(
+                "INSERT INTO users(uid, name, avatar, metadata, tags, role, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    request.uid, request.name ?? request.uid, request.avatar, try Self.json(request.metadata),
+                    try Self.json(request.tags ?? []), request.role, now
+                ])
+            return UserPayload(
+                uid: request.uid, name: request.name ?? request.uid, avatar: request.avatar,
+                metadata: request.metadata, tags: request.tags ?? [], role: request.role)
         }
     }
 
@@ -37,7 +42,9 @@ extension Store {
     }
 
     /// Users in uid order after `after` that pass `filter`, as `caller` sees them.
-    public func users(after: String?, limit: Int, for caller: String, filter: UserFilter = UserFilter()) throws -> [UserPayload] {
+    public func users(
+        after: String?, limit: Int, for caller: String, filter: UserFilter = UserFilter()
+    ) throws -> [UserPayload] {
         var conditions = SQLConditions()
         conditions.add("uid > ?", [after ?? ""])
         conditions.keyword(filter.searchKeyword, in: ["uid", "name"])

@@ -42,22 +42,30 @@ public final class Store: Sendable {
 
     /// Opens (creating and migrating) `directory/chatd.sqlite`.
     public convenience init(directory: URL, clock: any ServerClock, retention: Int64 = 0, readers: Int = 4) throws {
-        try self.init(engine: try SQLiteEngine(directory: directory, readers: readers), clock: clock, retention: retention)
+        try self.init(
+            engine: try SQLiteEngine(directory: directory, readers: readers), clock: clock, retention: retention)
     }
 
     /// Connects to PostgreSQL at `url` (`postgres://…`), migrating its schema.
-    public convenience init(postgres url: String, clock: any ServerClock, retention: Int64 = 0, connections: Int = 8) throws {
-        try self.init(engine: try PostgresEngine(url: url, connections: connections), clock: clock, retention: retention)
+    public convenience init(
+        postgres url: String, clock: any ServerClock, retention: Int64 = 0, connections: Int = 8
+    ) throws {
+        try self.init(
+            engine: try PostgresEngine(url: url, connections: connections), clock: clock, retention: retention)
     }
 
     /// The store `configuration` names: PostgreSQL at `database`, else SQLite in `dataDirectory`.
-    public static func open(_ configuration: ServerConfiguration, clock: any ServerClock, connections: Int? = nil) throws -> Store {
+    public static func open(
+        _ configuration: ServerConfiguration, clock: any ServerClock, connections: Int? = nil
+    ) throws -> Store {
         let retention = configuration.changelogRetention
         if let url = configuration.database {
-            return try Store(postgres: url, clock: clock, retention: retention,
-                             connections: connections ?? configuration.databaseConnections)
+            return try Store(
+                postgres: url, clock: clock, retention: retention,
+                connections: connections ?? configuration.databaseConnections)
         }
-        return try Store(directory: configuration.dataDirectory, clock: clock, retention: retention, readers: connections ?? 4)
+        return try Store(
+            directory: configuration.dataDirectory, clock: clock, retention: retention, readers: connections ?? 4)
     }
 
     init(engine: any StoreEngine, clock: any ServerClock, retention: Int64) throws {
@@ -86,14 +94,16 @@ public final class Store: Sendable {
     /// and publishes them once committed.
     func write<T: Sendable>(_ body: (any SQLDatabase, inout [PublishedChange]) throws -> T) throws -> T {
         var changes: [PublishedChange] = []
-        return try engine.write({ db in
-            changes = []  // a retried run starts over
-            let result = try body(db, &changes)
-            try storeChanges(db, &changes)
-            return result
-        }, committed: {
-            if !changes.isEmpty { publisher.publish(changes) }
-        })
+        return try engine.write(
+            { db in
+                changes = []  // a retried run starts over
+                let result = try body(db, &changes)
+                try storeChanges(db, &changes)
+                return result
+            },
+            committed: {
+                if !changes.isEmpty { publisher.publish(changes) }
+            })
     }
 
     /// The time for a write, epoch milliseconds: call it inside `write`, so stamps follow
