@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "WebSocket", targets: ["WebSocket"]),
         .library(name: "OfflineChat", targets: ["OfflineChat"]),
         .library(name: "ChatTesting", targets: ["ChatTesting"]),
+        .library(name: "ServerProcess", targets: ["ServerProcess"]),
         .executable(name: "chat", targets: ["chat"]),
     ],
     traits: [
@@ -49,7 +50,8 @@ let package = Package(
                           swiftSettings: swiftSettings),
         .executableTarget(name: "sync-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatCache", "SQLiteKit"], swiftSettings: swiftSettings),
         .executableTarget(name: "outbox-crash-probe", dependencies: ["OfflineChat", "ChatTesting"], swiftSettings: swiftSettings),
-        .target(name: "ChatTesting", dependencies: ["OfflineChat", "ChatCache"], swiftSettings: swiftSettings),
+        .target(name: "ServerProcess", swiftSettings: swiftSettings),
+        .target(name: "ChatTesting", dependencies: ["OfflineChat", "ChatCache", "ServerProcess"], swiftSettings: swiftSettings),
         .testTarget(name: "ChatCacheTests", dependencies: ["ChatCache"], swiftSettings: swiftSettings),
         .testTarget(name: "OfflineChatTests", dependencies: ["OfflineChat", "ChatTesting", "WebSocket"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"], swiftSettings: swiftSettings),

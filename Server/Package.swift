@@ -39,7 +39,10 @@ let package = Package(
         .executableTarget(name: "chatd", dependencies: ["ChatServer"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "chatd-bench",
-            dependencies: ["ChatServer", .product(name: "ChatProtocol", package: root), .product(name: "WebSocket", package: root)],
+            dependencies: [
+                "ChatServer", .product(name: "ChatProtocol", package: root), .product(name: "WebSocket", package: root),
+                .product(name: "ServerProcess", package: root),
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ChatServerTests",
@@ -48,6 +51,7 @@ let package = Package(
                 .product(name: "ChatProtocol", package: root),
                 .product(name: "SQLiteKit", package: root),
                 .product(name: "WebSocket", package: root),
+                .product(name: "ServerProcess", package: root),
             ],
             exclude: ["Python"],
             swiftSettings: swiftSettings),

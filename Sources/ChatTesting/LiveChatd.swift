@@ -7,6 +7,7 @@ import Glibc
 import FoundationNetworking
 #endif
 import OfflineChat
+import ServerProcess
 
 /// The real `chatd` as a child process on a loopback port, with a fresh data directory, for
 /// tests. `stop()` makes the server unreachable ("offline"); `restart()` brings it back on the
@@ -78,30 +79,15 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw Failure("build chatd first (cd Server && swift build): \(Self.binary.path) is missing")
         }
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = Self.binary
-        process.arguments =
-            ["--data", dataDirectory.path, "--port", "\(requested)", "--test-clock", "--stop-on-stdin-eof"]
-            + extraArguments
         // The key in the environment, not on the command line (where chatd warns that `ps` shows it).
-        process.environment = ProcessInfo.processInfo.environment.merging(["CHATD_ADMIN_KEY": Self.adminKey]) { $1 }
-        process.standardOutput = output
-        // chatd stops when this pipe closes: if the test process dies, so does its chatd.
+        // chatd stops when `lifeline` closes: if the test process dies, so does its chatd.
         let lifeline = Pipe()
-        process.standardInput = lifeline
-        try process.run()
-        var seen = ""
-        while !seen.contains("listening on") {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw Failure("chatd exited before listening: \(seen)") }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
-        guard let range = seen.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-            let port = Int(seen[range].split(separator: ":").last ?? "")
-        else {
-            throw Failure("no port in chatd's output: \(seen)")
-        }
+        let (process, _, port) = try ServerProcess.startChatd(
+            Self.binary,
+            ["--data", dataDirectory.path, "--port", "\(requested)", "--test-clock", "--stop-on-stdin-eof"]
+                + extraArguments,
+            environment: ProcessInfo.processInfo.environment.merging(["CHATD_ADMIN_KEY": Self.adminKey]) { $1 },
+            lifeline: lifeline)
         self.port = port
         self.process = process
         self.lifeline = lifeline

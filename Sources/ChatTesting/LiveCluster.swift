@@ -1,5 +1,6 @@
 #if os(Linux) || os(macOS)  // child processes: not on iOS
 import Foundation
+import ServerProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -110,19 +111,8 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
 
     /// Starts a server and returns once it printed `ready` (on either output).
     static func start(_ binary: String, _ arguments: [String], readyWhen ready: String) throws -> Process {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        var seen = ""
-        while !seen.contains(ready) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw LiveChatd.Failure("\(binary) exited: \(seen)") }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
+        let (process, output, _) = try ServerProcess.start(
+            URL(fileURLWithPath: binary), arguments, errorsToo: true, readyWhen: ready)
         // Keep draining what it prints, or a full pipe would stop it.
         output.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
         return process

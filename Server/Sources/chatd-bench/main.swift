@@ -1,6 +1,7 @@
 import ChatProtocol
 import ChatServer
 import Foundation
+import ServerProcess
 import Synchronization
 import WebSocket
 
@@ -49,24 +50,11 @@ let tokens: [String] = try {
 }()
 let backlogSeconds = Double(now() - backlogStart) / 1e9
 
-let process = Process()
-let output = Pipe()
-process.executableURL = URL(fileURLWithPath: arguments[1])
-process.arguments =
+// `output` stays referenced while chatd runs (a closed pipe would cost it its log lines).
+let (process, output, port) = try ServerProcess.startChatd(
+    URL(fileURLWithPath: arguments[1]),
     ["--data", data.path, "--port", "0", "--admin-key", "bench", "--write-rate", "0"]
-    + (arguments.contains("--threads") ? ["--threads", String(option("--threads", 4))] : [])
-process.standardOutput = output
-try process.run()
-var banner = ""
-while !banner.contains("listening on") {
-    let more = output.fileHandleForReading.availableData
-    guard !more.isEmpty else {  // chatd exited (its error went to stderr)
-        print("chatd did not start: \(banner)")
-        exit(1)
-    }
-    banner += String(decoding: more, as: UTF8.self)
-}
-let port = Int(banner.split(separator: ":").last!.trimmingCharacters(in: .whitespacesAndNewlines))!
+        + (arguments.contains("--threads") ? ["--threads", String(option("--threads", 4))] : []))
 defer {
     process.terminate()
     process.waitUntilExit()

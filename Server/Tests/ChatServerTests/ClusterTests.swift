@@ -1,11 +1,12 @@
 import ChatProtocol
 import Foundation
+import ServerProcess
 import Testing
 import WebSocket
 
 /// `nats-server` as a child process on a free loopback port.
 final class NatsProcess: @unchecked Sendable {  // immutable after init; Process is only touched in stop()
-    let process = Process()
+    let process: Process
     let url: String
 
     /// Debian puts it in /usr/sbin.
@@ -14,18 +15,10 @@ final class NatsProcess: @unchecked Sendable {  // immutable after init; Process
 
     init(port: Int? = nil) throws {
         let port = try port ?? Self.freePort()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["-a", "127.0.0.1", "-p", "\(port)"]
-        let output = Pipe()
-        process.standardError = output
-        process.standardOutput = output
-        try process.run()
-        var seen = ""
-        while !seen.contains("Server is ready") {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw LiveServer.Failure("nats-server exited: \(seen)") }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
+        process = try ServerProcess.start(
+            URL(fileURLWithPath: Self.binary), ["-a", "127.0.0.1", "-p", "\(port)"], errorsToo: true,
+            readyWhen: "Server is ready"
+        ).process
         url = "nats://127.0.0.1:\(port)"
     }
 

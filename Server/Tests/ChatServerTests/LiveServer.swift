@@ -1,6 +1,7 @@
 import ChatProtocol
 import ChatServer
 import Foundation
+import ServerProcess
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -34,8 +35,8 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
     }
 
     static let adminKey = "test-admin-key"
-    let process = Process()
-    let output = Pipe()
+    let process: Process
+    let output: Pipe
     /// chatd's standard input, held open while this object lives.
     let lifeline = Pipe()
     let dataDirectory: URL
@@ -98,25 +99,11 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw Failure("build chatd first (swift build): \(Self.binary.path) is missing")
         }
-        process.executableURL = Self.binary
-        process.arguments =
+        (process, output, port) = try ServerProcess.startChatd(
+            Self.binary,
             (sqlite ? ["--data", self.dataDirectory.path] : try Self.storeArguments(self.dataDirectory))
-            + ["--port", "0", "--admin-key", Self.adminKey, "--test-clock", "--stop-on-stdin-eof"] + arguments
-        process.standardOutput = output
-        process.standardInput = lifeline  // closed when the test process dies: chatd then stops
-        try process.run()
-        var seen = ""
-        while !seen.contains("listening on") {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw Failure("chatd exited before listening: \(seen)") }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
-        guard let range = seen.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-            let port = Int(seen[range].split(separator: ":").last ?? "")
-        else {
-            throw Failure("no port in chatd's output: \(seen)")
-        }
-        self.port = port
+                + ["--port", "0", "--admin-key", Self.adminKey, "--test-clock", "--stop-on-stdin-eof"] + arguments,
+            lifeline: lifeline)  // closed when the test process dies: chatd then stops
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 30
         configuration.httpMaximumConnectionsPerHost = 64

@@ -1,0 +1,56 @@
+#if os(Linux) || os(macOS)  // child processes: not on iOS
+import Foundation
+
+/// Servers as child processes, for tests and benchmarks: started, then waited on until they
+/// print that they are ready (chatd's `listening on`, nats-server's `Server is ready`).
+public enum ServerProcess {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// Starts `binary`, its standard output (and error, with `errorsToo`) on the returned pipe,
+    /// and returns once `ready` was printed, with what was printed so far. Throws with that
+    /// text when the process ends first.
+    public static func start(
+        _ binary: URL, _ arguments: [String], environment: [String: String]? = nil, standardInput: Pipe? = nil,
+        errorsToo: Bool = false, readyWhen ready: String
+    ) throws -> (process: Process, output: Pipe, printed: String) {
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = binary
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        if let standardInput { process.standardInput = standardInput }
+        process.standardOutput = output
+        if errorsToo { process.standardError = output }
+        try process.run()
+        var printed = ""
+        while !printed.contains(ready) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else {
+                throw Failure("\(binary.lastPathComponent) exited before it printed \"\(ready)\": \(printed)")
+            }
+            printed += String(decoding: chunk, as: UTF8.self)
+        }
+        return (process, output, printed)
+    }
+
+    /// Starts chatd and returns it with its port once it listens. Its standard input is
+    /// `lifeline`: started with `--stop-on-stdin-eof`, chatd stops when the pipe closes, which
+    /// it does when the process holding it dies.
+    public static func startChatd(
+        _ binary: URL, _ arguments: [String], environment: [String: String]? = nil, lifeline: Pipe? = nil
+    ) throws -> (process: Process, output: Pipe, port: Int) {
+        let (process, output, printed) = try start(
+            binary, arguments, environment: environment, standardInput: lifeline, readyWhen: "listening on")
+        guard let range = printed.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+            let port = Int(printed[range].split(separator: ":").last ?? "")
+        else {
+            process.terminate()
+            throw Failure("no port in chatd's output: \(printed)")
+        }
+        return (process, output, port)
+    }
+}
+#endif
