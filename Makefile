@@ -3,7 +3,7 @@ SWIFT ?= swift
 STRICT = -Xswiftc -warnings-as-errors
 SYSTEM_SQLITE = --disable-default-traits --traits SystemSQLite --scratch-path .build/system-sqlite
 
-.PHONY: deps build server format lint test test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz fuzz demo demo-cluster bench clean
+.PHONY: deps build server format lint docs test test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz fuzz demo demo-cluster bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -26,10 +26,25 @@ format:
 lint:
 	swift-format lint --strict --recursive --parallel $(FORMATTED)
 
+## The SDK's documentation (Sources/OfflineChat/OfflineChat.docc and the doc comments) as static
+## HTML in .build/docs/site, built by the toolchain's docc; a broken symbol link fails it.
+DOCS = $(CURDIR)/.build/docs
+
+docs:
+	rm -rf $(DOCS)/sdk $(DOCS)/build/*/symbolgraph && mkdir -p $(DOCS)/sdk
+	@# Its exit status is not this step's: the command also fails on the test-discovery module,
+	@# after writing the graphs. A missing OfflineChat graph fails the copy below.
+	-$(SWIFT) package --scratch-path $(DOCS)/build dump-symbol-graph --minimum-access-level public \
+		> $(DOCS)/symbol-graphs.log 2>&1
+	cp $(DOCS)/build/*/symbolgraph/OfflineChat.symbols.json $(DOCS)/sdk/
+	docc convert Sources/OfflineChat/OfflineChat.docc --additional-symbol-graph-dir $(DOCS)/sdk \
+		--fallback-display-name OfflineChat --fallback-bundle-identifier dev.offlinechat.OfflineChat \
+		--transform-for-static-hosting --warnings-as-errors --output-path $(DOCS)/site
+
 ## Every test: the SDK packages on both SQLite flavours, SDK clients against a chatd cluster that
 ## loses nodes, then chatd (unit, live-server, interop, schemathesis)
 ## on SQLite and again on PostgreSQL, then a short run of each fuzz target (a crash fails the run).
-test: deps lint server test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz
+test: deps lint docs server test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz
 
 # A hung test fails the run (after 15 minutes, $$TEST_TIME_LIMIT seconds) and names the tests
 # that never finished, instead of stalling CI; a hung run is run once more (never a failed one).
