@@ -23,9 +23,13 @@ public protocol OfflineCacheResetListener: AnyObject {
 
 /// The string values of `getOfflineEncryptionStatus()`.
 public enum OfflineEncryptionTier {
+    /// `atRest`: an encrypted open of the cache is proven (SQLCipher).
     public static let atRestSqlcipher = "SQLCIPHER"
+    /// `atRest`: anything else (no cache, a plain one, or not yet proven).
     public static let atRestNone = "NONE"
+    /// `keyStorage`: this session's key came from the key store (the Keychain, or a key file).
     public static let keyStorageKeystore = "KEYSTORE"
+    /// `keyStorage`: it did not (no encryption, or no key yet).
     public static let keyStorageNone = "NONE"
 }
 

@@ -10,6 +10,7 @@ import Foundation
 /// chat.addMessageListener("MSG", listener)
 /// ```
 public final class ChatClient: Sendable {
+    /// The configuration this client was made with.
     public let config: ChatConfig
     let messageListeners: ListenerRegistry<any MessageListener>
     let connectionListeners: ListenerRegistry<any ConnectionListener>
@@ -71,6 +72,9 @@ public final class ChatClient: Sendable {
     /// The last logout's request to revoke its token: nil when it succeeded.
     let tokenRevocation = Locked<Task<ChatException?, Never>?>(nil)
 
+    /// A client for `config`'s server; nobody is logged in yet. Throws `ERROR_INVALID_ARGUMENT`
+    /// for an `appID` with characters other than letters, digits, `_ - . @`, or a `server` that is
+    /// not an `http` or `https` URL.
     public convenience init(config: ChatConfig) throws {
         try self.init(
             config: config,
@@ -99,6 +103,7 @@ public final class ChatClient: Sendable {
     /// The logged-in user, nil when logged out.
     public func getLoggedInUser() -> User? { session.current?.user }
 
+    /// The realtime connection's state now; `.disconnected` when logged out.
     public func getConnectionStatus() -> ConnectionStatus { session.current?.realtime.status ?? .disconnected }
 
     /// The current session, or `ERROR_USER_NOT_LOGGED_IN`.
@@ -108,26 +113,42 @@ public final class ChatClient: Sendable {
     }
 
     // MARK: - Listeners
+    //
+    // Listeners are held weakly and registered by ID: adding with an ID that is taken replaces
+    // the listener there. Callbacks run on `config.callbackQueue`.
 
+    /// Messages received (text, media, custom, action, call), edited, deleted, reacted to or
+    /// synced; receipts and typing.
     public func addMessageListener(_ id: String, _ listener: any MessageListener) { messageListeners.add(id, listener) }
+    /// Removes the message listener registered as `id`.
     public func removeMessageListener(_ id: String) { messageListeners.remove(id) }
+    /// The realtime connection's changes (connecting, connected, disconnected).
     public func addConnectionListener(_ id: String, _ listener: any ConnectionListener) {
         connectionListeners.add(id, listener)
     }
+    /// Removes the connection listener registered as `id`.
     public func removeConnectionListener(_ id: String) { connectionListeners.remove(id) }
+    /// Conversation updates and the sync's progress events (OpenIM's `onSyncServer…`).
     public func addConversationListener(_ id: String, _ listener: any ConversationListener) {
         conversationListeners.add(id, listener)
     }
+    /// Removes the conversation listener registered as `id`.
     public func removeConversationListener(_ id: String) { conversationListeners.remove(id) }
+    /// Group events: members joining, leaving, added, kicked, banned, unbanned, their scope or
+    /// the group's owner changed.
     public func addGroupListener(_ id: String, _ listener: any GroupListener) { groupListeners.add(id, listener) }
+    /// Removes the group listener registered as `id`.
     public func removeGroupListener(_ id: String) { groupListeners.remove(id) }
+    /// The catch-up sync's two phases (`SyncListener`).
     public func addSyncListener(_ id: String, _ listener: any SyncListener) { syncListeners.add(id, listener) }
+    /// Removes the sync listener registered as `id`.
     public func removeSyncListener(_ id: String) { syncListeners.remove(id) }
     /// A reset is found while `login` opens the cache (its callback is queued before `login`
     /// returns): add this listener before logging in.
     public func addOfflineCacheResetListener(_ id: String, _ listener: any OfflineCacheResetListener) {
         resetListeners.add(id, listener)
     }
+    /// Removes the cache reset listener registered as `id`.
     public func removeOfflineCacheResetListener(_ id: String) { resetListeners.remove(id) }
 
     // MARK: - Helpers

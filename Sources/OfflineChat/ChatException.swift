@@ -3,7 +3,10 @@ import Foundation
 /// Every error the SDK reports: a stable `errorCode` and a sentence saying what happened.
 /// Server errors keep chatd's code (for example `forbidden`, `banned`, `not_found`).
 public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A stable code: one of the constants below for errors raised on the device, or chatd's
+    /// own code (`not_found`, `cursor_expired`, …) for an answer the server refused.
     public let errorCode: String
+    /// What went wrong, for people (logs, support); not for matching.
     public let errorDescription: String
     /// The HTTP status for server errors, nil for errors raised on the device.
     public let httpStatus: Int?
@@ -12,6 +15,7 @@ public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible
     /// an attempt.
     public let retryAfter: TimeInterval?
 
+    /// An error with `errorCode` (apps rarely need to make one; tests of code that handles them do).
     public init(errorCode: String, errorDescription: String, httpStatus: Int? = nil, retryAfter: TimeInterval? = nil) {
         self.errorCode = errorCode
         self.errorDescription = errorDescription
@@ -26,10 +30,17 @@ public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible
     public static let internetUnavailable = "ERROR_INTERNET_UNAVAILABLE"
     /// A second fetch on a request object while its first is in flight.
     public static let requestInProgress = "ERROR_REQUEST_IN_PROGRESS"
+    /// The call needs a logged-in user (or a logout or another login came first).
     public static let userNotLoggedIn = "ERROR_USER_NOT_LOGGED_IN"
+    /// The call needs offline support, which is off (`OfflineConfig.enabled`) or has no cache
+    /// for this session.
     public static let offlineDisabled = "ERROR_OFFLINE_DISABLED"
+    /// `forceSyncNow` while a sync runs.
     public static let syncInProgress = "ERROR_OFFLINE_SYNC_IN_PROGRESS"
+    /// `forceSyncNow` too soon after the last sync; the description names the milliseconds left.
     public static let syncCooldown = "ERROR_OFFLINE_SYNC_COOLDOWN"
+    /// A queued message was dropped before it was sent: a cache reset, a conversation removal,
+    /// `clearOfflineCache()` or logout (`MessageFailureReason.discarded`).
     public static let messageDiscarded = "ERROR_OFFLINE_MESSAGE_DISCARDED"
     /// A media send's file could not be copied into the cache (or read back for its upload).
     public static let offlineMediaCopyFailed = "ERROR_OFFLINE_MEDIA_COPY_FAILED"

@@ -3,11 +3,13 @@ import Foundation
 
 /// Everything a `ChatClient` needs to start. A value: build it once, hand it to the client.
 public struct ChatConfig: Sendable {
+    /// The app's id: letters, digits, `_ - . @`. Caches are kept per app and user.
     public var appID: String
     /// chatd's base URL, e.g. `http://127.0.0.1:8080`.
     public var server: URL
     /// Where per-user caches live: `storageDirectory/<appID>/<uid>`.
     public var storageDirectory: URL
+    /// Offline support: the cache, its limits, encryption and the outbox (off by default).
     public var offline: OfflineConfig
     /// Every listener and completion callback runs here.
     public var callbackQueue: DispatchQueue
@@ -17,6 +19,7 @@ public struct ChatConfig: Sendable {
     public var connectionSettleDelay: Int64 = 2_500
     /// Reconnect backoff: first delay and cap (milliseconds), with full jitter.
     public var reconnectBaseDelay: Int64 = 500
+    /// The longest wait between two reconnect attempts (milliseconds).
     public var reconnectMaxDelay: Int64 = 30_000
     /// HTTP requests that take longer fail as `ERROR_INTERNET_UNAVAILABLE` (seconds).
     public var requestTimeout: TimeInterval = 15
@@ -27,11 +30,13 @@ public struct ChatConfig: Sendable {
     /// system's (a private CA, a test's self-signed certificate). Apple platforms use the
     /// system's trust settings.
     public var trustedCertificates: URL?
+    /// Where the SDK logs (standard error unless set).
     public var logger: any ChatLogger
     /// Where cache keys are kept (`OfflineConfig.encryption`). Nil: the Keychain on Apple
     /// platforms, else a `FileKeyStore` in `storageDirectory/.keys` (outside every cache).
     public var keyStore: (any KeyStore)?
 
+    /// A configuration with the defaults above; set the rest as properties.
     public init(
         appID: String, server: URL, storageDirectory: URL, offline: OfflineConfig = OfflineConfig(),
         callbackQueue: DispatchQueue = .main, clock: any ChatClock = SystemClock(),

@@ -9,9 +9,12 @@ public enum EncryptionFailureBehavior: String, Sendable {
 
 /// Offline support: the on-device cache, its limits and the outbox. Off by default.
 public struct OfflineConfig: Sendable, Equatable {
+    /// Keep a cache and an outbox for the logged-in user (default off: every read asks the
+    /// server, a send without a connection fails).
     public var enabled = false
     /// SQLCipher at rest (default off).
     public var encryption = false
+    /// What happens when `encryption` is on but an encrypted cache cannot be had.
     public var encryptionFailureBehavior = EncryptionFailureBehavior.onlineOnly
     /// Bytes of database and media on disk; zero or less means unlimited.
     public var maxStorageSize: Int64 = 250 << 20
@@ -48,6 +51,7 @@ public struct OfflineConfig: Sendable, Equatable {
     /// The seed's builder shape: `OfflineConfig.Builder().setEnabled(true)…build()`.
     public final class Builder {
         private var config = OfflineConfig()
+        /// The defaults (`OfflineConfig()`); each setter sets the property of the same name.
         public init() {}
         @discardableResult public func setEnabled(_ value: Bool) -> Builder {
             config.enabled = value
@@ -81,6 +85,7 @@ public struct OfflineConfig: Sendable, Equatable {
             config.autoSendPendingOnReconnect = value
             return self
         }
+        /// The configuration as set.
         public func build() -> OfflineConfig { config }
     }
 }

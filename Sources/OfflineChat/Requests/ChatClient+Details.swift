@@ -3,15 +3,21 @@ import Foundation
 
 /// The answer to `getConversation`: the cached copy only on a hit, then the server's.
 public protocol ConversationDetailsListener: AnyObject {
+    /// The cached copy; first, and only when the conversation is cached.
     func onCachedConversation(_ conversation: Conversation)
+    /// The server's copy (already written to the cache).
     func onServerConversation(_ conversation: Conversation?)
+    /// The server phase failed (for a cache hit, after `onCachedConversation`).
     func onError(_ error: ChatException?)
 }
 
 /// The answer to `getMessageDetails`: the cached copy only on a hit, then the server's.
 public protocol MessageDetailsListener: AnyObject {
+    /// The cached copy; first, and only when the message is cached.
     func onCachedMessage(_ message: BaseMessage)
+    /// The server's copy (already written to the cache).
     func onServerMessage(_ message: BaseMessage?)
+    /// The server phase failed (for a cache hit, after `onCachedMessage`).
     func onError(_ error: ChatException?)
 }
 

@@ -117,7 +117,9 @@ func snapshotKey(_ list: String, _ settings: [(String, String?)]) -> String {
 /// How many items a page of a list request may hold: 1 to 100 (chatd's bound), 30 unless set.
 /// A builder's `set(limit:)` keeps any number inside the bounds.
 public enum PageLimit {
+    /// The sizes chatd serves.
     public static let range = 1...100
+    /// A builder's limit until `set(limit:)`.
     public static let standard = 30
 
     /// `limit` moved into `range`.

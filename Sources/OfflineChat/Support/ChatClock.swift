@@ -12,6 +12,7 @@ public protocol ChatClock: Sendable {
 
 /// The wall clock.
 public struct SystemClock: ChatClock {
+    /// The wall clock (`ChatConfig`'s default).
     public init() {}
     public func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
     public func sleep(milliseconds: Int64) async throws {

@@ -1,6 +1,7 @@
 /// The catch-up sync's lifecycle. Each phase fires started, then exactly one of completed or
 /// error, on the callback queue. Held weakly, registered by ID (`addSyncListener`).
 public protocol SyncListener: AnyObject {
+    /// The conversation refresh began (every sync starts with it).
     func onConversationSyncStarted()
     /// The refresh succeeded: the full, fresh conversation page (replace your list with it).
     func onConversationSyncCompleted(_ conversations: [Conversation])
@@ -33,6 +34,8 @@ public enum SyncOutcome: String, Sendable {
 
 /// `getSyncState()`.
 public enum SyncState: String, Sendable {
+    /// No sync is running.
     case idle
+    /// A sync is running (its conversation refresh or its changelog sweep).
     case syncing
 }
