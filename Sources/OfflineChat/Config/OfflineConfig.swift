@@ -49,41 +49,29 @@ public struct OfflineConfig: Sendable, Equatable {
     }
 
     /// The seed's builder shape: `OfflineConfig.Builder().setEnabled(true)…build()`.
-    public final class Builder {
+    public final class Builder: ChainedBuilder {
         private var config = OfflineConfig()
         /// The defaults (`OfflineConfig()`); each setter sets the property of the same name.
         public init() {}
-        @discardableResult public func setEnabled(_ value: Bool) -> Builder {
-            config.enabled = value
-            return self
-        }
-        @discardableResult public func setEncryption(_ value: Bool) -> Builder {
-            config.encryption = value
-            return self
-        }
+        @discardableResult public func setEnabled(_ value: Bool) -> Builder { with { $0.config.enabled = value } }
+        @discardableResult public func setEncryption(_ value: Bool) -> Builder { with { $0.config.encryption = value } }
         @discardableResult public func setEncryptionFailureBehavior(_ value: EncryptionFailureBehavior) -> Builder {
-            config.encryptionFailureBehavior = value
-            return self
+            with { $0.config.encryptionFailureBehavior = value }
         }
         @discardableResult public func setMaxStorageSize(_ bytes: Int64) -> Builder {
-            config.maxStorageSize = bytes
-            return self
+            with { $0.config.maxStorageSize = bytes }
         }
         @discardableResult public func setMaxConversations(_ value: Int) -> Builder {
-            config.maxConversations = value
-            return self
+            with { $0.config.maxConversations = value }
         }
         @discardableResult public func setMaxMessagesPerConversation(_ value: Int) -> Builder {
-            config.maxMessagesPerConversation = value
-            return self
+            with { $0.config.maxMessagesPerConversation = value }
         }
         @discardableResult public func setMaxPendingMessages(_ value: Int) -> Builder {
-            config.maxPendingMessages = value
-            return self
+            with { $0.config.maxPendingMessages = value }
         }
         @discardableResult public func setAutoSendPendingOnReconnect(_ value: Bool) -> Builder {
-            config.autoSendPendingOnReconnect = value
-            return self
+            with { $0.config.autoSendPendingOnReconnect = value }
         }
         /// The configuration as set.
         public func build() -> OfflineConfig { config }

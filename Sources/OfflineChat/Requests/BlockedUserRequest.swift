@@ -5,13 +5,10 @@ import Foundation
 /// whole list on the first page, later pages empty), refreshed at login and updated by
 /// `blockUsers` / `unblockUsers`; the server phase pages through chatd's list.
 public final class BlockedUserRequest: Sendable {
-    public final class BlockedUserRequestBuilder {
+    public final class BlockedUserRequestBuilder: ChainedBuilder {
         var limit = PageLimit.standard
         public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
-        @discardableResult public func set(limit: Int) -> Self {
-            self.limit = PageLimit.clamped(limit)
-            return self
-        }
+        @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
 
         public func build(client: ChatClient) -> BlockedUserRequest {
             let limit = limit

@@ -6,14 +6,11 @@ import Foundation
 /// longer returns there are dropped from the cache, and their still-queued messages fail
 /// with `.discarded` (`ERROR_OFFLINE_MESSAGE_DISCARDED`).
 public final class ConversationRequest: Sendable {
-    public final class ConversationRequestBuilder {
+    public final class ConversationRequestBuilder: ChainedBuilder {
         var limit: Int
         /// Conversations per page, 1…100.
         public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
-        @discardableResult public func set(limit: Int) -> Self {
-            self.limit = PageLimit.clamped(limit)
-            return self
-        }
+        @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
         public func build(client: ChatClient) -> ConversationRequest {
             ConversationRequest(client: client, limit: limit)
         }

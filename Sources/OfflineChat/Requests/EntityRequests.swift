@@ -4,33 +4,18 @@ import Foundation
 /// Users, in uid order, in two phases (per-request snapshots). A keyword or a presence filter
 /// is server only: no cached phase content.
 public final class UsersRequest: Sendable {
-    public final class UsersRequestBuilder {
+    public final class UsersRequestBuilder: ChainedBuilder {
         var limit = PageLimit.standard
         var searchKeyword: String?
         var tags: [String] = []
         var roles: [String] = []
         var status: UserStatus?
         public init() {}
-        @discardableResult public func set(limit: Int) -> Self {
-            self.limit = PageLimit.clamped(limit)
-            return self
-        }
-        @discardableResult public func set(searchKeyword: String) -> Self {
-            self.searchKeyword = searchKeyword
-            return self
-        }
-        @discardableResult public func set(tags: [String]) -> Self {
-            self.tags = tags
-            return self
-        }
-        @discardableResult public func set(roles: [String]) -> Self {
-            self.roles = roles
-            return self
-        }
-        @discardableResult public func set(status: UserStatus) -> Self {
-            self.status = status
-            return self
-        }
+        @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
+        @discardableResult public func set(searchKeyword: String) -> Self { with { $0.searchKeyword = searchKeyword } }
+        @discardableResult public func set(tags: [String]) -> Self { with { $0.tags = tags } }
+        @discardableResult public func set(roles: [String]) -> Self { with { $0.roles = roles } }
+        @discardableResult public func set(status: UserStatus) -> Self { with { $0.status = status } }
 
         public func build(client: ChatClient) -> UsersRequest {
             let query: [(String, String?)] = [
@@ -71,28 +56,16 @@ public final class UsersRequest: Sendable {
 
 /// Groups the user may see, in guid order, in two phases. A keyword is server only.
 public final class GroupsRequest: Sendable {
-    public final class GroupsRequestBuilder {
+    public final class GroupsRequestBuilder: ChainedBuilder {
         var limit = PageLimit.standard
         var searchKeyword: String?
         var tags: [String] = []
         var joinedOnly = false
         public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
-        @discardableResult public func set(limit: Int) -> Self {
-            self.limit = PageLimit.clamped(limit)
-            return self
-        }
-        @discardableResult public func set(searchKeyword: String) -> Self {
-            self.searchKeyword = searchKeyword
-            return self
-        }
-        @discardableResult public func set(tags: [String]) -> Self {
-            self.tags = tags
-            return self
-        }
-        @discardableResult public func joinedOnly(_ joined: Bool) -> Self {
-            joinedOnly = joined
-            return self
-        }
+        @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
+        @discardableResult public func set(searchKeyword: String) -> Self { with { $0.searchKeyword = searchKeyword } }
+        @discardableResult public func set(tags: [String]) -> Self { with { $0.tags = tags } }
+        @discardableResult public func joinedOnly(_ joined: Bool) -> Self { with { $0.joinedOnly = joined } }
 
         public func build(client: ChatClient) -> GroupsRequest {
             let query: [(String, String?)] = [
@@ -133,29 +106,17 @@ public final class GroupsRequest: Sendable {
 
 /// A group's members, in uid order, in two phases. A keyword or a presence filter is server only.
 public final class GroupMembersRequest: Sendable {
-    public final class GroupMembersRequestBuilder {
+    public final class GroupMembersRequestBuilder: ChainedBuilder {
         let guid: String
         var limit = PageLimit.standard
         var searchKeyword: String?
         var scopes: [GroupScope] = []
         var status: UserStatus?
         public init(guid: String) { self.guid = guid }
-        @discardableResult public func set(limit: Int) -> Self {
-            self.limit = PageLimit.clamped(limit)
-            return self
-        }
-        @discardableResult public func set(searchKeyword: String) -> Self {
-            self.searchKeyword = searchKeyword
-            return self
-        }
-        @discardableResult public func set(scopes: [GroupScope]) -> Self {
-            self.scopes = scopes
-            return self
-        }
-        @discardableResult public func set(status: UserStatus) -> Self {
-            self.status = status
-            return self
-        }
+        @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
+        @discardableResult public func set(searchKeyword: String) -> Self { with { $0.searchKeyword = searchKeyword } }
+        @discardableResult public func set(scopes: [GroupScope]) -> Self { with { $0.scopes = scopes } }
+        @discardableResult public func set(status: UserStatus) -> Self { with { $0.status = status } }
 
         public func build(client: ChatClient) -> GroupMembersRequest {
             let query: [(String, String?)] = [
@@ -197,14 +158,11 @@ public final class GroupMembersRequest: Sendable {
 
 /// A group's banned users (moderators and up), in uid order, in two phases.
 public final class BannedGroupMembersRequest: Sendable {
-    public final class BannedGroupMembersRequestBuilder {
+    public final class BannedGroupMembersRequestBuilder: ChainedBuilder {
         let guid: String
         var limit = PageLimit.standard
         public init(guid: String) { self.guid = guid }
-        @discardableResult public func set(limit: Int) -> Self {
-            self.limit = PageLimit.clamped(limit)
-            return self
-        }
+        @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
 
         public func build(client: ChatClient) -> BannedGroupMembersRequest {
             let query: [(String, String?)] = [("limit", "\(limit)")]
@@ -243,13 +201,10 @@ public final class BannedGroupMembersRequest: Sendable {
 
 /// The logged-in user's notification feed, newest first, in two phases.
 public final class NotificationFeedRequest: Sendable {
-    public final class NotificationFeedRequestBuilder {
+    public final class NotificationFeedRequestBuilder: ChainedBuilder {
         var limit = PageLimit.standard
         public init() {}
-        @discardableResult public func set(limit: Int) -> Self {
-            self.limit = PageLimit.clamped(limit)
-            return self
-        }
+        @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
 
         public func build(client: ChatClient) -> NotificationFeedRequest {
             let limit = limit
@@ -290,24 +245,15 @@ public final class NotificationFeedRequest: Sendable {
 /// Reactions on one message, in both directions; each direction keeps its own cached pages.
 /// A second fetch while one is in flight fails with `ERROR_REQUEST_IN_PROGRESS`.
 public final class ReactionsRequest: Sendable {
-    public final class ReactionsRequestBuilder {
+    public final class ReactionsRequestBuilder: ChainedBuilder {
         var messageId: Int64?
         var reaction: String?
         var limit = PageLimit.standard
         public init() {}
-        @discardableResult public func set(messageId: Int64) -> Self {
-            self.messageId = messageId
-            return self
-        }
+        @discardableResult public func set(messageId: Int64) -> Self { with { $0.messageId = messageId } }
         /// Only this reaction.
-        @discardableResult public func set(reaction: String) -> Self {
-            self.reaction = reaction
-            return self
-        }
-        @discardableResult public func set(limit: Int) -> Self {
-            self.limit = PageLimit.clamped(limit)
-            return self
-        }
+        @discardableResult public func set(reaction: String) -> Self { with { $0.reaction = reaction } }
+        @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
 
         public func build(client: ChatClient) throws -> ReactionsRequest {
             guard let messageId else { throw ChatException.invalid("set a messageId") }

@@ -32,74 +32,44 @@ public final class MessagesRequest: Sendable {
         var updatesOnly = false
     }
 
-    public final class MessageRequestBuilder {
+    public final class MessageRequestBuilder: ChainedBuilder {
         var settings = Settings()
         public init() {}
         /// The one-to-one conversation with this user (or, with `guid`, this sender in the group).
-        @discardableResult public func set(uid: String) -> Self {
-            settings.uid = uid
-            return self
-        }
+        @discardableResult public func set(uid: String) -> Self { with { $0.settings.uid = uid } }
         /// The group's conversation.
-        @discardableResult public func set(guid: String) -> Self {
-            settings.guid = guid
-            return self
-        }
+        @discardableResult public func set(guid: String) -> Self { with { $0.settings.guid = guid } }
         /// The replies to this message (a thread).
         @discardableResult public func set(parentMessageId: Int64) -> Self {
-            settings.parentMessageId = parentMessageId
-            return self
+            with { $0.settings.parentMessageId = parentMessageId }
         }
         /// Messages per page, 1…100.
-        @discardableResult public func set(limit: Int) -> Self {
-            settings.limit = PageLimit.clamped(limit)
-            return self
-        }
+        @discardableResult public func set(limit: Int) -> Self { with { $0.settings.limit = PageLimit.clamped(limit) } }
         /// Start paging from this message id (exclusive).
-        @discardableResult public func set(messageId: Int64) -> Self {
-            settings.messageId = messageId
-            return self
-        }
+        @discardableResult public func set(messageId: Int64) -> Self { with { $0.settings.messageId = messageId } }
         /// Start paging from this send time, epoch milliseconds (server only for the first page).
-        @discardableResult public func set(timestamp: Int64) -> Self {
-            settings.timestamp = timestamp
-            return self
-        }
+        @discardableResult public func set(timestamp: Int64) -> Self { with { $0.settings.timestamp = timestamp } }
         @discardableResult public func set(categories: [MessageCategory]) -> Self {
-            settings.categories = categories
-            return self
+            with { $0.settings.categories = categories }
         }
-        @discardableResult public func set(types: [String]) -> Self {
-            settings.types = types
-            return self
-        }
-        @discardableResult public func hideReplies(_ hide: Bool) -> Self {
-            settings.hideReplies = hide
-            return self
-        }
+        @discardableResult public func set(types: [String]) -> Self { with { $0.settings.types = types } }
+        @discardableResult public func hideReplies(_ hide: Bool) -> Self { with { $0.settings.hideReplies = hide } }
         @discardableResult public func hideDeletedMessages(_ hide: Bool) -> Self {
-            settings.hideDeleted = hide
-            return self
+            with { $0.settings.hideDeleted = hide }
         }
         /// Server only: blanks the cached phase.
         @discardableResult public func set(searchKeyword: String) -> Self {
-            settings.searchKeyword = searchKeyword
-            return self
+            with { $0.settings.searchKeyword = searchKeyword }
         }
         /// Server only: blanks the cached phase.
-        @discardableResult public func has(links: Bool) -> Self {
-            settings.hasLinks = links
-            return self
-        }
+        @discardableResult public func has(links: Bool) -> Self { with { $0.settings.hasLinks = links } }
         /// Only messages changed after `updatedAfter` (epoch ms); with `updatesOnly`, only edits
         /// and deletions. Server only.
         @discardableResult public func set(updatedAfter: Int64) -> Self {
-            settings.updatedAfter = updatedAfter
-            return self
+            with { $0.settings.updatedAfter = updatedAfter }
         }
         @discardableResult public func updatesOnly(onlyUpdates: Bool) -> Self {
-            settings.updatesOnly = onlyUpdates
-            return self
+            with { $0.settings.updatesOnly = onlyUpdates }
         }
 
         /// The request, for `client`'s logged-in user. Throws when neither a user, a group nor

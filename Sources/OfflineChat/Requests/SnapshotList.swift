@@ -125,3 +125,14 @@ public enum PageLimit {
     /// `limit` moved into `range`.
     public static func clamped(_ limit: Int) -> Int { min(max(limit, range.lowerBound), range.upperBound) }
 }
+
+/// A request builder: each setter changes one setting and returns the builder, so calls chain.
+protocol ChainedBuilder: AnyObject {}
+
+extension ChainedBuilder {
+    /// Applies `change` to the builder and returns it.
+    @discardableResult func with(_ change: (Self) -> Void) -> Self {
+        change(self)
+        return self
+    }
+}

@@ -4,14 +4,11 @@ import Foundation
 /// The replies to one message, oldest first, in two phases (the thread's own cached
 /// stretches). A second fetch while one is in flight fails with `ERROR_REQUEST_IN_PROGRESS`.
 public final class ThreadsRequest: Sendable {
-    public final class ThreadsRequestBuilder {
+    public final class ThreadsRequestBuilder: ChainedBuilder {
         let parentMessageId: Int64
         var limit = PageLimit.standard
         public init(parentMessageId: Int64) { self.parentMessageId = parentMessageId }
-        @discardableResult public func set(limit: Int) -> Self {
-            self.limit = PageLimit.clamped(limit)
-            return self
-        }
+        @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
 
         public func build(client: ChatClient) throws -> ThreadsRequest {
             ThreadsRequest(
