@@ -16,7 +16,18 @@ public enum MessageSource: String, Sendable {
 
 /// A message's delivery state as the sender sees it.
 public enum MessageStatus: String, Sendable {
-    case pending, sending, sent, delivered, read, failed
+    /// Queued on this device (the outbox), waiting for a connection or its turn.
+    case pending
+    /// On its way to the server now.
+    case sending
+    /// Stored by the server.
+    case sent
+    /// The receiver's device has it.
+    case delivered
+    /// The receiver read it.
+    case read
+    /// The outbox gave up on it (`getFailureReason()`).
+    case failed
 }
 
 /// Why a queued message failed.
@@ -42,25 +53,39 @@ public class BaseMessage: @unchecked Sendable, CustomStringConvertible {
     public var muid: String
     /// The outbox's id for a message composed on this device.
     public var localMessageId: Int64?
+    /// Who sent it (the logged-in user for a message composed here).
     public var senderUid: String = ""
     /// The sender's profile when the cache knows it.
     public var sender: User?
+    /// The receiving user's uid, or the group's guid.
     public var receiverUid: String
+    /// `.user` or `.group`.
     public var receiverType: ReceiverType
+    /// `message`, `custom`, `action` (written by the server) or `call`.
     public var category: MessageCategory
     /// `text`, `image`, `video`, `audio`, `file`, a custom type, `groupMember`, `audio`/`video` calls.
     public var type: String
+    /// The conversation it belongs to (set by the server).
     public var conversationId: String = ""
     /// Epoch milliseconds (server time once sent).
     public var sentAt: Int64 = 0
+    /// When it last changed (an edit, a deletion, a reaction, a reply): epoch milliseconds.
     public var updatedAt: Int64 = 0
+    /// When it was last edited, if it was.
     public var editedAt: Int64?
+    /// When it was deleted, if it was (a deleted message keeps its id and loses its content).
     public var deletedAt: Int64?
+    /// The message this one replies to, in a thread.
     public var parentMessageId: Int64?
+    /// Replies in its thread.
     public var replyCount = 0
+    /// The sender's own data, carried as it is.
     public var metadata: [String: JSONValue]?
+    /// Reaction counts, one per reaction.
     public var reactions: [ReactionCount] = []
+    /// Where this object came from.
     public var source = MessageSource.local
+    /// Its delivery state as the sender sees it.
     public var messageStatus = MessageStatus.pending
     var failureReason: MessageFailureReason?
     /// The error behind a failed send.
@@ -74,6 +99,7 @@ public class BaseMessage: @unchecked Sendable, CustomStringConvertible {
         self.type = type
     }
 
+    /// Why the outbox gave up on it; nil unless `messageStatus` is `.failed`.
     public func getFailureReason() -> MessageFailureReason? { failureReason }
 
     public var description: String {
@@ -150,8 +176,11 @@ public class BaseMessage: @unchecked Sendable, CustomStringConvertible {
 
 /// A text message.
 public final class TextMessage: BaseMessage, @unchecked Sendable {
+    /// What it says.
     public var text: String
 
+    /// A new message to `receiverUid` (a user's uid or a group's guid, by `receiverType`), with
+    /// a fresh `muid`; send it with `sendTextMessage`.
     public convenience init(receiverUid: String, text: String, receiverType: ReceiverType) {
         self.init(muid: MUID.make(), receiverUid: receiverUid, text: text, receiverType: receiverType)
     }
@@ -170,10 +199,15 @@ public final class TextMessage: BaseMessage, @unchecked Sendable {
 public final class MediaMessage: BaseMessage, @unchecked Sendable {
     /// The local file to send (as composed).
     public var fileurl: String
+    /// The uploaded file (url, name, size, MIME type) once sent.
     public var attachment: Attachment?
+    /// Text sent with the file.
     public var caption: String?
+    /// A copy on this device (downloaded, or kept while queued).
     public var localPath: String?
 
+    /// A new media message with the local file at `fileurl`; `messageType` is `image`, `video`,
+    /// `audio` or `file`. Send it with `sendMediaMessage`.
     public convenience init(receiverUid: String, fileurl: String, messageType: String, receiverType: ReceiverType) {
         self.init(
             muid: MUID.make(), receiverUid: receiverUid, fileurl: fileurl, messageType: messageType,
@@ -194,8 +228,10 @@ public final class MediaMessage: BaseMessage, @unchecked Sendable {
 
 /// A message with an app-defined `type` and JSON `customData`.
 public final class CustomMessage: BaseMessage, @unchecked Sendable {
+    /// The app's data, carried as it is.
     public var customData: JSONValue
 
+    /// A new custom message of the app's `type`; send it with `sendCustomMessage`.
     public convenience init(receiverUid: String, receiverType: ReceiverType, customData: JSONValue, type: String) {
         self.init(
             muid: MUID.make(), receiverUid: receiverUid, receiverType: receiverType, customData: customData, type: type)
@@ -212,12 +248,17 @@ public final class CustomMessage: BaseMessage, @unchecked Sendable {
 /// A group membership change, written by the server (joined, left, added, kicked, banned,
 /// unbanned, scope changed, ownership transferred).
 public final class ActionMessage: BaseMessage, @unchecked Sendable {
+    /// What happened, as the server recorded it.
     public var action: MemberActionPayload?
     /// A readable sentence, e.g. "alice kicked bob".
     public var message = ""
+    /// Who did it.
     public var actionBy: String? { action?.actor }
+    /// To whom.
     public var actionOn: String? { action?.target }
+    /// The member's scope before a scope change.
     public var oldScope: GroupScope? { action?.oldScope }
+    /// And after.
     public var newScope: GroupScope? { action?.newScope }
 
     init(muid: String, receiverUid: String, receiverType: ReceiverType, type: String) {
@@ -232,8 +273,10 @@ public final class ActionMessage: BaseMessage, @unchecked Sendable {
 
 /// A call record (no media transport): `type` is `audio` or `video`.
 public final class Call: BaseMessage, @unchecked Sendable {
+    /// Where the call stands (initiated, ongoing, ended, …).
     public var callStatus = CallStatus.initiated
 
+    /// A new call record to `receiverId`; `callType` is `audio` or `video`.
     public convenience init(receiverId: String, callType: String, receiverType: ReceiverType) {
         self.init(muid: MUID.make(), receiverId: receiverId, callType: callType, receiverType: receiverType)
     }

@@ -5,17 +5,25 @@ public protocol AppEntity: Sendable {
 }
 
 public enum UserStatus: String, Sendable {
+    /// Connected now (at least one realtime connection).
     case online
+    /// Not connected.
     case offline
 }
 
 /// A user as the logged-in user sees them.
 public struct User: AppEntity, Equatable {
+    /// The user's id.
     public var uid: String
+    /// Their display name.
     public var name: String
+    /// An image url.
     public var avatar: String?
+    /// An app-defined role (filter with `UsersRequest`).
     public var role: String?
+    /// The app's own data, carried as it is.
     public var metadata: [String: JSONValue]?
+    /// Labels for filtering.
     public var tags: [String]
     /// Presence at the time of the read (nil when the read did not say).
     public var status: UserStatus?
@@ -26,8 +34,10 @@ public struct User: AppEntity, Equatable {
     /// This user blocked the logged-in user.
     public var hasBlockedMe: Bool
 
+    /// The uid.
     public var entityID: String { uid }
 
+    /// A user value (tests and previews; the SDK makes the ones it hands out).
     public init(
         uid: String, name: String, avatar: String? = nil, role: String? = nil, metadata: [String: JSONValue]? = nil,
         tags: [String] = [], status: UserStatus? = nil, lastActiveAt: Int64? = nil, blockedByMe: Bool = false,

@@ -5,11 +5,15 @@ import Foundation
 /// whole list on the first page, later pages empty), refreshed at login and updated by
 /// `blockUsers` / `unblockUsers`; the server phase pages through chatd's list.
 public final class BlockedUserRequest: Sendable {
+    /// The settings of a `BlockedUserRequest`; `build(client:)` makes it.
     public final class BlockedUserRequestBuilder: ChainedBuilder {
         var limit = PageLimit.standard
+        /// Pages of `limit` items (kept within 1…100, `PageLimit`).
         public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
+        /// Items per page, kept within 1…100 (`PageLimit`).
         @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
 
+        /// The request, for `client`'s logged-in user: each fetch reads the next page.
         public func build(client: ChatClient) -> BlockedUserRequest {
             let limit = limit
             return BlockedUserRequest(
@@ -32,6 +36,7 @@ public final class BlockedUserRequest: Sendable {
     let list: SnapshotList<UserPayload, User>
     init(list: SnapshotList<UserPayload, User>) { self.list = list }
 
+    /// The next page in two phases: the cached one first (also offline), then the server's, or `onError`.
     public func fetchNext(
         onCachedUsers: @escaping @Sendable ([User]) -> Void, onServerUsers: @escaping @Sendable ([User]) -> Void,
         onError: @escaping @Sendable (ChatException) -> Void
@@ -39,12 +44,14 @@ public final class BlockedUserRequest: Sendable {
         list.fetch(onCached: onCachedUsers, onServer: onServerUsers, onError: onError)
     }
 
+    /// The next page from the server only (`onSuccess`), or `onError`.
     public func fetchNext(
         onSuccess: @escaping @Sendable ([User]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
     ) {
         list.fetch(onCached: nil, onServer: onSuccess, onError: onError)
     }
 
+    /// The next page as its phases: `.cached` (from the device), then `.server`.
     public func next() -> AsyncThrowingStream<FetchPhase<User>, any Error> { list.phases() }
 }
 

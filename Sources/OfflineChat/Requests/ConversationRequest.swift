@@ -6,11 +6,14 @@ import Foundation
 /// longer returns there are dropped from the cache, and their still-queued messages fail
 /// with `.discarded` (`ERROR_OFFLINE_MESSAGE_DISCARDED`).
 public final class ConversationRequest: Sendable {
+    /// The settings of a `ConversationRequest`; `build(client:)` makes it.
     public final class ConversationRequestBuilder: ChainedBuilder {
         var limit: Int
         /// Conversations per page, 1…100.
         public init(limit: Int = PageLimit.standard) { self.limit = PageLimit.clamped(limit) }
+        /// Items per page, kept within 1…100 (`PageLimit`).
         @discardableResult public func set(limit: Int) -> Self { with { $0.limit = PageLimit.clamped(limit) } }
+        /// The request, for `client`'s logged-in user: each fetch reads the next page.
         public func build(client: ChatClient) -> ConversationRequest {
             ConversationRequest(client: client, limit: limit)
         }
@@ -33,6 +36,7 @@ public final class ConversationRequest: Sendable {
         self.limit = limit
     }
 
+    /// The next page in two phases: the cached one first (also offline), then the server's, or `onError`.
     public func fetchNext(
         onCachedConversations: @escaping @Sendable ([Conversation]) -> Void,
         onServerConversations: @escaping @Sendable ([Conversation]) -> Void,
@@ -48,6 +52,7 @@ public final class ConversationRequest: Sendable {
         fetch(onCached: nil, onServer: onSuccess, onError: onError)
     }
 
+    /// The next page as its phases: `.cached` (from the device), then `.server`.
     public func next() -> AsyncThrowingStream<FetchPhase<Conversation>, any Error> {
         client.phases { fetch(onCached: $0, onServer: $1, onError: $2) }
     }

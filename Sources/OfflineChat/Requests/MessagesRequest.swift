@@ -32,8 +32,10 @@ public final class MessagesRequest: Sendable {
         var updatesOnly = false
     }
 
+    /// The settings of a `MessageRequest`; `build(client:)` makes it.
     public final class MessageRequestBuilder: ChainedBuilder {
         var settings = Settings()
+        /// The defaults: pages of 30 (`PageLimit.standard`).
         public init() {}
         /// The one-to-one conversation with this user (or, with `guid`, this sender in the group).
         @discardableResult public func set(uid: String) -> Self { with { $0.settings.uid = uid } }
@@ -49,11 +51,15 @@ public final class MessagesRequest: Sendable {
         @discardableResult public func set(messageId: Int64) -> Self { with { $0.settings.messageId = messageId } }
         /// Start paging from this send time, epoch milliseconds (server only for the first page).
         @discardableResult public func set(timestamp: Int64) -> Self { with { $0.settings.timestamp = timestamp } }
+        /// Only messages of these categories.
         @discardableResult public func set(categories: [MessageCategory]) -> Self {
             with { $0.settings.categories = categories }
         }
+        /// Only messages of these types.
         @discardableResult public func set(types: [String]) -> Self { with { $0.settings.types = types } }
+        /// Leave thread replies out.
         @discardableResult public func hideReplies(_ hide: Bool) -> Self { with { $0.settings.hideReplies = hide } }
+        /// Leave deleted messages out.
         @discardableResult public func hideDeletedMessages(_ hide: Bool) -> Self {
             with { $0.settings.hideDeleted = hide }
         }
@@ -68,6 +74,7 @@ public final class MessagesRequest: Sendable {
         @discardableResult public func set(updatedAfter: Int64) -> Self {
             with { $0.settings.updatedAfter = updatedAfter }
         }
+        /// With `set(updatedAfter:)`: only messages edited or deleted since then, not new ones. Server only.
         @discardableResult public func updatesOnly(onlyUpdates: Bool) -> Self {
             with { $0.settings.updatesOnly = onlyUpdates }
         }
@@ -128,6 +135,7 @@ public final class MessagesRequest: Sendable {
         fetch(forward: false, onCached: nil, onServer: onSuccess, onError: onError)
     }
 
+    /// Newer messages, from the server only (`onSuccess`), or `onError`.
     public func fetchNext(
         onSuccess: @escaping @Sendable ([BaseMessage]) -> Void, onError: @escaping @Sendable (ChatException) -> Void
     ) {
@@ -139,6 +147,7 @@ public final class MessagesRequest: Sendable {
         client.phases { fetch(forward: false, onCached: $0, onServer: $1, onError: $2) }
     }
 
+    /// Newer messages as phases: `.cached` (from the device), then `.server`.
     public func next() -> AsyncThrowingStream<FetchPhase<BaseMessage>, any Error> {
         client.phases { fetch(forward: true, onCached: $0, onServer: $1, onError: $2) }
     }
