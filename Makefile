@@ -27,7 +27,8 @@ lint:
 	swift-format lint --strict --recursive --parallel $(FORMATTED)
 
 ## The SDK's documentation (Sources/OfflineChat/OfflineChat.docc and the doc comments) as static
-## HTML in .build/docs/site, built by the toolchain's docc; a broken symbol link fails it.
+## HTML in .build/docs/site, built by the toolchain's docc; a public symbol without a doc comment
+## (scripts/undocumented.py) or a broken symbol link fails it.
 DOCS = $(CURDIR)/.build/docs
 
 docs:
@@ -37,6 +38,7 @@ docs:
 	-$(SWIFT) package --scratch-path $(DOCS)/build dump-symbol-graph --minimum-access-level public \
 		> $(DOCS)/symbol-graphs.log 2>&1
 	cp $(DOCS)/build/*/symbolgraph/OfflineChat.symbols.json $(DOCS)/sdk/
+	python3 scripts/undocumented.py $(DOCS)/sdk/OfflineChat.symbols.json
 	docc convert Sources/OfflineChat/OfflineChat.docc --additional-symbol-graph-dir $(DOCS)/sdk \
 		--fallback-display-name OfflineChat --fallback-bundle-identifier dev.offlinechat.OfflineChat \
 		--transform-for-static-hosting --warnings-as-errors --output-path $(DOCS)/site

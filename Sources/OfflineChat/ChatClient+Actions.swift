@@ -16,11 +16,15 @@ extension ChatClient {
         try await change("DELETE", "\(Endpoints.messages)/\(id)", body: nil as String?)
     }
 
+    /// Adds the user's `reaction` to message `id` and returns the message with its new counts.
+    /// Needs a connection.
     @discardableResult
     public func addReaction(_ reaction: String, to id: Int64) async throws -> BaseMessage {
         try await change("POST", "\(Endpoints.messages)/\(id)/reactions", body: AddReactionRequest(reaction: reaction))
     }
 
+    /// Removes the user's `reaction` from message `id` and returns the message with its new
+    /// counts. Needs a connection.
     @discardableResult
     public func removeReaction(_ reaction: String, from id: Int64) async throws -> BaseMessage {
         // APIClient percent-encodes the path.

@@ -53,23 +53,31 @@ public struct OfflineConfig: Sendable, Equatable {
         private var config = OfflineConfig()
         /// The defaults (`OfflineConfig()`); each setter sets the property of the same name.
         public init() {}
+        /// Sets `enabled`.
         @discardableResult public func setEnabled(_ value: Bool) -> Builder { with { $0.config.enabled = value } }
+        /// Sets `encryption`.
         @discardableResult public func setEncryption(_ value: Bool) -> Builder { with { $0.config.encryption = value } }
+        /// Sets `encryptionFailureBehavior`.
         @discardableResult public func setEncryptionFailureBehavior(_ value: EncryptionFailureBehavior) -> Builder {
             with { $0.config.encryptionFailureBehavior = value }
         }
+        /// Sets `maxStorageSize` (bytes).
         @discardableResult public func setMaxStorageSize(_ bytes: Int64) -> Builder {
             with { $0.config.maxStorageSize = bytes }
         }
+        /// Sets `maxConversations`.
         @discardableResult public func setMaxConversations(_ value: Int) -> Builder {
             with { $0.config.maxConversations = value }
         }
+        /// Sets `maxMessagesPerConversation`.
         @discardableResult public func setMaxMessagesPerConversation(_ value: Int) -> Builder {
             with { $0.config.maxMessagesPerConversation = value }
         }
+        /// Sets `maxPendingMessages`.
         @discardableResult public func setMaxPendingMessages(_ value: Int) -> Builder {
             with { $0.config.maxPendingMessages = value }
         }
+        /// Sets `autoSendPendingOnReconnect`.
         @discardableResult public func setAutoSendPendingOnReconnect(_ value: Bool) -> Builder {
             with { $0.config.autoSendPendingOnReconnect = value }
         }

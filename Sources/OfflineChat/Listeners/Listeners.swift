@@ -95,7 +95,12 @@ public struct TypingIndicator: Sendable, Equatable {
 /// Someone received or read a conversation up to a message.
 public struct MessageReceipt: Sendable, Equatable {
     /// Delivered (received by a device) or read.
-    public enum Kind: String, Sendable { case delivered, read }
+    public enum Kind: String, Sendable {
+        /// Received by a device.
+        case delivered
+        /// Read.
+        case read
+    }
     /// Which of the two.
     public var kind: Kind
     /// The conversation it covers.

@@ -4,6 +4,7 @@ public protocol AppEntity: Sendable {
     var entityID: String { get }
 }
 
+/// A user's presence.
 public enum UserStatus: String, Sendable {
     /// Connected now (at least one realtime connection).
     case online

@@ -62,6 +62,7 @@ extension ChatClient {
         try await setBlocked(uids, blocking: true)
     }
 
+    /// Unblocks users: each uid's outcome as for `blockUsers`. Needs a connection.
     public func unblockUsers(_ uids: [String]) async throws -> [String: String] {
         try await setBlocked(uids, blocking: false)
     }

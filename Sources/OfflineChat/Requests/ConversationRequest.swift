@@ -27,6 +27,7 @@ public final class ConversationRequest: Sendable {
     }
 
     let client: ChatClient
+    /// Conversations per page.
     public let limit: Int
     private let gate = FetchGate()
     private let paging = Locked(Paging())

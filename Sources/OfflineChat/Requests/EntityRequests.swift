@@ -297,6 +297,7 @@ public final class ReactionsRequest: Sendable {
         var limit = PageLimit.standard
         /// The defaults: pages of 30 (`PageLimit.standard`).
         public init() {}
+        /// The message whose reactions to list (required).
         @discardableResult public func set(messageId: Int64) -> Self { with { $0.messageId = messageId } }
         /// Only this reaction.
         @discardableResult public func set(reaction: String) -> Self { with { $0.reaction = reaction } }

@@ -106,6 +106,7 @@ public final class MessagesRequest: Sendable {
         paging = Locked(Paging(oldest: settings.messageId, newest: settings.messageId))
     }
 
+    /// Messages per page.
     public var limit: Int { settings.limit }
 
     // MARK: - Fetches
