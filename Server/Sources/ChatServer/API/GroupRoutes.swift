@@ -4,8 +4,7 @@ import ChatProtocol
 /// the store takes its write lock.
 extension Routes {
     func addGroups(to router: inout Router) {
-        router.add("POST", Endpoints.groups) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "POST", Endpoints.groups) { context, uid in
             let request = try context.decode(CreateGroupRequest.self)
             try Validate.uid(request.guid, field: "guid")
             try Validate.group(
@@ -20,8 +19,7 @@ extension Routes {
             let hash = try request.password.map(PasswordHash.make)
             return .json(try store.createGroup(request, by: uid, passwordHash: hash), status: 201)
         }
-        router.add("GET", Endpoints.groups) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.groups) { context, uid in
             let limit = try limit(context)
             var filter = GroupFilter()
             filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
@@ -31,12 +29,10 @@ extension Routes {
                 for: uid, filter: filter, after: context.request.query["cursor"], limit: limit + 1)
             return .json(Self.page(groups, limit: limit, key: \.guid))
         }
-        router.add("GET", Endpoints.groups + "/{guid}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.groups + "/{guid}") { context, uid in
             return .json(try store.group(context.parameter("guid"), for: uid))
         }
-        router.add("PATCH", Endpoints.groups + "/{guid}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "PATCH", Endpoints.groups + "/{guid}") { context, uid in
             let request = try context.decode(EditGroupRequest.self)
             try Validate.group(
                 name: request.name, icon: request.icon, description: request.description,
@@ -45,13 +41,11 @@ extension Routes {
             let hash = try request.password.map(PasswordHash.make)
             return .json(try store.editGroup(context.parameter("guid"), by: uid, request, passwordHash: hash))
         }
-        router.add("DELETE", Endpoints.groups + "/{guid}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "DELETE", Endpoints.groups + "/{guid}") { context, uid in
             try store.deleteGroup(context.parameter("guid"), by: uid)
             return .noContent
         }
-        router.add("POST", Endpoints.groups + "/{guid}/join") { context in
-            let uid = try authenticate(context, bucket: .join)
+        signedIn(&router, "POST", Endpoints.groups + "/{guid}/join", bucket: .join) { context, uid in
             let request = context.request.body.isEmpty ? JoinGroupRequest() : try context.decode(JoinGroupRequest.self)
             let guid = context.parameter("guid")
             let (current, stored) = try store.joinCheck(guid, uid: uid)
@@ -68,13 +62,11 @@ extension Routes {
             let (group, joined) = try store.join(guid, uid: uid, verifiedHash: verified)
             return .json(group, status: joined ? 201 : 200)
         }
-        router.add("POST", Endpoints.groups + "/{guid}/leave") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "POST", Endpoints.groups + "/{guid}/leave") { context, uid in
             try store.leave(context.parameter("guid"), uid: uid)
             return .noContent
         }
-        router.add("POST", Endpoints.groups + "/{guid}/owner") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "POST", Endpoints.groups + "/{guid}/owner") { context, uid in
             let request = try context.decode(TransferOwnershipRequest.self)
             return .json(try store.transferOwnership(context.parameter("guid"), to: request.uid, by: uid))
         }
@@ -82,8 +74,7 @@ extension Routes {
 
     func addGroupMembers(to router: inout Router) {
         let members = Endpoints.groups + "/{guid}/members"
-        router.add("GET", members) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", members) { context, uid in
             let limit = try limit(context)
             var filter = MemberFilter()
             filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
@@ -106,39 +97,33 @@ extension Routes {
                         return member
                     }, limit: limit, key: \.user.uid))
         }
-        router.add("POST", members) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "POST", members) { context, uid in
             let request = try context.decode(AddMemberRequest.self)
             try Validate.uid(request.uid)
             let (member, added) = try store.addMember(
                 context.parameter("guid"), request.uid, scope: request.scope ?? .participant, by: uid)
             return .json(member, status: added ? 201 : 200)
         }
-        router.add("PATCH", members + "/{uid}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "PATCH", members + "/{uid}") { context, uid in
             let request = try context.decode(ChangeScopeRequest.self)
             return .json(
                 try store.changeScope(context.parameter("guid"), context.parameter("uid"), to: request.scope, by: uid))
         }
-        router.add("DELETE", members + "/{uid}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "DELETE", members + "/{uid}") { context, uid in
             try store.kick(context.parameter("guid"), context.parameter("uid"), by: uid)
             return .noContent
         }
         let bans = Endpoints.groups + "/{guid}/bans"
-        router.add("GET", bans) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", bans) { context, uid in
             let limit = try limit(context)
             let found = try store.bans(
                 of: context.parameter("guid"), for: uid, after: context.request.query["cursor"], limit: limit + 1)
             return .json(Self.page(found, limit: limit, key: \.user.uid))
         }
-        router.add("PUT", bans + "/{uid}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "PUT", bans + "/{uid}") { context, uid in
             return .json(try store.ban(context.parameter("guid"), context.parameter("uid"), by: uid))
         }
-        router.add("DELETE", bans + "/{uid}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "DELETE", bans + "/{uid}") { context, uid in
             try store.unban(context.parameter("guid"), context.parameter("uid"), by: uid)
             return .noContent
         }

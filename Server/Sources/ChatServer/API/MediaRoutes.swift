@@ -7,8 +7,7 @@ extension Routes {
     /// put in a media message; `GET /v1/media/{id}` serves the bytes to the uploader and to
     /// whoever can read a message naming them, with the content type of that upload.
     func addMedia(to router: inout Router) {
-        router.add("POST", Endpoints.media) { context in
-            let uid = try authenticate(context, bucket: .upload)
+        signedIn(&router, "POST", Endpoints.media, bucket: .upload) { context, uid in
             let request = context.request
             if request.bodyTooLarge {
                 throw HTTPError(413, .payloadTooLarge, "the file is larger than this server accepts")
@@ -36,8 +35,7 @@ extension Routes {
                     url: Endpoints.media + "/" + id, name: name, size: Int64(request.body.count),
                     mimeType: mimeType, extension: String(ext.prefix(32))), status: 201)
         }
-        router.add("GET", Endpoints.media + "/{id}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.media + "/{id}") { context, uid in
             let id = context.parameter("id")
             guard Endpoints.isMediaID(id), let upload = try store.readableUpload(id, by: uid),
                 let bytes = media.load(upload.file)

@@ -1,7 +1,7 @@
 import ChatProtocol
 import Foundation
 
-/// chatd's HTTP API under /v1. Each route authenticates, validates, calls the store.
+/// chatd's HTTP API under /v1. Each route authenticates (`signedIn`), validates, calls the store.
 struct Routes {
     let store: Store
     let adminKey: String
@@ -48,15 +48,13 @@ struct Routes {
         addGroups(to: &router)
         addGroupMembers(to: &router)
         addMedia(to: &router)
-        router.add("GET", Endpoints.changes) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.changes) { context, uid in
             let limit =
                 try context.intQuery("limit", in: 1...Int64(ChangelogPage.maxLimit)) ?? Int64(ChangelogPage.maxLimit)
             let page = try store.changes(for: uid, cursor: context.request.query["cursor"], limit: Int(limit))
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: page.json)
         }
-        router.add("GET", Endpoints.notifications) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.notifications) { context, uid in
             let before = try context.intQuery("before", in: 1...Int64.max)
             return .json(try store.notifications(for: uid, before: before, limit: try limit(context)))
         }
@@ -81,6 +79,16 @@ struct Routes {
     /// The caller's uid from a bearer token, once the caller's `bucket` admits the request.
     /// Reads (GET, HEAD) take from no bucket; a route with a bucket of its own (joins,
     /// uploads) or none (signing out) says so.
+    /// Adds a route for a signed-in caller: `handler` gets their uid (a missing, unknown or
+    /// expired token is a 401 before it runs). A write (any method but GET and HEAD) also takes
+    /// one from the caller's `bucket` of the rate limits.
+    func signedIn(
+        _ router: inout Router, _ method: String, _ pattern: String, bucket: RateLimiter.Kind? = .write,
+        _ handler: @escaping @Sendable (RouteContext, String) throws -> HTTPResponse
+    ) {
+        router.add(method, pattern) { context in try handler(context, try authenticate(context, bucket: bucket)) }
+    }
+
     func authenticate(_ context: RouteContext, bucket: RateLimiter.Kind? = .write) throws -> String {
         let uid = try store.authenticate(token: context.request.bearerToken)
         if let bucket, !["GET", "HEAD"].contains(context.request.method) { try limits.admit(uid, bucket) }
@@ -234,13 +242,11 @@ struct Routes {
             realtime.revoke(tokenHash: hash)
             return .noContent
         }
-        router.add("GET", Endpoints.me) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.me) { context, uid in
             guard let user = try store.user(uid, for: uid) else { throw HTTPError.notFound("no user \(uid)") }
             return .json(withStatus(user))
         }
-        router.add("GET", Endpoints.users) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.users) { context, uid in
             let limit = try limit(context)
             var filter = UserFilter()
             filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
@@ -252,15 +258,13 @@ struct Routes {
                 after: context.request.query["cursor"], limit: limit + 1, for: uid, filter: filter)
             return .json(Self.page(users.map(withStatus), limit: limit, key: \.uid))
         }
-        router.add("GET", Endpoints.users + "/{uid}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.users + "/{uid}") { context, uid in
             guard let user = try store.user(context.parameter("uid"), for: uid) else {
                 throw HTTPError.notFound("no user \(context.parameter("uid"))")
             }
             return .json(withStatus(user))
         }
-        router.add("GET", Endpoints.blocks) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.blocks) { context, uid in
             let raw = context.request.query["direction"] ?? BlockDirection.blockedByMe.rawValue
             guard let direction = BlockDirection(rawValue: raw) else {
                 throw HTTPError.badParameter("`direction` must be blockedByMe, hasBlockedMe or both")
@@ -271,9 +275,8 @@ struct Routes {
             return .json(Self.page(users, limit: limit, key: \.uid))
         }
         for (method, blocking) in [("PUT", true), ("DELETE", false)] {
-            router.add(method, Endpoints.blocks + "/{uid}") { context in
-                let uid = try authenticate(context)
-                return .json(try store.setBlock(context.parameter("uid"), by: uid, blocking: blocking))
+            signedIn(&router, method, Endpoints.blocks + "/{uid}") { context, uid in
+                .json(try store.setBlock(context.parameter("uid"), by: uid, blocking: blocking))
             }
         }
     }
@@ -286,19 +289,16 @@ struct Routes {
     }
 
     func addMessages(to router: inout Router) {
-        router.add("POST", Endpoints.messages) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "POST", Endpoints.messages) { context, uid in
             let request = try context.decode(SendMessageRequest.self)
             try Validate.send(request, from: uid, httpsMedia: allowHTTPSMedia)
             let (message, created) = try store.send(from: uid, request)
             return .json(message, status: created ? 201 : 200)
         }
-        router.add("GET", Endpoints.messages + "/{id}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.messages + "/{id}") { context, uid in
             return .json(try store.message(try messageID(context), for: uid))
         }
-        router.add("PATCH", Endpoints.messages + "/{id}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "PATCH", Endpoints.messages + "/{id}") { context, uid in
             let request = try context.decode(EditMessageRequest.self)
             guard
                 request.text != nil || request.customData != nil || request.metadata != nil || request.callStatus != nil
@@ -316,30 +316,25 @@ struct Routes {
             try Validate.metadata(request.metadata)
             return .json(try store.edit(try messageID(context), by: uid, request))
         }
-        router.add("DELETE", Endpoints.messages + "/{id}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "DELETE", Endpoints.messages + "/{id}") { context, uid in
             return .json(try store.delete(try messageID(context), by: uid))
         }
-        router.add("GET", Endpoints.messages + "/{id}/thread") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.messages + "/{id}/thread") { context, uid in
             return .json(
                 try store.messages(
                     try messageQuery(context, scope: .thread(parentId: try messageID(context))), for: uid))
         }
-        router.add("POST", Endpoints.messages + "/{id}/reactions") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "POST", Endpoints.messages + "/{id}/reactions") { context, uid in
             let request = try context.decode(AddReactionRequest.self)
             try Validate.text(request.reaction, field: "reaction", max: 64, required: true)
             guard !request.reaction.contains("/") else { throw HTTPError.validation("`reaction` must not contain /") }
             let (message, added) = try store.react(request.reaction, to: try messageID(context), by: uid)
             return .json(message, status: added ? 201 : 200)
         }
-        router.add("DELETE", Endpoints.messages + "/{id}/reactions/{reaction}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "DELETE", Endpoints.messages + "/{id}/reactions/{reaction}") { context, uid in
             return .json(try store.unreact(context.parameter("reaction"), from: try messageID(context), by: uid))
         }
-        router.add("GET", Endpoints.messages + "/{id}/reactions") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.messages + "/{id}/reactions") { context, uid in
             let limit = try limit(context)
             let after = try context.intQuery("after", in: 0...Int64.max)
             let before = try context.intQuery("before", in: 1...Int64.max)
@@ -355,23 +350,19 @@ struct Routes {
     }
 
     func addConversations(to router: inout Router) {
-        router.add("GET", Endpoints.conversations) { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.conversations) { context, uid in
             return .json(
                 try store.conversations(for: uid, cursor: context.request.query["cursor"], limit: try limit(context)))
         }
-        router.add("GET", Endpoints.conversations + "/{id}") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.conversations + "/{id}") { context, uid in
             return .json(try store.conversation(context.parameter("id"), for: uid))
         }
-        router.add("GET", Endpoints.conversations + "/{id}/messages") { context in
-            let uid = try authenticate(context)
+        signedIn(&router, "GET", Endpoints.conversations + "/{id}/messages") { context, uid in
             return .json(
                 try store.messages(try messageQuery(context, scope: .conversation(context.parameter("id"))), for: uid))
         }
         for kind in [ReceiptPayload.Kind.delivered, .read] {
-            router.add("POST", Endpoints.conversations + "/{id}/\(kind.rawValue)") { context in
-                let uid = try authenticate(context)
+            signedIn(&router, "POST", Endpoints.conversations + "/{id}/\(kind.rawValue)") { context, uid in
                 let request = try context.decode(ReceiptRequest.self)
                 return .json(try store.receipt(kind, by: uid, in: context.parameter("id"), upTo: request.messageId))
             }
