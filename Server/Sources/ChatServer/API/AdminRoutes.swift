@@ -1,0 +1,102 @@
+import ChatProtocol
+import Foundation
+
+/// `/v1/admin`: users, tokens and the test clock, behind the admin key; and `GET /metrics`.
+extension Routes {
+    /// 401 unless the request carries the admin key (`X-Admin-Key`), compared in constant time.
+    func requireAdmin(_ context: RouteContext) throws {
+        guard let key = context.request.header(Endpoints.adminKeyHeader), constantTimeEqual(key, adminKey) else {
+            throw HTTPError(401, .unauthorized, "admin endpoints need the \(Endpoints.adminKeyHeader) header")
+        }
+    }
+
+    /// The values `GET /metrics` reads when scraped.
+    func gauges() -> [Metrics.Gauge] {
+        var gauges = [
+            Metrics.Gauge(
+                name: "chatd_realtime_sockets", help: "Open realtime sockets on this node.",
+                value: Double(realtime.connectionCount.load(ordering: .relaxed))),
+            Metrics.Gauge(
+                name: "chatd_realtime_users", help: "Users with a realtime socket on this node.",
+                value: Double(realtime.presence.here))
+        ]
+        let commits = store.groupCommit.counts
+        gauges += [
+            Metrics.Gauge(
+                name: "chatd_group_commits", help: "Batches of sends committed together, since start.",
+                value: Double(commits.batches)),
+            Metrics.Gauge(
+                name: "chatd_group_commit_sends", help: "Sends those batches carried, since start.",
+                value: Double(commits.writes))
+        ]
+        if let bus = realtime.bus {
+            gauges.append(
+                Metrics.Gauge(
+                    name: "chatd_bus_connected", help: "1 while this node's NATS connection is up.",
+                    value: bus.isConnected ? 1 : 0))
+        }
+        if let usage = store.connectionUsage {
+            gauges += [
+                Metrics.Gauge(
+                    name: "chatd_db_connections_open", help: "Database connections open.", value: Double(usage.open)),
+                Metrics.Gauge(
+                    name: "chatd_db_connections_busy", help: "Database connections in a transaction.",
+                    value: Double(usage.busy)),
+                Metrics.Gauge(
+                    name: "chatd_db_connections_max", help: "Database connections the pool may open.",
+                    value: Double(usage.capacity)),
+                Metrics.Gauge(
+                    name: "chatd_db_pool_waits", help: "Times a request waited for a connection, since start.",
+                    value: Double(usage.waits))
+            ]
+        }
+        return gauges
+    }
+
+    func addAdmin(to router: inout Router) {
+        router.add("POST", Endpoints.adminUsers) { context in
+            try requireAdmin(context)
+            let request = try context.decode(CreateUserRequest.self)
+            try Validate.user(request)
+            return .json(try store.createUser(request), status: 201)
+        }
+        router.add("POST", Endpoints.adminUsers + "/{uid}/tokens") { context in
+            try requireAdmin(context)
+            let request =
+                context.request.body.isEmpty ? CreateTokenRequest() : try context.decode(CreateTokenRequest.self)
+            if let ttl = request.ttlSeconds, !(1...(10 * 365 * 24 * 3600)).contains(ttl) {
+                throw HTTPError.validation("`ttlSeconds` must be between 1 and 315360000")
+            }
+            return .json(
+                try store.issueToken(for: context.parameter("uid"), ttlSeconds: request.ttlSeconds), status: 201)
+        }
+        // By the token or its hash in the body: never in the path, where proxies log it.
+        router.add("POST", Endpoints.adminTokens + "/revoke") { context in
+            try requireAdmin(context)
+            let request = try context.decode(RevokeTokenRequest.self)
+            guard let hash = request.tokenHash ?? request.token.map(Store.tokenHash),
+                (request.token == nil) != (request.tokenHash == nil)
+            else {
+                throw HTTPError.validation("give exactly one of `token` and `tokenHash`")
+            }
+            guard try store.revoke(tokenHash: hash) else { throw HTTPError.notFound("no such token") }
+            realtime.revoke(tokenHash: hash)
+            return .noContent
+        }
+        router.add("POST", "/v1/admin/clock") { context in
+            try requireAdmin(context)
+            guard let clock else { throw HTTPError.notFound("start chatd with --test-clock to move its clock") }
+            let request = try context.decode(AdvanceClockRequest.self)
+            guard (0...315_360_000).contains(request.advanceSeconds) else {
+                throw HTTPError.validation("`advanceSeconds` must be between 0 and 315360000")
+            }
+            clock.advance(by: request.advanceSeconds * 1000)
+            return .json(["now": clock.now()])
+        }
+    }
+}
+
+/// `POST /v1/admin/clock` body (only with `chatd --test-clock`).
+struct AdvanceClockRequest: Codable {
+    var advanceSeconds: Int64
+}
