@@ -2,7 +2,8 @@ import ChatProtocol
 import Foundation
 import Testing
 
-/// Client mistakes get a 4xx with a JSON `{code, message}` body, never a 5xx.
+/// Client mistakes get a 4xx with a JSON `{code, message}` body, never a 5xx. The tables run
+/// on chatd's router in the test process (`InProcessServer`); the body limit needs the wire.
 @Suite struct BadInputTests {
     func expectError(
         _ reply: Reply, _ status: Int, _ code: ErrorCode, sourceLocation: SourceLocation = #_sourceLocation
@@ -14,7 +15,7 @@ import Testing
     }
 
     @Test func malformedBodiesAre400AndWrongShapesAre422() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let send = { (body: [UInt8]) in
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func outOfRangeLimitsAndBadCursorsAre400() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         for query in ["limit=0", "limit=101", "limit=-1", "limit=abc", "limit=99999999999999999999"] {
             expectError(
@@ -69,7 +70,7 @@ import Testing
     }
 
     @Test func unknownPathsAre404AndWrongMethods405() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         expectError(try await server.request("GET", "/v1/nothing"), 404, .notFound)
         expectError(try await server.request("GET", "/"), 404, .notFound)
         expectError(try await server.request("PUT", Endpoints.health), 405, .methodNotAllowed)
@@ -77,7 +78,7 @@ import Testing
     }
 
     @Test func aPlainGETOnTheRealtimeEndpointExplainsItself() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         expectError(try await server.request("GET", Endpoints.realtime, token: alice), 400, .invalidParameter)
         expectError(try await server.request("GET", Endpoints.realtime), 401, .unauthorized)
@@ -92,7 +93,7 @@ import Testing
     /// Foundation decodes ~512 levels but cannot encode them back: without a cap, one such
     /// message made every later conversation list answer 500.
     @Test func deeplyNestedCustomDataIsRefusedAndReadsKeepWorking() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let deep = [("customData", nested(508)), ("metadata", "{\"k\":\(nested(508))}")]

@@ -28,7 +28,8 @@ struct Reply {
 /// The real `chatd` process on an ephemeral loopback port, with a fresh data directory, on
 /// the engine the suite runs on: embedded SQLite, or a fresh PostgreSQL database of its own
 /// when `CHATD_TEST_POSTGRES` names a server (`make test` runs the suite both ways).
-final class LiveServer: @unchecked Sendable {  // immutable after init; Process is only touched in stop()
+/// (`@unchecked Sendable`: immutable after init; the process is only touched in `stop()`.)
+final class LiveServer: ChatdUnderTest, @unchecked Sendable {
     struct Failure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
@@ -134,9 +135,8 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    func request(
-        _ method: String, _ path: String, token: String? = nil, admin: Bool = false,
-        body: Data? = nil, headers: [String: String] = [:]
+    func perform(
+        _ method: String, _ path: String, token: String?, admin: Bool, body: Data?, headers: [String: String]
     ) async throws -> Reply {
         var request = URLRequest(url: URL(string: baseURL + path)!)
         request.httpMethod = method
@@ -152,61 +152,5 @@ final class LiveServer: @unchecked Sendable {  // immutable after init; Process 
             fields[String(describing: name).lowercased()] = String(describing: value)
         }
         return Reply(status: http.statusCode, body: data, headers: fields)
-    }
-
-    func request(
-        _ method: String, _ path: String, token: String? = nil, admin: Bool = false,
-        json: some Encodable
-    ) async throws -> Reply {
-        try await request(method, path, token: token, admin: admin, body: try JSONEncoder().encode(json))
-    }
-
-    /// Creates a user and returns a fresh token for them.
-    func user(_ uid: String, name: String? = nil) async throws -> String {
-        let created = try await request(
-            "POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: uid, name: name))
-        guard created.status == 201 else {
-            throw Failure("create \(uid): \(created.status) \(String(decoding: created.body, as: UTF8.self))")
-        }
-        return try await token(uid)
-    }
-
-    func token(_ uid: String, ttlSeconds: Int64? = nil) async throws -> String {
-        let reply = try await request(
-            "POST", "\(Endpoints.adminUsers)/\(uid)/tokens", admin: true,
-            json: CreateTokenRequest(ttlSeconds: ttlSeconds))
-        return try reply.decode(TokenResponse.self).authToken
-    }
-
-    /// Sends a text message and returns the stored message.
-    @discardableResult
-    func send(
-        _ text: String, from token: String, to receiver: String, muid: String = UUID().uuidString
-    ) async throws -> MessagePayload {
-        let reply = try await request(
-            "POST", Endpoints.messages, token: token,
-            json: SendMessageRequest(muid: muid, receiver: receiver, text: text))
-        guard reply.status == 201 || reply.status == 200 else {
-            throw Failure("send: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
-        }
-        return try reply.decode()
-    }
-
-    /// Uploads `bytes` as `token`'s media and returns the attachment to send.
-    func upload(
-        _ bytes: Data, by token: String, contentType: String = "image/png", name: String = "file"
-    ) async throws -> ChatProtocol.Attachment {
-        let reply = try await request(
-            "POST", Endpoints.media + "?name=" + name, token: token, body: bytes,
-            headers: ["Content-Type": contentType])
-        guard reply.status == 201 else {
-            throw Failure("upload: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
-        }
-        return try reply.decode()
-    }
-
-    func advanceClock(seconds: Int64) async throws {
-        let reply = try await request("POST", "/v1/admin/clock", admin: true, json: ["advanceSeconds": seconds])
-        guard reply.status == 200 else { throw Failure("clock: \(reply.status)") }
     }
 }
