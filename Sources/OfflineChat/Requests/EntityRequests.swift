@@ -33,13 +33,7 @@ public final class UsersRequest: Sendable {
             ]
             let key = searchKeyword == nil && status == nil ? snapshotKey("users", query) : nil
             return UsersRequest(
-                list: SnapshotList(
-                    client: client, key: key, whenBusy: .emptyServerResult,
-                    fetchPage: { session, cursor in
-                        let page: Page<UserPayload> = try await session.api.get(
-                            Endpoints.users, query: query + [("cursor", cursor)])
-                        return .init(items: page.items, next: page.next)
-                    }, convert: { payload, _ in User(payload) }))
+                list: SnapshotList(client: client, key: key, path: Endpoints.users, query: query, convert: User.init))
         }
     }
 
@@ -93,13 +87,7 @@ public final class GroupsRequest: Sendable {
             ]
             let key = searchKeyword == nil ? snapshotKey("groups", query) : nil
             return GroupsRequest(
-                list: SnapshotList(
-                    client: client, key: key, whenBusy: .emptyServerResult,
-                    fetchPage: { session, cursor in
-                        let page: Page<GroupPayload> = try await session.api.get(
-                            Endpoints.groups, query: query + [("cursor", cursor)])
-                        return .init(items: page.items, next: page.next)
-                    }, convert: { payload, _ in Group(payload) }))
+                list: SnapshotList(client: client, key: key, path: Endpoints.groups, query: query, convert: Group.init))
         }
     }
 
@@ -154,13 +142,7 @@ public final class GroupMembersRequest: Sendable {
             let key = searchKeyword == nil && status == nil ? snapshotKey("members:\(guid)", query) : nil
             let path = "\(Endpoints.groups)/\(guid)/members"
             return GroupMembersRequest(
-                list: SnapshotList(
-                    client: client, key: key, whenBusy: .emptyServerResult,
-                    fetchPage: { session, cursor in
-                        let page: Page<GroupMemberPayload> = try await session.api.get(
-                            path, query: query + [("cursor", cursor)])
-                        return .init(items: page.items, next: page.next)
-                    }, convert: { payload, _ in GroupMember(payload) }))
+                list: SnapshotList(client: client, key: key, path: path, query: query, convert: GroupMember.init))
         }
     }
 
@@ -204,12 +186,8 @@ public final class BannedGroupMembersRequest: Sendable {
             let path = "\(Endpoints.groups)/\(guid)/bans"
             return BannedGroupMembersRequest(
                 list: SnapshotList(
-                    client: client, key: snapshotKey("bans:\(guid)", query), whenBusy: .emptyServerResult,
-                    fetchPage: { session, cursor in
-                        let page: Page<GroupBanPayload> = try await session.api.get(
-                            path, query: query + [("cursor", cursor)])
-                        return .init(items: page.items, next: page.next)
-                    }, convert: { payload, _ in BannedGroupMember(payload) }))
+                    client: client, key: snapshotKey("bans:\(guid)", query), path: path, query: query,
+                    convert: BannedGroupMember.init))
         }
     }
 

@@ -52,6 +52,19 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
         self.convert = convert
     }
 
+    /// A list chatd serves as `Page`s at `path`: `query` plus the previous page's `cursor`.
+    convenience init(
+        client: ChatClient, key: String?, path: String, query: [(String, String?)],
+        convert: @escaping @Sendable (Payload) -> Model
+    ) {
+        self.init(
+            client: client, key: key, whenBusy: .emptyServerResult,
+            fetchPage: { session, cursor in
+                let page: Page<Payload> = try await session.api.get(path, query: query + [("cursor", cursor)])
+                return ServerPage(items: page.items, next: page.next)
+            }, convert: { payload, _ in convert(payload) })
+    }
+
     func fetch(
         onCached: (@Sendable ([Model]) -> Void)?, onServer: @escaping @Sendable ([Model]) -> Void,
         onError: @escaping @Sendable (ChatException) -> Void
