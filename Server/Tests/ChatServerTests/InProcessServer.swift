@@ -8,7 +8,7 @@ import Foundation
 /// the same arguments `LiveServer` starts chatd with (so PostgreSQL too, under
 /// `CHATD_TEST_POSTGRES`). Anything that needs the wire (realtime, body limits, timeouts,
 /// shutdown, schemathesis) stays on `LiveServer`.
-final class InProcessServer: ChatdUnderTest, @unchecked Sendable {  // immutable after init
+final class InProcessServer: ChatdUnderTest, Sendable {
     let server: ChatServer
     let dataDirectory: URL
 
