@@ -32,6 +32,7 @@ let package = Package(
                 "CNats",
                 "CMalloc",
                 .product(name: "ChatProtocol", package: root),
+                .product(name: "Locking", package: root),
                 .product(name: "SQLiteKit", package: root),
                 .product(name: "WebSocket", package: root),
             ],
@@ -41,7 +42,7 @@ let package = Package(
             name: "chatd-bench",
             dependencies: [
                 "ChatServer", .product(name: "ChatProtocol", package: root), .product(name: "WebSocket", package: root),
-                .product(name: "ServerProcess", package: root),
+                .product(name: "ServerProcess", package: root), .product(name: "Locking", package: root),
             ],
             swiftSettings: swiftSettings),
         .testTarget(

@@ -16,6 +16,7 @@
 #      node, with wrk;
 #   8. bench-wrk.sh: sends, a history page and the conversation list on one SQLite node, with
 #      wrk, against the same-run health baseline;
+#   9. lock-bench: `Locked` against `Synchronization.Mutex` with 1 to 64 threads;
 #   plus the cost of encryption: cache-bench --compare-encryption and sync-bench's encrypted
 #   ingest put a plain and an SQLCipher cache side by side in one run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
@@ -53,3 +54,7 @@ scripts/bench-reads-postgres.sh
 echo
 # 8. chatd's hot paths on SQLite, driven by wrk.
 scripts/bench-wrk.sh
+echo
+# 9. the lock both packages use against Synchronization.Mutex, with more threads than cores.
+swift build -c release --product lock-bench 2>&1 | tail -1
+.build/release/lock-bench

@@ -1,5 +1,6 @@
 import ChatProtocol
 import Foundation
+import Locking
 import SQLiteKit
 
 /// One user's on-device cache: an SQLite (or SQLCipher) database in WAL mode with one
@@ -149,23 +150,6 @@ public final class ChatCache: Sendable {
             }
         }
     }
-}
-
-/// A value behind a lock, usable from any thread (shared with the SDK module). A plain lock:
-/// `Synchronization.Mutex` spins badly under contention on small machines.
-package final class Locked<Value>: @unchecked Sendable {  // `value` is only touched under `lock`
-    private let lock = NSLock()
-    private var value: Value
-
-    package init(_ value: Value) { self.value = value }
-
-    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-
-    package var current: Value { withLock { $0 } }
 }
 
 extension ChatCache {

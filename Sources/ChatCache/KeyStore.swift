@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// Where the cache's encryption keys live, outside the cache: one small secret per account
 /// (`<appID>/<uid>`). On Apple platforms the Keychain (`KeychainKeyStore`); on Linux a
@@ -19,26 +20,29 @@ public struct KeyStoreUnavailable: Error, Sendable, CustomStringConvertible {
 }
 
 /// Secrets kept in memory (tests; nothing survives the process).
-public final class InMemoryKeyStore: KeyStore, @unchecked Sendable {  // `secrets` under `lock`
-    private let lock = NSLock()
-    private var secrets: [String: Data] = [:]
+public final class InMemoryKeyStore: KeyStore, Sendable {
+    private let state = Locked((secrets: [String: Data](), failures: 0))
+
     /// Loads fail this many more times with `KeyStoreUnavailable` (to test the retries).
-    public var failuresToSimulate = 0
+    public var failuresToSimulate: Int {
+        get { state.withLock { $0.failures } }
+        set { state.withLock { $0.failures = newValue } }
+    }
 
     public init() {}
 
     public func load(account: String) throws -> Data? {
-        try lock.withLock {
-            if failuresToSimulate > 0 {
-                failuresToSimulate -= 1
+        try state.withLock {
+            if $0.failures > 0 {
+                $0.failures -= 1
                 throw KeyStoreUnavailable("simulated: the key store is locked")
             }
-            return secrets[account]
+            return $0.secrets[account]
         }
     }
 
-    public func save(_ secret: Data, account: String) throws { lock.withLock { secrets[account] = secret } }
-    public func delete(account: String) throws { _ = lock.withLock { secrets.removeValue(forKey: account) } }
+    public func save(_ secret: Data, account: String) throws { state.withLock { $0.secrets[account] = secret } }
+    public func delete(account: String) throws { _ = state.withLock { $0.secrets.removeValue(forKey: account) } }
 }
 
 /// One file per account (mode 0600) in a private directory (0700) that is not inside any

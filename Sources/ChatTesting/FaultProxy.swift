@@ -1,4 +1,5 @@
 #if os(Linux) || os(macOS)
+import Locking
 import ChatCache
 import Foundation
 #if canImport(Glibc)

@@ -2,17 +2,17 @@
 internal import COpenSSL
 import Foundation
 import Glibc
+import Locking
 import Synchronization
 
 /// TLS (1.2 or later) over a TCP socket with OpenSSL: the server's certificate must chain to
 /// the system's trust store (or `trustedCertificates`) and name the host. The socket is
-/// non-blocking; each OpenSSL call runs under `lock` (a read and a write from two threads take
+/// non-blocking; each OpenSSL call runs under the lock of `ssl` (a read and a write from two threads take
 /// turns, which OpenSSL requires) and waits for the socket with `poll` outside it, so a
 /// blocked read never holds up a write.
-final class TLSStream: ByteStream, @unchecked Sendable {  // `ssl` is used only under `lock`
+final class TLSStream: ByteStream, Sendable {
     private let fd: Int32
-    private let ssl: OpaquePointer
-    private let lock = NSLock()
+    private let ssl: Locked<OpaquePointer>
     /// Milliseconds a read or write waits for the socket; -1: no limit.
     private let waitLimit: Int32
     private let closed = Atomic(false)
@@ -36,7 +36,7 @@ final class TLSStream: ByteStream, @unchecked Sendable {  // `ssl` is used only 
             Socket.close(fd)
             throw ConnectionError("TLS: \(Self.lastError())")
         }
-        self.ssl = ssl
+        self.ssl = Locked(ssl)
         _ = chat_tls_set_write_modes(ssl)
         SSL_set_fd(ssl, fd)
         var address = in_addr()
@@ -49,7 +49,7 @@ final class TLSStream: ByteStream, @unchecked Sendable {  // `ssl` is used only 
     }
 
     deinit {
-        SSL_free(ssl)
+        ssl.withLock { SSL_free($0) }
         Socket.close(fd)
     }
 
@@ -81,7 +81,7 @@ final class TLSStream: ByteStream, @unchecked Sendable {  // `ssl` is used only 
     /// OpenSSL asks; 0 at the end of the stream (or after `shutdown()`).
     private func perform(_ what: String, _ call: (OpaquePointer) -> Int32) throws(ConnectionError) -> Int {
         while true {
-            let (result, error): (Int32, Int32) = lock.withLock {
+            let (result, error): (Int32, Int32) = ssl.withLock { ssl in
                 ERR_clear_error()
                 let result = call(ssl)
                 return (result, result > 0 ? SSL_ERROR_NONE : SSL_get_error(ssl, result))
@@ -98,7 +98,7 @@ final class TLSStream: ByteStream, @unchecked Sendable {  // `ssl` is used only 
                 return 0
             default:
                 if closed.load(ordering: .acquiring) { return 0 }
-                let verify = SSL_get_verify_result(ssl)
+                let verify = ssl.withLock { SSL_get_verify_result($0) }
                 if verify != X509_V_OK {
                     throw ConnectionError(
                         "TLS \(what): the certificate is not trusted (\(String(cString: X509_verify_cert_error_string(verify))))"

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Synchronization
 
 /// An RFC 6455 client over a blocking POSIX socket (`ws://`, or `wss://` with OpenSSL), for Linux (where Foundation's
@@ -12,13 +13,13 @@ import Synchronization
 /// ```
 public final class WebSocketClient: Sendable {
     private let stream: any ByteStream
-    private let reader: Mutex<WebSocketParser>
-    private let writer = Mutex(false)  // true once a close frame was sent
+    private let reader: Locked<WebSocketParser>
+    private let writer = Locked(false)  // true once a close frame was sent
     private let closed = Atomic(false)
 
     private init(stream: any ByteStream, parser: WebSocketParser) {
         self.stream = stream
-        self.reader = Mutex(parser)
+        self.reader = Locked(parser)
     }
 
     /// Opens a connection (`ws://`, or `wss://` verified against the system's trust store

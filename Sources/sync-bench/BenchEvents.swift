@@ -1,6 +1,7 @@
 import ChatCache
 import ChatTesting
 import Foundation
+import Locking
 import OfflineChat
 
 /// Sync events, awaited in order, with the timing of each sweep's phases.

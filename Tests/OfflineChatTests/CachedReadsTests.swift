@@ -1,5 +1,6 @@
 import ChatTesting
 import Foundation
+import Locking
 import Testing
 
 @testable import ChatCache

@@ -1,6 +1,7 @@
 import ChatCache
 import ChatTesting
 import Foundation
+import Locking
 import Testing
 
 @testable import OfflineChat

@@ -1,5 +1,6 @@
 import ChatCache
 import Foundation
+import Locking
 import Testing
 
 @testable import OfflineChat

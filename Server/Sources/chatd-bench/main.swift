@@ -1,6 +1,7 @@
 import ChatProtocol
 import ChatServer
 import Foundation
+import Locking
 import ServerProcess
 import Synchronization
 import WebSocket
@@ -70,7 +71,7 @@ let healthSeconds = parallel(workers) { worker in
 let healthRate = Double(healthCount) / healthSeconds
 
 // 2. 50 realtime clients; each records send→delivery latency of messages addressed to it.
-let latencies = Mutex(Latencies())
+let latencies = Locked(Latencies())
 let delivered = Atomic<Int>(0)
 var sockets: [WebSocketClient] = []
 for token in tokens {

@@ -1,5 +1,6 @@
 import ChatCache
 import Foundation
+import Locking
 
 /// The durable outbox of one session: queued sends live in the cache (they survive
 /// restarts); one flush task sends them in composed order per conversation, following

@@ -1,5 +1,6 @@
 import ChatCache
 import Foundation
+import Locking
 
 /// The two phases of a read, for the `async` forms.
 public enum FetchPhase<Item: Sendable>: Sendable {

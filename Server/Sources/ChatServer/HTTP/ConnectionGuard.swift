@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import Locking
 
 /// Keeps slow or silent clients from holding every connection (slowloris: a thousand sockets
 /// sending a header byte every 20 s made chatd unreachable). Each connection is tracked from
@@ -10,7 +11,7 @@ import Foundation
 ///
 /// Called from libmicrohttpd's threads; a connection is cut by shutting its socket down, which
 /// the library then closes as any failed connection.
-final class ConnectionGuard: @unchecked Sendable {  // `connections` under `lock`
+final class ConnectionGuard: Sendable {
     enum Stage {
         /// Reading a request head since this moment (monotonic nanoseconds).
         case head(since: UInt64)
@@ -25,9 +26,8 @@ final class ConnectionGuard: @unchecked Sendable {  // `connections` under `lock
 
     let maxConnections: Int
     let headerTimeout: TimeInterval
-    private let lock = NSLock()
-    private var connections: [Int: Entry] = [:]
-    private var watching = true
+    private let connections = Locked<[Int: Entry]>([:])
+    private let watching = Locked(true)
 
     init(maxConnections: Int, headerTimeout: TimeInterval) {
         self.maxConnections = maxConnections
@@ -38,7 +38,7 @@ final class ConnectionGuard: @unchecked Sendable {  // `connections` under `lock
 
     func started(_ connection: OpaquePointer) {
         let fd = chatd_mhd_connection_fd(connection)
-        lock.withLock {
+        connections.withLock { connections in
             connections[Int(bitPattern: connection)] = Entry(fd: fd, stage: .head(since: Self.now()))
             guard connections.count > maxConnections else { return }
             // Full: the oldest connection still sending its head goes (the new one, if none).
@@ -54,16 +54,16 @@ final class ConnectionGuard: @unchecked Sendable {  // `connections` under `lock
     func upgraded(_ connection: OpaquePointer?) { set(connection, .upgraded) }
 
     func closed(_ connection: OpaquePointer) {
-        _ = lock.withLock { connections.removeValue(forKey: Int(bitPattern: connection)) }
+        _ = connections.withLock { $0.removeValue(forKey: Int(bitPattern: connection)) }
     }
 
     /// Cuts, once a second, connections that have been sending a head for too long.
     func watch() {
         Thread.detachNewThread { [self] in
-            while lock.withLock({ watching }) {
+            while watching.current {
                 Thread.sleep(forTimeInterval: min(1, headerTimeout / 2))
                 let limit = UInt64(headerTimeout * 1e9)
-                lock.withLock {
+                connections.withLock { connections in
                     let now = Self.now()
                     for entry in connections.values where Self.isStale(entry, now: now, limit: limit) { cut(entry.fd) }
                 }
@@ -71,11 +71,11 @@ final class ConnectionGuard: @unchecked Sendable {  // `connections` under `lock
         }
     }
 
-    func stopWatching() { lock.withLock { watching = false } }
+    func stopWatching() { watching.withLock { $0 = false } }
 
     private func set(_ connection: OpaquePointer?, _ stage: Stage) {
         guard let connection else { return }
-        lock.withLock {
+        connections.withLock { connections in
             guard connections[Int(bitPattern: connection)] != nil else { return }
             if case .upgraded = connections[Int(bitPattern: connection)]!.stage { return }
             connections[Int(bitPattern: connection)]!.stage = stage
@@ -93,7 +93,7 @@ final class ConnectionGuard: @unchecked Sendable {  // `connections` under `lock
         if case .head(let since) = entry.stage { since } else { .max }
     }
 
-    /// Under `lock`: the library closes the connection once its socket fails.
+    /// Under the lock of `connections`: the library closes the connection once its socket fails.
     private func cut(_ fd: Int32) {
         if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
     }

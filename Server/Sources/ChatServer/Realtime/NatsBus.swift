@@ -1,5 +1,6 @@
 import CNats
 import Foundation
+import Locking
 
 /// The realtime bus between chatd nodes, on NATS core. Each committed change is published
 /// once per reader to `chatd.u.<uid>` with the reader's position, and so are typing frames;
@@ -8,16 +9,19 @@ import Foundation
 /// (`chatd.all`). NATS core is at most once: a message lost in a restart or a reconnect is a gap in
 /// a socket's positions, which the socket fills from the inbox (`ChangeOrder`), and every
 /// reconnect is followed by a catch-up of every connected user.
-final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched under `lock`; the handle is thread-safe
-    private var connection: OpaquePointer?
-    private let lock = NSLock()
-    private var subscriptions: [String: (subscription: OpaquePointer?, sockets: Int)] = [:]
-    /// A change for one of this node's users from another node; the connection came back
-    /// after a loss (messages may have been missed). Set once by the hub.
-    private var handler: (@Sendable (BusMessage) -> Void)?
-    /// The subscription to `chatd.all`.
-    private var broadcast: OpaquePointer?
+final class NatsBus: Sendable {
+    private let state = Locked(State())
     static let broadcastSubject = "chatd.all"
+
+    private struct State {
+        var connection: OpaquePointer?
+        var subscriptions: [String: (subscription: OpaquePointer?, sockets: Int)] = [:]
+        /// A change for one of this node's users from another node; the connection came back
+        /// after a loss (messages may have been missed). Set once by the hub.
+        var handler: (@Sendable (BusMessage) -> Void)?
+        /// The subscription to `chatd.all`.
+        var broadcast: OpaquePointer?
+    }
 
     /// Connects to `url` (`nats://host:port`), reconnecting for as long as it takes.
     init(url: String) throws {
@@ -33,7 +37,9 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
         try Self.check(natsOptions_SetDisconnectedCB(options, busDisconnected, context), "disconnected callback")
         var connection: OpaquePointer?
         try Self.check(natsConnection_Connect(&connection, options), "connect to \(url)")
-        self.connection = connection
+        state.withLock { $0.connection = connection }
+        var broadcast: OpaquePointer?
+        defer { state.withLock { $0.broadcast = broadcast } }
         try Self.check(
             natsConnection_Subscribe(&broadcast, connection, Self.broadcastSubject, busMessage, context), "subscribe")
     }
@@ -41,36 +47,27 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
     deinit { close() }
 
     /// Who hears what arrives (the hub); set once.
-    func setHandler(_ handler: @escaping @Sendable (BusMessage) -> Void) {
-        lock.lock()
-        self.handler = handler
-        lock.unlock()
-    }
+    func setHandler(_ handler: @escaping @Sendable (BusMessage) -> Void) { state.withLock { $0.handler = handler } }
 
-    func deliver(_ message: BusMessage) {
-        lock.lock()
-        let handler = handler
-        lock.unlock()
-        handler?(message)
-    }
+    func deliver(_ message: BusMessage) { state.withLock { $0.handler }?(message) }
 
     func close() {
-        lock.lock()
-        let handle = connection
-        connection = nil
-        subscriptions = [:]
-        if let broadcast { natsSubscription_Destroy(broadcast) }
-        broadcast = nil
-        lock.unlock()
+        let handle = state.withLock { state in
+            defer {
+                state.connection = nil
+                state.subscriptions = [:]
+                if let broadcast = state.broadcast { natsSubscription_Destroy(broadcast) }
+                state.broadcast = nil
+            }
+            return state.connection
+        }
         guard let handle else { return }
         natsConnection_Close(handle)
         natsConnection_Destroy(handle)
     }
 
     var isConnected: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return connection.map { natsConnection_Status($0) == NATS_CONN_STATUS_CONNECTED } ?? false
+        state.withLock { $0.connection.map { natsConnection_Status($0) == NATS_CONN_STATUS_CONNECTED } ?? false }
     }
 
     /// `chatd.u.<uid>`: a uid's dots are escaped (a dot separates subject tokens).
@@ -102,47 +99,46 @@ final class NatsBus: @unchecked Sendable {  // `subscriptions` is only touched u
     }
 
     private func send(_ messages: [(subject: String, payload: [UInt8])]) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let connection else { return }
-        for message in messages {
-            _ = natsConnection_Publish(connection, message.subject, message.payload, Int32(message.payload.count))
+        state.withLock { state in
+            guard let connection = state.connection else { return }
+            for message in messages {
+                _ = natsConnection_Publish(connection, message.subject, message.payload, Int32(message.payload.count))
+            }
         }
     }
 
     /// A socket of `uid` opens on this node: subscribe for the first one.
     func retain(_ uid: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        if var entry = subscriptions[uid] {
-            entry.sockets += 1
-            subscriptions[uid] = entry
-            return
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        state.withLock { state in
+            if var entry = state.subscriptions[uid] {
+                entry.sockets += 1
+                state.subscriptions[uid] = entry
+                return
+            }
+            var subscription: OpaquePointer?
+            if let connection = state.connection {
+                _ = natsConnection_Subscribe(&subscription, connection, Self.subject(uid), busMessage, context)
+                _ = natsConnection_Flush(connection)  // subscribed before the caller reads the user's position
+            }
+            state.subscriptions[uid] = (subscription, 1)
         }
-        var subscription: OpaquePointer?
-        if let connection {
-            _ = natsConnection_Subscribe(
-                &subscription, connection, Self.subject(uid), busMessage,
-                Unmanaged.passUnretained(self).toOpaque())
-            _ = natsConnection_Flush(connection)  // subscribed before the caller reads the user's position
-        }
-        subscriptions[uid] = (subscription, 1)
     }
 
     /// A socket of `uid` closed: unsubscribe after the last one.
     func release(_ uid: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard var entry = subscriptions[uid] else { return }
-        entry.sockets -= 1
-        guard entry.sockets == 0 else {
-            subscriptions[uid] = entry
-            return
-        }
-        subscriptions[uid] = nil
-        if let subscription = entry.subscription {
-            _ = natsSubscription_Unsubscribe(subscription)
-            natsSubscription_Destroy(subscription)
+        state.withLock { state in
+            guard var entry = state.subscriptions[uid] else { return }
+            entry.sockets -= 1
+            guard entry.sockets == 0 else {
+                state.subscriptions[uid] = entry
+                return
+            }
+            state.subscriptions[uid] = nil
+            if let subscription = entry.subscription {
+                _ = natsSubscription_Unsubscribe(subscription)
+                natsSubscription_Destroy(subscription)
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import ChatProtocol
 import Foundation
 import Glibc
+import Locking
 import Synchronization
 import WebSocket
 
@@ -318,34 +319,27 @@ struct RealtimeSession: Sendable {
     let expiresAt: Int64
 }
 
-/// The hub's inbox: commands from request threads to the loop thread. A plain pthread lock:
-/// it is held for an append or a swap, and must not spin when its holder is descheduled
-/// (2 cores, many request threads).
-final class CommandQueue: @unchecked Sendable {  // `items` and `closed` are only touched under `lock`
-    private let lock = NSLock()
-    private var items: [RealtimeHub.Command] = []
-    private var closed = false
+/// The hub's inbox: commands from request threads to the loop thread. Its lock is held for an
+/// append or a swap.
+final class CommandQueue: Sendable {
+    private let state = Locked((items: [RealtimeHub.Command](), closed: false))
 
     /// Queues `commands`; false once the hub has stopped.
     func append(_ commands: [RealtimeHub.Command]) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closed else { return false }
-        items += commands
-        return true
+        state.withLock {
+            guard !$0.closed else { return false }
+            $0.items += commands
+            return true
+        }
     }
 
-    func close() {
-        lock.lock()
-        closed = true
-        lock.unlock()
-    }
+    /// Refuses commands from now on (those queued stay for `takeAll()`).
+    func close() { state.withLock { $0.closed = true } }
 
     func takeAll() -> [RealtimeHub.Command] {
-        lock.lock()
-        defer { lock.unlock() }
-        let taken = items
-        items = []
-        return taken
+        state.withLock { state in
+            defer { state.items = [] }
+            return state.items
+        }
     }
 }

@@ -1,5 +1,5 @@
 import ChatProtocol
-import Synchronization
+import Locking
 
 /// Per-user token buckets, one per kind of request: each request takes a token; tokens come
 /// back at the configured rate up to a burst. An empty bucket answers 429 with `Retry-After`
@@ -41,7 +41,7 @@ final class RateLimiter: Sendable {
     private static let pruneAbove = 50_000
     private let rules: [Kind: Rule]
     private let clock: any ServerClock
-    private let buckets = Mutex<[Key: Bucket]>([:])
+    private let buckets = Locked<[Key: Bucket]>([:])
 
     init(rules: [Kind: Rule], clock: any ServerClock) {
         self.rules = rules
@@ -93,7 +93,7 @@ final class JoinBackoff: Sendable {
     static let freeAttempts = 3
     static let maxDelay: Int64 = 15 * 60_000
     private let clock: any ServerClock
-    private let failures = Mutex<[Key: Failures]>([:])
+    private let failures = Locked<[Key: Failures]>([:])
 
     init(clock: any ServerClock) { self.clock = clock }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import SQLiteKit
 
 /// Group commit: writes that arrive while another batch is committing wait, and the next
@@ -8,7 +9,7 @@ import SQLiteKit
 ///
 /// A batch whose transaction fails (one write refused, say) is rolled back and each of its
 /// writes runs again alone, so a bad write fails by itself and the others still commit once.
-final class GroupCommit: @unchecked Sendable {  // `waiting`, `leading` and the counts only under `lock`
+final class GroupCommit: Sendable {
     /// One write waiting for its batch.
     final class Job: @unchecked Sendable {  // `outcome` is written before `wake` signals and read after it
         /// Where its batch runs it: jobs go in this order (their conversation), ties in arrival order.
@@ -25,43 +26,49 @@ final class GroupCommit: @unchecked Sendable {  // `waiting`, `leading` and the 
 
     /// Writes in one transaction at most.
     let maxBatch: Int
-    private let lock = NSLock()
-    private var waiting: [Job] = []
-    private var leading = false
-    /// Batches committed and the writes they carried, since start (`GET /metrics`).
-    private var batches = 0
-    private var writes = 0
+    private let state = Locked(State())
+
+    private struct State {
+        var waiting: [Job] = []
+        /// A batch is being led: a new write waits to be carried or woken to lead the next.
+        var leading = false
+        /// Batches committed and the writes they carried, since start (`GET /metrics`).
+        var batches = 0
+        var writes = 0
+    }
 
     init(maxBatch: Int = 64) { self.maxBatch = maxBatch }
 
     /// Batches and writes so far, read together.
-    var counts: (batches: Int, writes: Int) { lock.withLock { (batches, writes) } }
+    var counts: (batches: Int, writes: Int) { state.withLock { ($0.batches, $0.writes) } }
 
     /// Writes waiting for a batch now (for tests).
-    var waitingCount: Int { lock.withLock { waiting.count } }
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// Runs `job` in a batch (`commit` commits one and sets each job's outcome) and returns its
     /// outcome.
     func run(_ job: Job, commit: ([Job]) -> Void) -> Result<any Sendable, any Error> {
-        lock.lock()
-        waiting.append(job)
-        if leading {
-            lock.unlock()
+        let follows = state.withLock { state in
+            state.waiting.append(job)
+            defer { state.leading = true }
+            return state.leading
+        }
+        if follows {
             job.wake.wait()
             if let outcome = job.outcome { return outcome }  // a batch led by another carried it
-            lock.lock()  // woken to lead the next batch: `leading` stayed true for it
-        } else {
-            leading = true
+            // Woken to lead the next batch: `leading` stayed true for it.
         }
-        let batch = Array(waiting.prefix(maxBatch))
-        waiting.removeFirst(batch.count)
-        batches += 1
-        writes += batch.count
-        lock.unlock()
+        let batch = state.withLock {
+            let batch = Array($0.waiting.prefix(maxBatch))
+            $0.waiting.removeFirst(batch.count)
+            $0.batches += 1
+            $0.writes += batch.count
+            return batch
+        }
 
         commit(batch)
-        lock.withLock {
-            if let next = waiting.first { next.wake.signal() } else { leading = false }
+        state.withLock {
+            if let next = $0.waiting.first { next.wake.signal() } else { $0.leading = false }
         }
         for other in batch where other !== job { other.wake.signal() }
         return job.outcome!

@@ -1,6 +1,7 @@
 import CCrypto
 import ChatProtocol
 import Foundation
+import Locking
 
 /// The bytes of uploaded media, content-addressed: a file's name is the SHA-256 of its
 /// bytes, so uploads of the same bytes (a retry after a lost answer, a forwarded photo) share
@@ -13,12 +14,7 @@ import Foundation
 public struct MediaStore: Sendable {
     public let directory: URL
     /// Ids whose file was checked against its hash since start (files never change after).
-    private let verified = Verified()
-
-    final class Verified: @unchecked Sendable {  // `ids` under `lock`
-        let lock = NSLock()
-        var ids = Set<String>()
-    }
+    private let verified = Locked(Set<String>())
 
     public init(directory: URL) throws {
         self.directory = directory
@@ -37,7 +33,7 @@ public struct MediaStore: Sendable {
     /// Removes file `id` (no upload uses it any more).
     public func remove(_ id: String) {
         guard Endpoints.isMediaID(id) else { return }
-        verified.lock.withLock { _ = verified.ids.remove(id) }
+        verified.withLock { _ = $0.remove(id) }
         try? FileManager.default.removeItem(at: url(id))
         try? FileManager.default.removeItem(at: url(id, suffix: ".type"))  // written by chatd before uploads had rows
     }
@@ -45,13 +41,12 @@ public struct MediaStore: Sendable {
     /// Whether `id`'s file is there and holds the bytes its name is the hash of.
     private func isIntact(_ id: String) -> Bool {
         // Still there: a fetch racing a removal may have marked it checked just after.
-        if verified.lock.withLock({ verified.ids.contains(id) }) && FileManager.default.fileExists(atPath: url(id).path)
-        {
+        if verified.withLock({ $0.contains(id) }) && FileManager.default.fileExists(atPath: url(id).path) {
             return true
         }
         guard let bytes = FileManager.default.contents(atPath: url(id).path), Self.sha256Hex([UInt8](bytes)) == id
         else { return false }
-        verified.lock.withLock { _ = verified.ids.insert(id) }
+        verified.withLock { _ = $0.insert(id) }
         return true
     }
 

@@ -1,5 +1,6 @@
 import ChatProtocol
 import Foundation
+import Locking
 import SQLiteKit
 import Synchronization
 
@@ -143,20 +144,10 @@ public final class Store: Sendable {
 }
 
 /// Who receives committed changes; set once at start-up, read on every write.
-final class PublisherSlot: @unchecked Sendable {  // `publish` is only touched under `lock`
-    private let lock = NSLock()
-    private var publish: (@Sendable ([PublishedChange]) -> Void)?
+final class PublisherSlot: Sendable {
+    private let target = Locked<(@Sendable ([PublishedChange]) -> Void)?>(nil)
 
-    func set(_ publish: @escaping @Sendable ([PublishedChange]) -> Void) {
-        lock.lock()
-        self.publish = publish
-        lock.unlock()
-    }
+    func set(_ publish: @escaping @Sendable ([PublishedChange]) -> Void) { target.withLock { $0 = publish } }
 
-    func publish(_ changes: [PublishedChange]) {
-        lock.lock()
-        let target = publish
-        lock.unlock()
-        target?(changes)
-    }
+    func publish(_ changes: [PublishedChange]) { target.current?(changes) }
 }
