@@ -16,7 +16,8 @@ public struct OutboxItem: Sendable {
     public var attempts: Int
     /// Not before this time (epoch ms) for the next attempt.
     public var nextAttemptAt: Int64
-    /// For failed items: `discarded`, `permanent` or `transient`.
+    /// For failed items the raw value of the SDK's `MessageFailureReason` (`discarded`,
+    /// `permanent` or `transient`).
     public var failureReason: String?
     public var errorCode: String?
     public var errorMessage: String?
@@ -26,6 +27,49 @@ public struct OutboxItem: Sendable {
     public var request: SendMessageRequest
     /// The message as shown while queued (server id 0).
     public var message: MessagePayload
+
+    /// Where the item stands (what `moveOutbox` compares and stores).
+    public var progress: OutboxProgress {
+        get {
+            OutboxProgress(
+                state: state, attempts: attempts, nextAttemptAt: nextAttemptAt, failureReason: failureReason,
+                errorCode: errorCode, errorMessage: errorMessage)
+        }
+        set {
+            state = newValue.state
+            attempts = newValue.attempts
+            nextAttemptAt = newValue.nextAttemptAt
+            failureReason = newValue.failureReason
+            errorCode = newValue.errorCode
+            errorMessage = newValue.errorMessage
+        }
+    }
+}
+
+/// Where a queued send stands: the outbox's state machine (the SDK's `OutboxPolicy`) decides
+/// it, the cache stores it.
+public struct OutboxProgress: Equatable, Sendable {
+    public var state: OutboxItem.State
+    /// Send attempts so far.
+    public var attempts: Int
+    /// Not before this time (epoch ms) for the next attempt; 0 unless pending.
+    public var nextAttemptAt: Int64
+    /// For a failed item: why (a `MessageFailureReason` raw value) and the error it got.
+    public var failureReason: String?
+    public var errorCode: String?
+    public var errorMessage: String?
+
+    public init(
+        state: OutboxItem.State, attempts: Int, nextAttemptAt: Int64 = 0, failureReason: String? = nil,
+        errorCode: String? = nil, errorMessage: String? = nil
+    ) {
+        self.state = state
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.failureReason = failureReason
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+    }
 }
 
 /// The outbox refuses a send when this many messages are already queued or failed.
@@ -63,6 +107,14 @@ extension ChatCache {
         try read { db in try Self.outboxItems(db, where: "1") }
     }
 
+    /// The outbox items with these local ids (those still queued), in composed order.
+    public func outboxItems(_ localIds: [Int64]) throws -> [OutboxItem] {
+        try read { db in
+            try Self.outboxItems(
+                db, where: "o.local_id IN (\(localIds.map { _ in "?" }.joined(separator: ", ")))", localIds)
+        }
+    }
+
     static func outboxItems(
         _ db: Connection, where condition: String, _ arguments: [any SQLValueConvertible] = []
     ) throws -> [OutboxItem] {
@@ -83,17 +135,28 @@ extension ChatCache {
         }
     }
 
-    /// Records progress of one item (a send starting, a retry scheduled, a failure).
-    public func updateOutbox(
-        _ localId: Int64, state: OutboxItem.State, attempts: Int, nextAttemptAt: Int64,
-        failureReason: String? = nil, errorCode: String? = nil, errorMessage: String? = nil
-    ) throws {
-        try write { db in
-            try db.run(
-                """
-                UPDATE outbox SET state = ?, attempts = ?, next_attempt_at = ?, failure_reason = ?, error_code = ?, error_message = ?
-                WHERE local_id = ?
-                """, [state.rawValue, attempts, nextAttemptAt, failureReason, errorCode, errorMessage, localId])
+    /// Stores each item's new progress, in one transaction, if its row still holds the progress
+    /// the item was read with (state, attempts and next attempt): a transition computed from a
+    /// stale read (the item was claimed, discarded or moved on meanwhile) is not stored. Returns
+    /// the local ids stored.
+    public func moveOutbox(_ moves: [(item: OutboxItem, to: OutboxProgress)]) throws -> Set<Int64> {
+        guard !moves.isEmpty else { return [] }
+        return try write { db in
+            var moved = Set<Int64>()
+            for (item, to) in moves {
+                try db.cachedStatement(
+                    """
+                    UPDATE outbox SET state = ?, attempts = ?, next_attempt_at = ?, failure_reason = ?, error_code = ?,
+                           error_message = ?
+                    WHERE local_id = ? AND state = ? AND attempts = ? AND next_attempt_at = ?
+                    """
+                ).run([
+                    to.state.rawValue, to.attempts, to.nextAttemptAt, to.failureReason, to.errorCode, to.errorMessage,
+                    item.localId, item.state.rawValue, item.attempts, item.nextAttemptAt
+                ])
+                if db.changes > 0 { moved.insert(item.localId) }
+            }
+            return moved
         }
     }
 
@@ -139,34 +202,6 @@ extension ChatCache {
     public func updateOutboxRequest(_ localId: Int64, _ request: SendMessageRequest) throws {
         try write { db in
             try db.run("UPDATE outbox SET request = ? WHERE local_id = ?", [try Self.json(request), localId])
-        }
-    }
-
-    /// Marks a pending item as on the wire; false when it is no longer pending (discarded,
-    /// or taken by another flush), and then it must not be sent.
-    public func claimForSend(_ localId: Int64, attempts: Int) throws -> Bool {
-        try write { db in
-            try db.run(
-                "UPDATE outbox SET state = 'sending', attempts = ? WHERE local_id = ? AND state = 'pending'",
-                [attempts, localId])
-            return db.changes > 0
-        }
-    }
-
-    /// Items left `sending` by a process that died mid-send go back to pending (the server
-    /// dedupes on muid, so a repeat is harmless). Call once at startup.
-    public func recoverInterruptedSends() throws {
-        try write { db in try db.run("UPDATE outbox SET state = 'pending', next_attempt_at = 0 WHERE state = 'sending'")
-        }
-    }
-
-    /// After a reconnect every pending item may go at once, whatever its backoff (or only
-    /// `localId`: a retry asked for).
-    public func makePendingDue(_ localId: Int64? = nil) throws {
-        try write { db in
-            try db.run(
-                "UPDATE outbox SET next_attempt_at = 0 WHERE state = 'pending' AND (? IS NULL OR local_id = ?)",
-                [localId, localId])
         }
     }
 }

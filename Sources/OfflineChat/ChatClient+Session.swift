@@ -215,8 +215,7 @@ extension ChatClient {
 
     private func makeOutbox(cache: ChatCache?, api: APIClient, owner: SessionOwner) -> Outbox? {
         guard let cache else { return nil }
-        try? cache.recoverInterruptedSends()
-        return Outbox(
+        let outbox = Outbox(
             cache: cache, api: api, config: config,
             isOnline: { [weak self] in self?.session(of: owner)?.realtime.status == .connected },
             liveSince: { [weak self] in
@@ -232,6 +231,8 @@ extension ChatClient {
                 case .failed(let message): self?.messageListeners.notify { $0.onOutboxMessageFailed(message) }
                 }
             })
+        outbox.recoverInterruptedSends()
+        return outbox
     }
 
     private func makeSync(

@@ -78,14 +78,16 @@ import Testing
         opening.cache?.close()
     }
 
-    @Test func aDiscardedItemCannotBeClaimedForSending() throws {
+    @Test func anOutboxMoveIsStoredOnlyFromTheStateItWasComputedFrom() throws {
         let cache = try makeCache()
         var queued = message(0, from: "a", text: "q")
         queued.muid = "q1"
         let localId = try cache.enqueue(
             SendMessageRequest(muid: "q1", receiver: "b", text: "q"), showing: queued, maxPending: 10)
+        let read = try #require(try cache.outboxItems().first)
         _ = try cache.removeFromOutbox(where: .one(localId))
-        #expect(try cache.claimForSend(localId, attempts: 1) == false)
+        let claim = OutboxProgress(state: .sending, attempts: 1)
+        #expect(try cache.moveOutbox([(read, claim)]).isEmpty, "a discarded item is not claimed")
         let other = try cache.enqueue(
             SendMessageRequest(muid: "q2", receiver: "b", text: "r"),
             showing: {
@@ -93,8 +95,17 @@ import Testing
                 m.muid = "q2"
                 return m
             }(), maxPending: 10)
-        #expect(try cache.claimForSend(other, attempts: 1) == true)
-        #expect(try cache.claimForSend(other, attempts: 2) == false, "only once")
+        let otherRead = try #require(try cache.outboxItems().first)
+        #expect(try cache.moveOutbox([(otherRead, claim)]) == [other])
+        #expect(
+            try cache.moveOutbox([(otherRead, OutboxProgress(state: .sending, attempts: 2))]).isEmpty,
+            "claimed once: the second claim was computed from the state before the first")
+        let stored = try #require(try cache.outboxItems().first)
+        #expect(stored.progress == claim)
+        let failed = OutboxProgress(
+            state: .failed, attempts: 1, failureReason: "permanent", errorCode: "ERR_BLOCKED", errorMessage: "no")
+        #expect(try cache.moveOutbox([(stored, failed)]) == [other])
+        #expect(try cache.outboxItems().first?.progress == failed, "the failure and its error are stored")
     }
 
     @Test func removingAConversationDeletesItsMediaFiles() throws {

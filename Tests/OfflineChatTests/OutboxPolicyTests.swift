@@ -72,6 +72,31 @@ import Testing
         #expect(policy.next(.failed(.permanent), .reconnected(now: 1_000)) == .failed(.permanent))
     }
 
+    @Test func aRetryMakesAWaitingItemDueAndRetryAllOnlyRetriesTransientFailures() {
+        #expect(
+            policy.next(.pending(attempts: 2, notBefore: 90_000), .retryRequested(now: 1_000))
+                == .pending(attempts: 2, notBefore: 1_000))
+        #expect(
+            policy.next(.pending(attempts: 2, notBefore: 90_000), .retryAllRequested(now: 1_000))
+                == .pending(attempts: 2, notBefore: 1_000))
+        #expect(
+            policy.next(.failed(.transient), .retryAllRequested(now: 7)) == .pending(attempts: 0, notBefore: 7))
+        #expect(policy.next(.failed(.permanent), .retryAllRequested(now: 7)) == .failed(.permanent))
+        #expect(policy.next(.failed(.discarded), .retryAllRequested(now: 7)) == .failed(.discarded))
+        #expect(policy.next(.sending(attempts: 1), .retryRequested(now: 7)) == .sending(attempts: 1), "on the wire")
+    }
+
+    @Test func aLostConnectionOrAnEndedProcessGivesTheAttemptBack() {
+        #expect(
+            policy.next(.sending(attempts: 3), .connectionLost(now: 500)) == .pending(attempts: 2, notBefore: 500),
+            "not the message's fault")
+        #expect(
+            policy.next(.sending(attempts: 3), .interrupted) == .pending(attempts: 3, notBefore: 0),
+            "the server may have it: the attempt counts, and it goes at once")
+        #expect(policy.next(.pending(attempts: 1, notBefore: 9), .interrupted) == .pending(attempts: 1, notBefore: 9))
+        #expect(policy.next(.failed(.transient), .connectionLost(now: 1)) == .failed(.transient))
+    }
+
     @Test func eventsThatDoNotApplyChangeNothing() {
         #expect(policy.next(.pending(attempts: 0, notBefore: 0), .succeeded) == .pending(attempts: 0, notBefore: 0))
         #expect(policy.next(.sending(attempts: 1), .startSend(now: 1)) == .sending(attempts: 1))

@@ -65,24 +65,15 @@ extension ChatClient {
             return
         }
         outbox.register(localId, Outbox.Callbacks(onSent: onSuccess, onError: onError))
-        if item.state == .failed {
-            try? cache.updateOutbox(localId, state: .pending, attempts: 0, nextAttemptAt: config.clock.now())
-        } else {
-            try? cache.makePendingDue(localId)
-        }
+        _ = outbox.retry(item)
         Task { await outbox.flush() }
     }
 
     /// Sends every message that failed transiently again (permanent failures stay failed),
     /// and every queued one now, whatever its backoff.
     public func retryAllFailedMessages() {
-        guard let current = session.current, let outbox = current.outbox, let cache = current.cache,
-            let items = try? cache.outboxItems()
-        else { return }
-        for item in items where item.state == .failed && item.failureReason == MessageFailureReason.transient.rawValue {
-            try? cache.updateOutbox(item.localId, state: .pending, attempts: 0, nextAttemptAt: config.clock.now())
-        }
-        try? cache.makePendingDue()
+        guard let outbox = session.current?.outbox else { return }
+        outbox.retryAll()
         Task { await outbox.flush() }
     }
 

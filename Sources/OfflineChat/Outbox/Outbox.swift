@@ -3,21 +3,24 @@ import Foundation
 import Locking
 
 /// The durable outbox of one session: queued sends live in the cache (they survive
-/// restarts); one flush task sends them in composed order per conversation, following
-/// `OutboxPolicy`. The server dedupes on the message's muid, so a send repeated after a lost
+/// restarts); one flush at a time sends them in composed order per conversation. Every change
+/// of an item is an event run through `OutboxPolicy` and stored from what it answers
+/// (`apply`). The server dedupes on the message's muid, so a send repeated after a lost
 /// acknowledgement or a crash yields one message.
-final class Outbox: Sendable {
+///
+/// An actor for its flush: a flush asked for while one runs awaits that one (which goes round
+/// once more for it). Queuing, retries and discards are `nonisolated`: they touch only the cache
+/// and the callbacks' lock, and apps call them synchronously.
+actor Outbox {
     struct Callbacks: Sendable {
         var onSent: (@Sendable (BaseMessage) -> Void)?
         var onError: (@Sendable (ChatException) -> Void)?
     }
 
-    private struct FlushState: Sendable {
-        var running = false
-        /// Another flush was asked for while one ran: go round once more.
-        var again = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
+    /// The flush under way, if any.
+    private var running: Task<Void, Never>?
+    /// Another flush was asked for while one ran: go round once more.
+    private var again = false
 
     let cache: ChatCache
     let api: APIClient
@@ -32,7 +35,6 @@ final class Outbox: Sendable {
     private let callbacks = Locked<[Int64: Callbacks]>([:])
     /// Items discarded while on the wire: sent if the server accepts them, else discarded.
     private let discardedInFlight = Locked<Set<Int64>>([])
-    private let flushState = Locked(FlushState())
 
     enum Outcome: Sendable {
         case sent(BaseMessage)
@@ -54,7 +56,7 @@ final class Outbox: Sendable {
     }
 
     /// Adds callbacks for an item; ones already registered (the send's own) still fire.
-    func register(_ localId: Int64, _ added: Callbacks) {
+    nonisolated func register(_ localId: Int64, _ added: Callbacks) {
         callbacks.withLock { all in
             guard let earlier = all[localId] else {
                 all[localId] = added
@@ -72,51 +74,31 @@ final class Outbox: Sendable {
         }
     }
 
-    private func take(_ localId: Int64) -> Callbacks? {
+    private nonisolated func take(_ localId: Int64) -> Callbacks? {
         callbacks.withLock { $0.removeValue(forKey: localId) }
     }
 
     /// Sends what is due, in order; returns when there is nothing left to do now (items
     /// waiting on a backoff are resumed by a timer task). Concurrent calls share one flush.
     func flush() async {
-        let mustRun = flushState.withLock { state -> Bool in
-            if state.running {
-                state.again = true
-                return false
-            }
-            state.running = true
-            return true
-        }
-        if !mustRun {
-            await withCheckedContinuation { continuation in
-                let done = flushState.withLock { state -> Bool in
-                    guard state.running else { return true }
-                    state.waiters.append(continuation)
-                    return false
-                }
-                if done { continuation.resume() }
-            }
+        if let running {
+            again = true
+            await running.value
             return
         }
+        let pass = Task { await drain() }
+        running = pass
+        await pass.value
+    }
+
+    /// Passes until nobody asked for another meanwhile; then the wake-up for the earliest backoff.
+    private func drain() async {
         var wake: Int64?
-        var waiters: [CheckedContinuation<Void, Never>] = []
-        while true {
+        repeat {
+            again = false
             wake = await flushOnce()
-            // Stop only if nobody asked for another pass meanwhile, in the same lock that
-            // lets the next caller run a flush of its own.
-            let done = flushState.withLock { state -> Bool in
-                if state.again {
-                    state.again = false
-                    return false
-                }
-                state.running = false
-                waiters = state.waiters
-                state.waiters = []
-                return true
-            }
-            if done { break }
-        }
-        waiters.forEach { $0.resume() }
+        } while again
+        running = nil
         if let wake { scheduleWake(at: wake) }
     }
 
@@ -155,12 +137,11 @@ final class Outbox: Sendable {
         case throttled(Int64)
     }
 
-    private func send(_ item: OutboxItem) async -> SendOutcome {
-        var state = policy.next(
-            .pending(attempts: item.attempts, notBefore: item.nextAttemptAt), .startSend(now: config.clock.now()))
-        guard case .sending(let attempts) = state else { return .failedForGood }
-        // Claimed atomically: an item discarded since the pass read the outbox is not sent.
-        guard (try? cache.claimForSend(item.localId, attempts: attempts)) == true else { return .failedForGood }
+    private func send(_ queued: OutboxItem) async -> SendOutcome {
+        // Claimed atomically: an item discarded or claimed since the pass read it is not sent.
+        guard let item = apply(.startSend(now: config.clock.now()), to: [queued]).first, item.state == .sending else {
+            return .failedForGood
+        }
         do {
             let request = try await uploadingMedia(of: item)
             let payload: MessagePayload = try await api.send("POST", Endpoints.messages, body: request)
@@ -180,27 +161,20 @@ final class Outbox: Sendable {
                 failed(item, reason: .discarded, error: Self.discardError(item.localId))
                 return .failedForGood
             }
+            let now = config.clock.now()
             if error.errorCode == ChatException.internetUnavailable && !isOnline() {
-                // The connection went away: not the message's fault, no attempt used up; the
-                // next settle flushes again.
-                try? cache.updateOutbox(
-                    item.localId, state: .pending, attempts: item.attempts, nextAttemptAt: item.nextAttemptAt)
+                // The next settle flushes again.
+                apply(.connectionLost(now: now), to: [item])
                 return .offline
             }
-            let now = config.clock.now()
             let event: OutboxPolicy.Event =
                 error.retryAfter.map { .throttled(now: now, milliseconds: Int64($0 * 1000)) }
                 ?? (error.isTransient
                     ? .failedTransiently(now: now, unit: Double.random(in: 0..<1)) : .failedPermanently)
-            state = policy.next(.sending(attempts: attempts), event)
-            switch state {
-            case .pending(let attempts, let notBefore):
-                try? cache.updateOutbox(item.localId, state: .pending, attempts: attempts, nextAttemptAt: notBefore)
+            switch apply(event, to: [item], error: error).first.map(OutboxPolicy.State.init) {
+            case .pending(_, let notBefore):
                 return error.retryAfter == nil ? .retryAt(notBefore) : .throttled(notBefore)
             case .failed(let reason):
-                try? cache.updateOutbox(
-                    item.localId, state: .failed, attempts: attempts, nextAttemptAt: 0, failureReason: reason.rawValue,
-                    errorCode: error.errorCode, errorMessage: error.errorDescription)
                 failed(item, reason: reason, error: error)
                 return .failedForGood
             default:
@@ -209,6 +183,40 @@ final class Outbox: Sendable {
         } catch {
             return .offline
         }
+    }
+
+    /// Runs `event` through the policy for each of `items` and stores the states it changes,
+    /// each only if its item is still as read (`ChatCache.moveOutbox`); an item that changed
+    /// meanwhile (a reconnect made it due while a flush claimed it, say) is read again and the
+    /// event runs on what it is now. `error` is the one that failed them, if they fail. Returns
+    /// the items stored, as they are now. `.succeeded` and `.discarded` end an item: `send` and
+    /// `discard` remove its row instead.
+    @discardableResult
+    nonisolated func apply(
+        _ event: OutboxPolicy.Event, to items: [OutboxItem], error: ChatException? = nil
+    )
+        -> [OutboxItem]
+    {
+        var stored: [OutboxItem] = []
+        var current = items
+        // Each round is a transition another writer made first: a handful at most.
+        for _ in 0..<8 where !current.isEmpty {
+            let moves = current.compactMap { item -> (item: OutboxItem, to: OutboxProgress)? in
+                let state = OutboxPolicy.State(item)
+                let next = policy.next(state, event)
+                guard next != state, let progress = next.progress(of: item, error: error) else { return nil }
+                return (item, progress)
+            }
+            guard let moved = try? cache.moveOutbox(moves) else { break }
+            for (item, progress) in moves where moved.contains(item.localId) {
+                var updated = item
+                updated.progress = progress
+                stored.append(updated)
+            }
+            let changed = moves.map(\.item.localId).filter { !moved.contains($0) }
+            current = changed.isEmpty ? [] : (try? cache.outboxItems(changed)) ?? []
+        }
+        return stored
     }
 
     /// The item's request, its queued file uploaded first if that has not happened yet (the
@@ -246,25 +254,53 @@ final class Outbox: Sendable {
     }
 
     /// Fails every queued item of `selection` with `.discarded` (their callbacks hear
-    /// `ERROR_OFFLINE_MESSAGE_DISCARDED`); already-failed items are removed silently.
-    func discard(_ selection: OutboxSelection) -> [OutboxItem] {
+    /// `ERROR_OFFLINE_MESSAGE_DISCARDED`); already-failed items are removed silently. The
+    /// policy's `.discarded` ends an item, so its row goes (atomically with reading it).
+    nonisolated func discard(_ selection: OutboxSelection) -> [OutboxItem] {
         let removed = (try? cache.removeFromOutbox(where: selection)) ?? []
         for item in removed {
-            switch item.state {
+            let before = OutboxPolicy.State(item)
+            guard case .failed(let reason) = policy.next(before, .discarded) else { continue }
+            switch before {
             case .sending:
                 // On the wire: reported sent if the server accepts it, discarded otherwise.
                 discardedInFlight.withLock { _ = $0.insert(item.localId) }
             case .pending:
-                failed(item, reason: .discarded, error: Self.discardError(item.localId))
-            case .failed:
+                failed(item, reason: reason, error: Self.discardError(item.localId))
+            case .failed, .sent:
                 _ = take(item.localId)
             }
         }
         return removed
     }
 
+    /// `retryMessage`: `item` (failed, or waiting) goes again now; false when the policy does
+    /// not retry it (a discard) or it changed meanwhile.
+    nonisolated func retry(_ item: OutboxItem) -> Bool {
+        !apply(.retryRequested(now: config.clock.now()), to: [item]).isEmpty
+    }
+
+    /// `retryAllFailedMessages`: transient failures go again, waiting items go now.
+    nonisolated func retryAll() {
+        guard let items = try? cache.outboxItems() else { return }
+        apply(.retryAllRequested(now: config.clock.now()), to: items)
+    }
+
+    /// The connection settled again: every waiting item may go now.
+    nonisolated func reconnected() {
+        guard let items = try? cache.outboxItems() else { return }
+        apply(.reconnected(now: config.clock.now()), to: items)
+    }
+
+    /// Items a process that died mid-send left on the wire go again (the server dedupes on muid,
+    /// so a repeat is harmless). Called once when the session opens.
+    nonisolated func recoverInterruptedSends() {
+        guard let items = try? cache.outboxItems() else { return }
+        apply(.interrupted, to: items.filter { $0.state == .sending })
+    }
+
     /// Tells the send's `onError` and the listeners that `item` failed for good.
-    private func failed(_ item: OutboxItem, reason: MessageFailureReason, error: ChatException) {
+    private nonisolated func failed(_ item: OutboxItem, reason: MessageFailureReason, error: ChatException) {
         if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(error) } }
         report(.failed(Self.failedMessage(item, reason: reason, error: error)))
     }
@@ -299,7 +335,7 @@ extension BaseMessage {
         case .sending: message.messageStatus = .sending
         case .failed:
             message.messageStatus = .failed
-            message.failureReason = item.failureReason.flatMap(MessageFailureReason.init(rawValue:))
+            message.failureReason = item.reason
             message.failureError = item.errorCode.map {
                 ChatException(errorCode: $0, errorDescription: item.errorMessage ?? "")
             }

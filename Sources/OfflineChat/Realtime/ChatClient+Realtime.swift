@@ -20,7 +20,7 @@ extension ChatClient {
     func connectionSettled(owner: SessionOwner) async {
         guard let current = session(of: owner) else { return }
         if let outbox = current.outbox, config.offline.autoSendPendingOnReconnect {
-            try? current.cache?.makePendingDue()
+            outbox.reconnected()
             await outbox.flush()
         }
         guard session(of: owner) != nil else { return }
