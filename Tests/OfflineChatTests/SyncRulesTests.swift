@@ -88,6 +88,25 @@ import Testing
         #expect(throttle.request(.reconnect, now: 2_000) == .start, "changes may have been missed while offline")
     }
 
+    @Test func aRebuildFoundDuringASweepRunsRightAfterItEvenWithinTheManualCooldown() {
+        var throttle = SyncThrottle()
+        #expect(throttle.request(.manual, now: 0) == .start)
+        #expect(throttle.request(.rebuild, now: 10) == .followUpQueued, "the sweep that found out is still running")
+        #expect(throttle.finished(now: 20) == true, "the cold start follows at once")
+        #expect(throttle.finished(now: 30) == false)
+        #expect(throttle.request(.rebuild, now: 40) == .start, "no cooldown for a rebuild")
+        #expect(throttle.request(.reconnect, now: 50) == .followUpQueued)
+        #expect(throttle.request(.rebuild, now: 60) == .coalesced, "one follow-up does both")
+    }
+
+    @Test func aRetryOfAFailedSweepIsNotHeldBackByTheCooldown() {
+        var throttle = SyncThrottle()
+        _ = throttle.request(.manual, now: 0)
+        _ = throttle.finished(now: 1_000)
+        #expect(throttle.request(.retry, now: 1_500) == .start)
+        #expect(throttle.request(.manual, now: 1_600) == .rejectedInProgress)
+    }
+
     @Test func theFirstManualSyncHasNoCooldown() {
         var throttle = SyncThrottle()
         #expect(throttle.request(.manual, now: 0) == .start)

@@ -139,7 +139,7 @@ final class SyncEngine: Sendable {
             }
             let now = live.current
             guard isCurrent(), now.connected, now.generation == result.generation else { return }
-            request(.reconnect)
+            request(.retry)
         }
         retry.withLock {
             $0?.cancel()
@@ -271,7 +271,7 @@ final class SyncEngine: Sendable {
             lostTrack()
             try? cache.resetForRebuild()
             listeners.sync.notify { $0.onMessageSyncError(error) }
-            _ = throttle.withLock { $0.request(.reconnect, now: config.clock.now()) }
+            _ = throttle.withLock { $0.request(.rebuild, now: config.clock.now()) }
             return error
         } catch {
             let exception = Self.exception(error)

@@ -1,12 +1,19 @@
 /// When a catch-up sync may start, as a pure state machine (time passed in). One sweep runs at
-/// a time; a reconnect during a sweep queues at most one follow-up; `forceSyncNow` is refused
-/// while a sweep runs and for 15 s after one ended.
+/// a time; a reconnect, a rebuild or a retry during a sweep queues at most one follow-up;
+/// `forceSyncNow` is refused while a sweep runs and for 15 s after one ended.
 struct SyncThrottle: Equatable, Sendable {
     enum Trigger: Sendable {
         /// The connection settled after a (re)connect.
         case reconnect
         /// `forceSyncNow`.
         case manual
+        /// The cache was reset for a rebuild (the changelog no longer reaches the sync point,
+        /// or the server no longer knows the cursor): a cold-start sweep must follow the one
+        /// that found out.
+        case rebuild
+        /// A sweep the server failed runs again: the connection stayed up, so no reconnect will
+        /// start one.
+        case retry
     }
 
     enum Decision: Equatable, Sendable {
@@ -28,7 +35,7 @@ struct SyncThrottle: Equatable, Sendable {
 
     mutating func request(_ trigger: Trigger, now: Int64) -> Decision {
         switch trigger {
-        case .reconnect:
+        case .reconnect, .rebuild, .retry:
             guard running else {
                 running = true
                 return .start
