@@ -18,9 +18,7 @@ extension ChatClient {
             throw ChatException.invalid("message \(message.id) has no attachment to download")
         }
         guard let cache = current.cache else {
-            throw ChatException(
-                errorCode: ChatException.offlineDisabled,
-                errorDescription: "media is kept in the offline cache; enable offline support")
+            throw ChatException(.offlineDisabled, "media is kept in the offline cache; enable offline support")
         }
         // A file url names a file on this device: never opened on a message's word (a sender
         // could name the app's own files). A queued send's file is already in the cache.
@@ -35,8 +33,7 @@ extension ChatClient {
                 attachment.size > 0 ? min(attachment.size, config.maxMediaDownloadSize) : config.maxMediaDownloadSize
             let data = try await current.api.download(attachment.url, maxBytes: limit)
             do { _ = try cache.storeMedia(data, messageId: message.id, name: attachment.name) } catch {
-                throw ChatException(
-                    errorCode: ChatException.cacheFailure, errorDescription: "cannot store the file: \(error)")
+                throw ChatException(.cacheFailure, "cannot store the file: \(error)")
             }
         }
         return message.copy(localPath: FileManager.default.fileExists(atPath: target.path) ? target.path : nil)

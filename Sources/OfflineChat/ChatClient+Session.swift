@@ -31,22 +31,20 @@ extension ChatClient {
         do {
             let me: UserPayload = try await api.get(Endpoints.me)
             guard me.uid == uid else {
-                throw ChatException(
-                    errorCode: ChatException.authTokenInvalid,
-                    errorDescription: "the token belongs to \(me.uid), not \(uid)")
+                throw ChatException(.authTokenInvalid, "the token belongs to \(me.uid), not \(uid)")
             }
             user = User(me)
             try? cache?.setMeta(MetaKey.token, authToken)
             try? cache?.setMeta(MetaKey.me, String(decoding: try APIClient.encoder.encode(me), as: UTF8.self))
         } catch let error as ChatException {
-            if error.isAuthFailure || error.errorCode == ChatException.authTokenInvalid {
+            if error.isAuthFailure || error.code == .authTokenInvalid {
                 cache?.close()
                 // This user's cache belongs to a token that no longer works, unless a live
                 // session of the same user is using it.
                 if session.current?.user.uid != uid { try? ChatCache.destroy(directory: cacheDirectory(for: uid)) }
                 throw error
             }
-            guard error.errorCode == ChatException.internetUnavailable, let cache,
+            guard error.code == .internetUnavailable, let cache,
                 let known = Self.cachedUser(cache, token: authToken)
             else {
                 cache?.close()
@@ -90,8 +88,7 @@ extension ChatClient {
         }
         guard case .some(let replaced) = previous else {
             started.cache?.close()
-            throw ChatException(
-                errorCode: ChatException.userNotLoggedIn, errorDescription: "a logout or another login came first")
+            throw ChatException(.userNotLoggedIn, "a logout or another login came first")
         }
         if let replaced { end(replaced, wipe: replaced.user.uid != started.user.uid) }
         wipeOtherUsers(than: started.user.uid)  // with or without a cache of its own

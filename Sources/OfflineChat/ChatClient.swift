@@ -167,7 +167,7 @@ public final class ChatClient: Sendable {
             } catch {
                 let exception =
                     error as? ChatException
-                    ?? ChatException(errorCode: ChatException.unexpectedResponse, errorDescription: "\(error)")
+                    ?? ChatException(.unexpectedResponse, "\(error)")
                 queue.async { onError(exception) }
             }
         }

@@ -58,16 +58,49 @@ public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible
     public static let unexpectedResponse = "ERROR_UNEXPECTED_RESPONSE"
     /// The cache failed (disk full, damaged file); the read or write changed nothing.
     public static let cacheFailure = "ERROR_CACHE_FAILURE"
+    /// The server failed (HTTP 5xx) with an answer that is not chatd's (a proxy's error page, say);
+    /// a retry may work.
+    public static let serverError = "server_error"
+
+    /// `errorCode`, typed: compare it with chatd's codes (`ErrorCode.forbidden`, …).
+    public var code: ErrorCode { ErrorCode(rawValue: errorCode) }
+
+    /// An error with a typed code (how the SDK makes them).
+    init(_ code: ErrorCode, _ description: String, httpStatus: Int? = nil, retryAfter: TimeInterval? = nil) {
+        self.init(
+            errorCode: code.rawValue, errorDescription: description, httpStatus: httpStatus, retryAfter: retryAfter)
+    }
 
     static func offline(_ detail: String) -> ChatException {
-        ChatException(errorCode: internetUnavailable, errorDescription: "the server cannot be reached (\(detail))")
+        ChatException(.internetUnavailable, "the server cannot be reached (\(detail))")
     }
 
     static func notLoggedIn() -> ChatException {
-        ChatException(errorCode: userNotLoggedIn, errorDescription: "log in first")
+        ChatException(.userNotLoggedIn, "log in first")
     }
 
     static func invalid(_ detail: String) -> ChatException {
-        ChatException(errorCode: invalidArgument, errorDescription: detail)
+        ChatException(.invalidArgument, detail)
     }
+}
+
+/// The codes of errors raised on the device, typed (the SDK compares and raises these; apps see
+/// their raw values as `ChatException.errorCode` and the `ChatException` constants).
+extension ErrorCode {
+    static let internetUnavailable = ErrorCode(rawValue: ChatException.internetUnavailable)
+    static let requestInProgress = ErrorCode(rawValue: ChatException.requestInProgress)
+    static let userNotLoggedIn = ErrorCode(rawValue: ChatException.userNotLoggedIn)
+    static let offlineDisabled = ErrorCode(rawValue: ChatException.offlineDisabled)
+    static let syncInProgress = ErrorCode(rawValue: ChatException.syncInProgress)
+    static let syncCooldown = ErrorCode(rawValue: ChatException.syncCooldown)
+    static let messageDiscarded = ErrorCode(rawValue: ChatException.messageDiscarded)
+    static let offlineMediaCopyFailed = ErrorCode(rawValue: ChatException.offlineMediaCopyFailed)
+    static let offlineMediaTooLarge = ErrorCode(rawValue: ChatException.offlineMediaTooLarge)
+    static let mediaTooLarge = ErrorCode(rawValue: ChatException.mediaTooLarge)
+    static let outboxFull = ErrorCode(rawValue: ChatException.outboxFull)
+    static let authTokenInvalid = ErrorCode(rawValue: ChatException.authTokenInvalid)
+    static let invalidArgument = ErrorCode(rawValue: ChatException.invalidArgument)
+    static let unexpectedResponse = ErrorCode(rawValue: ChatException.unexpectedResponse)
+    static let cacheFailure = ErrorCode(rawValue: ChatException.cacheFailure)
+    static let serverError = ErrorCode(rawValue: ChatException.serverError)
 }

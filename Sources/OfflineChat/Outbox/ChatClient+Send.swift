@@ -53,7 +53,7 @@ extension ChatClient {
     ) {
         guard let current = session.current, let outbox = current.outbox, let cache = current.cache else {
             config.callbackQueue.async {
-                onError(ChatException(errorCode: ChatException.offlineDisabled, errorDescription: "there is no outbox"))
+                onError(ChatException(.offlineDisabled, "there is no outbox"))
             }
             return
         }
@@ -157,25 +157,21 @@ extension ChatClient {
     private static func enqueueError(_ error: any Error) -> ChatException {
         if let full = error as? OutboxFull {
             return ChatException(
-                errorCode: ChatException.outboxFull,
-                errorDescription: "\(full.limit) messages are already waiting to be sent; retry or discard some first")
+                .outboxFull, "\(full.limit) messages are already waiting to be sent; retry or discard some first")
         }
-        return ChatException(
-            errorCode: ChatException.cacheFailure, errorDescription: "the message could not be queued: \(error)")
+        return ChatException(.cacheFailure, "the message could not be queued: \(error)")
     }
 
     private static func mediaCopyError(_ error: any Error, file: URL) -> ChatException {
         if let tooLarge = error as? MediaTooLarge {
             return ChatException(
-                errorCode: ChatException.offlineMediaTooLarge,
-                errorDescription:
-                    "\(file.lastPathComponent) has \(tooLarge.size) bytes, more than the cache's whole budget of \(tooLarge.limit)"
+                .offlineMediaTooLarge,
+                "\(file.lastPathComponent) has \(tooLarge.size) bytes, more than the cache's whole budget of \(tooLarge.limit)"
             )
         }
         return ChatException(
-            errorCode: ChatException.offlineMediaCopyFailed,
-            errorDescription:
-                "\(file.lastPathComponent) could not be copied into the offline cache: \(error.localizedDescription)")
+            .offlineMediaCopyFailed,
+            "\(file.lastPathComponent) could not be copied into the offline cache: \(error.localizedDescription)")
     }
 }
 

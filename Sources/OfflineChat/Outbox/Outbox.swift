@@ -138,9 +138,11 @@ actor Outbox {
     }
 
     private func send(_ queued: OutboxItem) async -> SendOutcome {
-        // Claimed atomically: an item discarded or claimed since the pass read it is not sent.
-        guard let item = apply(.startSend(now: config.clock.now()), to: [queued]).first, item.state == .sending else {
-            return .failedForGood
+        let item: OutboxItem
+        switch claim(queued) {
+        case .claimed(let claimed): item = claimed
+        case .gone: return .failedForGood
+        case .notYet(let time): return .retryAt(time)
         }
         do {
             let request = try await uploadingMedia(of: item)
@@ -162,7 +164,7 @@ actor Outbox {
                 return .failedForGood
             }
             let now = config.clock.now()
-            if error.errorCode == ChatException.internetUnavailable && !isOnline() {
+            if error.code == .internetUnavailable && !isOnline() {
                 // The next settle flushes again.
                 apply(.connectionLost(now: now), to: [item])
                 return .offline
@@ -219,6 +221,33 @@ actor Outbox {
         return stored
     }
 
+    private enum Claim {
+        case claimed(OutboxItem)
+        /// Discarded, or claimed by another flush, since the pass read it: not sent.
+        case gone
+        /// Still queued, but a retry or reconnect moved it to this time meanwhile: the
+        /// conversation waits for it, in composed order.
+        case notYet(Int64)
+    }
+
+    /// Marks `queued` as on the wire, atomically (`startSend` from the state it is stored in),
+    /// with a fresh clock reading each time it finds the item moved.
+    private func claim(_ queued: OutboxItem) -> Claim {
+        var item = queued
+        for _ in 0..<8 {
+            let now = config.clock.now()
+            if let claimed = apply(.startSend(now: now), to: [item]).first, claimed.state == .sending {
+                return .claimed(claimed)
+            }
+            guard let still = try? cache.outboxItems([item.localId]).first, still.state == .pending else {
+                return .gone
+            }
+            guard still.nextAttemptAt <= config.clock.now() else { return .notYet(still.nextAttemptAt) }
+            item = still
+        }
+        return .notYet(config.clock.now())
+    }
+
     /// The item's request, its queued file uploaded first if that has not happened yet (the
     /// answer is kept, so a restart does not upload again; an upload repeated after a crash
     /// stores no second file on chatd, and its unsent upload expires).
@@ -238,9 +267,7 @@ actor Outbox {
     /// A file to upload; a failure is permanent (`ERROR_OFFLINE_MEDIA_COPY_FAILED`).
     static func read(_ file: URL) throws -> Data {
         do { return try Data(contentsOf: file) } catch {
-            throw ChatException(
-                errorCode: ChatException.offlineMediaCopyFailed,
-                errorDescription: "the file to send cannot be read: \(file.lastPathComponent)")
+            throw ChatException(.offlineMediaCopyFailed, "the file to send cannot be read: \(file.lastPathComponent)")
         }
     }
 
@@ -316,9 +343,7 @@ actor Outbox {
     }
 
     static func discardError(_ localId: Int64) -> ChatException {
-        ChatException(
-            errorCode: ChatException.messageDiscarded,
-            errorDescription: "the queued message \(localId) was discarded before it was sent")
+        ChatException(.messageDiscarded, "the queued message \(localId) was discarded before it was sent")
     }
 }
 

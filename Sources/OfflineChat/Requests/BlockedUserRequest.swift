@@ -77,7 +77,7 @@ extension ChatClient {
                 outcome[uid] = "success"
                 try current.cache?.updateBlockedList(user, blocked: blocking)
             } catch let error as ChatException {
-                if error.errorCode == ChatException.internetUnavailable { throw error }
+                if error.code == .internetUnavailable { throw error }
                 outcome[uid] = error.errorCode
             }
         }

@@ -66,9 +66,7 @@ public final class ConversationRequest: Sendable {
         guard gate.begin() else {
             client.config.callbackQueue.async {
                 onError(
-                    ChatException(
-                        errorCode: ChatException.requestInProgress,
-                        errorDescription: "wait for the previous fetch on this request"))
+                    ChatException(.requestInProgress, "wait for the previous fetch on this request"))
             }
             return
         }

@@ -350,9 +350,7 @@ public final class ReactionsRequest: Sendable {
         guard gate.begin() else {
             list.client.config.callbackQueue.async {
                 onError(
-                    ChatException(
-                        errorCode: ChatException.requestInProgress,
-                        errorDescription: "wait for the previous fetch on this request"))
+                    ChatException(.requestInProgress, "wait for the previous fetch on this request"))
             }
             return
         }

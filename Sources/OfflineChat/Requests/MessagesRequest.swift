@@ -161,9 +161,7 @@ public final class MessagesRequest: Sendable {
         guard gate.begin() else {
             client.config.callbackQueue.async {
                 onError(
-                    ChatException(
-                        errorCode: ChatException.requestInProgress,
-                        errorDescription: "wait for the previous fetch on this request"))
+                    ChatException(.requestInProgress, "wait for the previous fetch on this request"))
             }
             return
         }

@@ -77,9 +77,7 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
                 case .emptyServerResult: onServer([])
                 case .requestInProgressError:
                     onError(
-                        ChatException(
-                            errorCode: ChatException.requestInProgress,
-                            errorDescription: "wait for the previous fetch on this request"))
+                        ChatException(.requestInProgress, "wait for the previous fetch on this request"))
                 }
             }
             return

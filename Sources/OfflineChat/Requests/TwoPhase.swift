@@ -63,7 +63,7 @@ extension ChatClient {
             } catch {
                 let exception =
                     error as? ChatException
-                    ?? ChatException(errorCode: ChatException.cacheFailure, errorDescription: "\(error)")
+                    ?? ChatException(.cacheFailure, "\(error)")
                 if exception.isAuthFailure { sessionRejected(current) }
                 let settled = outcome
                 queue.async {

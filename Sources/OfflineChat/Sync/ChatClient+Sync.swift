@@ -42,19 +42,15 @@ extension ChatClient {
     private func startForcedSync() throws {
         guard let current = session.current else { throw ChatException.notLoggedIn() }
         guard let sync = current.sync else {
-            throw ChatException(
-                errorCode: ChatException.offlineDisabled,
-                errorDescription: "offline support is not active for this user")
+            throw ChatException(.offlineDisabled, "offline support is not active for this user")
         }
         switch sync.request(.manual) {
         case .start, .followUpQueued, .coalesced:
             return
         case .rejectedInProgress:
-            throw ChatException(errorCode: ChatException.syncInProgress, errorDescription: "a sync is already running")
+            throw ChatException(.syncInProgress, "a sync is already running")
         case .rejectedCooldown(let remaining):
-            throw ChatException(
-                errorCode: ChatException.syncCooldown,
-                errorDescription: "a sync ended less than 15 s ago; retry in \(remaining) ms")
+            throw ChatException(.syncCooldown, "a sync ended less than 15 s ago; retry in \(remaining) ms")
         }
     }
 }

@@ -263,7 +263,7 @@ final class SyncEngine: Sendable {
             deliver(merge, outcome: page.hasMore ? .partial : .caughtUp)
             return nil
         } catch let error as ChatException
-            where [ErrorCode.cursorExpired.rawValue, ErrorCode.invalidCursor.rawValue].contains(error.errorCode)
+            where [.cursorExpired, .invalidCursor].contains(error.code)
         {
             // The server no longer keeps changes that far back (or no longer knows the cursor:
             // restored from a backup): rebuild from the conversation list (the follow-up sweep
@@ -301,7 +301,6 @@ final class SyncEngine: Sendable {
 
     static func exception(_ error: any Error) -> ChatException {
         error as? ChatException
-            ?? ChatException(
-                errorCode: ChatException.cacheFailure, errorDescription: "the sync could not be merged: \(error)")
+            ?? ChatException(.cacheFailure, "the sync could not be merged: \(error)")
     }
 }

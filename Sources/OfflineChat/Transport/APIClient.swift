@@ -45,8 +45,7 @@ struct APIClient: Sendable {
             return try Self.decoder.decode(T.self, from: answer)
         } catch {
             throw ChatException(
-                errorCode: ChatException.unexpectedResponse,
-                errorDescription: "cannot read the answer to \(method) \(path): \(error)",
+                .unexpectedResponse, "cannot read the answer to \(method) \(path): \(error)",
                 httpStatus: status)
         }
     }
@@ -64,8 +63,7 @@ struct APIClient: Sendable {
             return try Self.decoder.decode(Attachment.self, from: answer)
         } catch {
             throw ChatException(
-                errorCode: ChatException.unexpectedResponse,
-                errorDescription: "cannot read the upload's answer: \(error)",
+                .unexpectedResponse, "cannot read the upload's answer: \(error)",
                 httpStatus: status)
         }
     }
@@ -96,16 +94,15 @@ struct APIClient: Sendable {
         guard (200..<300).contains(status) else {
             if let apiError = try? Self.decoder.decode(APIError.self, from: answer) {
                 throw ChatException(
-                    errorCode: apiError.code.rawValue, errorDescription: apiError.message, httpStatus: status,
+                    apiError.code, apiError.message, httpStatus: status,
                     retryAfter: status == 429 || status == 503
                         ? reply.headers["retry-after"].flatMap(TimeInterval.init) : nil)
             }
             if status >= 500 {
-                throw ChatException(errorCode: "server_error", errorDescription: "HTTP \(status)", httpStatus: status)
+                throw ChatException(.serverError, "HTTP \(status)", httpStatus: status)
             }
             throw ChatException(
-                errorCode: ChatException.unexpectedResponse,
-                errorDescription: "HTTP \(status) from \(method) \(url.path)",
+                .unexpectedResponse, "HTTP \(status) from \(method) \(url.path)",
                 httpStatus: status)
         }
         return (status, answer)
@@ -116,5 +113,5 @@ extension ChatException {
     /// The token is no longer accepted: the session ends and the user's cache is wiped.
     var isAuthFailure: Bool { httpStatus == 401 }
     /// No answer, or a server-side failure a retry may fix.
-    var isTransient: Bool { errorCode == Self.internetUnavailable || (httpStatus ?? 0) >= 500 }
+    var isTransient: Bool { code == .internetUnavailable || (httpStatus ?? 0) >= 500 }
 }

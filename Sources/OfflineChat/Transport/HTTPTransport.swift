@@ -28,8 +28,7 @@ enum HTTPTransports {
     static let maxAnswer = 64 << 20
 
     static func tooLarge(_ limit: Int) -> ChatException {
-        ChatException(
-            errorCode: ChatException.mediaTooLarge, errorDescription: "the answer is larger than \(limit) bytes")
+        ChatException(.mediaTooLarge, "the answer is larger than \(limit) bytes")
     }
 
     static func platformDefault(timeout: TimeInterval, trustedCertificates: URL? = nil) -> any HTTPTransport {
