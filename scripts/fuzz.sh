@@ -35,13 +35,19 @@ run() {  # target
     rm -rf "$scratch"
 }
 
+library() {  # module: an instrumented static library of Sources/<module>, for targets importing it
+    swiftc "${flags[@]}" -emit-library -static -emit-module -module-name "$1" "Sources/$1"/*.swift \
+        -emit-module-path ".build/fuzz/lib/$1.swiftmodule" -o ".build/fuzz/lib/lib$1.a"
+}
+
 rm -f .build/fuzz/*/fuzz
-build websocket WebSocket Sources/WebSocket/*.swift Fuzz/WebSocketFrames.swift
-build protocol ChatProtocol Sources/ChatProtocol/*.swift Fuzz/ProtocolJSON.swift
-# chatd's HTTP layer imports ChatProtocol: an instrumented static library of it first.
 mkdir -p .build/fuzz/lib
-swiftc "${flags[@]}" -emit-library -static -emit-module -module-name ChatProtocol Sources/ChatProtocol/*.swift \
-    -emit-module-path .build/fuzz/lib/ChatProtocol.swiftmodule -o .build/fuzz/lib/libChatProtocol.a
+# The WebSocket client imports Locking; chatd's HTTP layer imports ChatProtocol.
+library Locking
+library ChatProtocol
+build websocket WebSocket -I .build/fuzz/lib -L .build/fuzz/lib -lLocking Sources/WebSocket/*.swift \
+    Fuzz/WebSocketFrames.swift
+build protocol ChatProtocol Sources/ChatProtocol/*.swift Fuzz/ProtocolJSON.swift
 build http ChatServer -I .build/fuzz/lib -L .build/fuzz/lib -lChatProtocol \
     Server/Sources/ChatServer/HTTP/{HTTPRequest,HTTPResponse,Router}.swift Server/Sources/ChatServer/API/Validation.swift \
     Server/Sources/ChatServer/Store/StoreError.swift \
