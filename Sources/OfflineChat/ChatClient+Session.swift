@@ -22,9 +22,9 @@ extension ChatClient {
         }
         let api = APIClient(
             baseURL: config.server, token: authToken,
-            transport: HTTPTransports.platformDefault(
-                timeout: config.requestTimeout,
-                trustedCertificates: config.trustedCertificates))
+            transport: config.httpTransport
+                ?? HTTPTransports.platformDefault(
+                    timeout: config.requestTimeout, trustedCertificates: config.trustedCertificates))
         let opening = openCache(for: uid)
         let cache = opening.cache
         let user: User

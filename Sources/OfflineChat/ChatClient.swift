@@ -79,7 +79,8 @@ public final class ChatClient: Sendable {
     public convenience init(config: ChatConfig) throws {
         try self.init(
             config: config,
-            transport: RealtimeTransports.platformDefault(trustedCertificates: config.trustedCertificates))
+            transport: config.realtimeTransport
+                ?? RealtimeTransports.platformDefault(trustedCertificates: config.trustedCertificates))
     }
 
     init(config: ChatConfig, transport: any RealtimeTransport) throws {

@@ -224,9 +224,11 @@ import Testing
         #expect(rebuilt.first == "start reInstall=true" && rebuilt.last == "finish reInstall=true", "\(rebuilt)")
         #expect(!rebuilt.contains("messages started"))
         let cache = try #require(world.bob.session.current?.cache)
+        let last = try cache.conversation(id: "alice~bob")?.lastMessage
         #expect(
-            try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100).isEmpty,
-            "no stale stretch survives the rebuild")
+            try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100).map(\.id)
+                == [last?.id].compactMap { $0 },
+            "no stale stretch survives the rebuild: only the last message its conversation list brought")
         #expect(world.bob.getPendingMessages().isEmpty, "the outbox flushed before the sweep, untouched by the rebuild")
         guard case .server = await queued.log.next() else {
             Issue.record("the queued message was not sent")

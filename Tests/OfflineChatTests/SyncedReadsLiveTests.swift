@@ -71,14 +71,29 @@ import Testing
         #expect(try await readOffline(world) == [missed + [live]])
     }
 
-    /// 20 messages from before bob's first login: only what the sync brought is claimed.
-    @Test func anOldConversationShowsExactlyWhatWasSyncedAndNothingBefore() async throws {
+    /// bob's first login on this device (a cold start: nothing is replayed): each
+    /// conversation's last message, as the list brought it, is readable offline, and only it.
+    @Test func afterTheFirstSyncEachConversationsLastMessageIsReadableOffline() async throws {
+        var sent: [Int64] = []
         let world = try await sync.world { server, alice in
-            for index in 0..<20 { _ = try await server.send("old \(index)", from: alice, to: "bob") }
+            for index in 0..<3 { sent.append(try await server.send("before \(index)", from: alice, to: "bob")) }
+        }
+        await sync.goOffline(world)
+        #expect(try await readOffline(world) == [[sent.last!]])
+    }
+
+    /// 20 messages from before bob's first login: only what the syncs brought is claimed (the
+    /// first sync's conversation list brought the last of them, the catch-up the new ones).
+    @Test func anOldConversationShowsExactlyWhatWasSyncedAndNothingBefore() async throws {
+        var old: [Int64] = []
+        let world = try await sync.world { server, alice in
+            for index in 0..<20 { old.append(try await server.send("old \(index)", from: alice, to: "bob")) }
         }
         let missed = try await missWhileAway(world, 2, "new")
         await sync.goOffline(world)
-        #expect(try await readOffline(world) == [missed], "the 20 older ones were never seen: the page before is empty")
+        #expect(
+            try await readOffline(world).reversed().flatMap { $0 } == [old.last!] + missed,
+            "the 19 before the list's last message were never seen")
     }
 
     /// Opened online (a live stretch), then offline while alice writes: old + new, no hole.
@@ -129,14 +144,15 @@ import Testing
     @Test func afterARebuildWhatTheNextSyncBringsIsReadableOffline() async throws {
         let world = try await sync.world(chatd: ["--changelog-retention", "5"])
         await sync.goOffline(world)
-        _ = try await sendFromAlice(world, 12, "expired")
+        let expired = try await sendFromAlice(world, 12, "expired")
         await sync.comeBack(world)
         #expect(await world.log.sweep().contains("messages error cursor_expired"))
         #expect(await world.log.sweep().last == "finish reInstall=true", "the rebuild's cold start")
         let missed = try await missWhileAway(world, 2, "after the rebuild")
         await sync.goOffline(world)
         #expect(
-            try await readOffline(world) == [missed], "the rebuild dropped the older ones; these came with the sync")
+            try await readOffline(world).reversed().flatMap { $0 } == [expired.last!] + missed,
+            "the rebuild dropped the older ones; its conversation list brought the last, the sync the others")
     }
 
     func sendConcurrently(_ world: SyncLiveTests.World, _ count: Int) async throws -> [Int64] {

@@ -35,6 +35,12 @@ public struct ChatConfig: Sendable {
     /// Where cache keys are kept (`OfflineConfig.encryption`). Nil: the Keychain on Apple
     /// platforms, else a `FileKeyStore` in `storageDirectory/.keys` (outside every cache).
     public var keyStore: (any KeyStore)?
+    /// How HTTP requests travel. Nil: the platform's (URLSession on Apple platforms, the SDK's
+    /// own HTTP/1.1 client on Linux). Tests set a stand-in (`ChatTesting`'s `FakeChatd`).
+    public var httpTransport: (any HTTPTransport)?
+    /// How the realtime WebSocket opens. Nil: the platform's (`URLSessionWebSocketTask` on Apple
+    /// platforms, the SDK's own RFC 6455 client on Linux). Tests set a stand-in.
+    public var realtimeTransport: (any RealtimeTransport)?
 
     /// A configuration with the defaults above; set the rest as properties.
     public init(

@@ -176,7 +176,7 @@ final class SyncEngine: Sendable {
         async let changes = reInstall ? nil : changelogPage(from: point)
         // The SDK's own blocked list (BlockedUserRequest's cached page), silently.
         async let blocked: Void = ChatClient.refreshBlockedList(api: api, cache: cache, logger: config.logger)
-        let conversationsFailure = await conversationPhase()
+        let conversationsFailure = await conversationPhase(coldStart: reInstall)
         await blocked
         conversations.notify { $0.onSyncServerProgress(reInstall ? 50 : 30) }
         let messagesFailure =
@@ -203,15 +203,17 @@ final class SyncEngine: Sendable {
     }
 
     /// One fresh page of the conversation list replaces its slice of the cached list; a
-    /// conversation the server no longer returns takes its queued messages with it. Nil when
-    /// it succeeded, else why not.
-    private func conversationPhase() async -> ChatException? {
+    /// conversation the server no longer returns takes its queued messages with it. On a cold
+    /// start (nothing replayed) the last messages it brings stay readable offline. Nil when it
+    /// succeeded, else why not.
+    private func conversationPhase(coldStart: Bool) async -> ChatException? {
         listeners.sync.notify { $0.onConversationSyncStarted() }
         do {
             let page: Page<ConversationPayload> = try await api.get(
                 Endpoints.conversations, query: [("limit", "\(Self.conversationPage)")])
             guard isCurrent() else { return Self.sessionEnded }
             let removed = try cache.storeConversationPage(page.items, first: true, last: page.next == nil)
+            if coldStart { try cache.keepLastMessages(of: page.items) }
             for id in removed { _ = outbox?.discard(.conversation(id)) }
             let fresh = page.items.map { Conversation($0, source: .server) }
             listeners.sync.notify { $0.onConversationSyncCompleted(fresh) }

@@ -5,22 +5,33 @@ import WebSocket
 import FoundationNetworking
 #endif
 
-/// One HTTP exchange. Implementations throw `ChatException.offline` when no complete answer
-/// arrives (refused, reset, cut short, timed out).
-protocol HTTPTransport: Sendable {
-    /// One exchange; an answer body over `maxBytes` is `ERROR_MEDIA_TOO_LARGE` (it is not read
-    /// past that where the transport can stop).
+/// How the SDK's HTTP requests travel (``ChatConfig/httpTransport``): one exchange per call.
+/// Implementations throw a ``ChatException`` with code ``ChatException/internetUnavailable``
+/// when no complete answer arrives (refused, reset, cut short, timed out).
+public protocol HTTPTransport: Sendable {
+    /// One exchange: `url` with its query, header fields, and the body (JSON or a file's bytes).
+    /// An answer body over `maxBytes` is ``ChatException/mediaTooLarge`` (it is not read past
+    /// that where the transport can stop).
     func send(
         method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int
     ) async throws -> HTTPAnswer
 }
 
 /// A complete HTTP answer.
-struct HTTPAnswer: Sendable {
-    var status: Int
+public struct HTTPAnswer: Sendable {
+    /// The status code.
+    public var status: Int
     /// Header fields by lowercased name.
-    var headers: [String: String] = [:]
-    var body: Data
+    public var headers: [String: String]
+    /// The body, whole.
+    public var body: Data
+
+    /// An answer with `status`, `headers` (names lowercased) and `body`.
+    public init(status: Int, headers: [String: String] = [:], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
 }
 
 enum HTTPTransports {
