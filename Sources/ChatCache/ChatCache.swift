@@ -13,9 +13,8 @@ public final class ChatCache: Sendable {
     public let directory: URL
     /// The user whose cache this is.
     public let uid: String
-    let writer: LockedConnection
-    let readers: [LockedConnection]
-    private let nextReader = Locked(0)
+    /// The database: one writer, two readers.
+    let pool: DatabasePool
     let clock: @Sendable () -> Int64
     /// Size and count limits, enforced after every write.
     public let limits: CacheLimits
@@ -48,29 +47,17 @@ public final class ChatCache: Sendable {
         directory: URL, uid: String, key: EncryptionKey? = nil, limits: CacheLimits = CacheLimits(),
         clock: @escaping @Sendable () -> Int64
     ) throws {
-        let files = FileManager.default
-        try files.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
-        let path = directory.appendingPathComponent(Self.databaseName).path
-        // SQLite gives -wal and -shm the database file's mode: create it 0600 first.
-        if !files.fileExists(atPath: path) {
-            guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw SQLiteError(code: .cantOpen, message: "cannot create the cache file")
-            }
-        }
-        let writer = try Connection(path: path, key: key)
-        // Incremental vacuum (only settable before the first table) lets eviction give space back.
-        try writer.execute("PRAGMA auto_vacuum = INCREMENTAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000")
-        _ = try CacheSchema.migrator.migrate(writer)
-        // A new process has no live connection yet: nothing reaches the live head.
-        try writer.transaction { db in try Self.closeLiveRanges(db) }
-        self.writer = LockedConnection(writer)
-        readers = try (0..<2).map { _ in
-            let reader = try Connection(path: path, key: key)
-            try reader.execute("PRAGMA query_only = ON; PRAGMA cache_size = -8000")
-            return LockedConnection(reader)
-        }
+        pool = try DatabasePool(
+            directory: directory, name: Self.databaseName, key: key, readers: 2,
+            prepareWriter: { writer in
+                // Incremental vacuum (only settable before the first table) lets eviction give space back.
+                try writer.execute(
+                    "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16000")
+                _ = try CacheSchema.migrator.migrate(writer)
+                // A new process has no live connection yet: nothing reaches the live head.
+                try writer.transaction { db in try Self.closeLiveRanges(db) }
+            },
+            prepareReader: { reader in try reader.execute("PRAGMA cache_size = -8000") })
         self.directory = directory
         self.uid = uid
         self.clock = clock
@@ -81,8 +68,7 @@ public final class ChatCache: Sendable {
 
     /// Closes every connection (the WAL is checkpointed away).
     public func close() {
-        for reader in readers { reader.withConnection { try? $0.close() } }
-        writer.withConnection { try? $0.close() }
+        try? pool.close()
     }
 
     /// Deletes a cache directory and everything in it.
@@ -96,7 +82,7 @@ public final class ChatCache: Sendable {
     func write<T>(_ body: (Connection) throws -> T) throws -> T {
         let (result, doomed): (T, [URL])
         do {
-            (result, doomed) = try writer.withConnection { db in
+            (result, doomed) = try pool.withWriter { db in
                 // Under the writer's lock: the files of this write only, taken after its commit
                 // (dropped if it rolls back).
                 defer {
@@ -118,13 +104,7 @@ public final class ChatCache: Sendable {
     }
 
     /// Runs `body` in one read transaction (a consistent snapshot) on a reader.
-    func read<T>(_ body: (Connection) throws -> T) throws -> T {
-        let index = nextReader.withLock { value -> Int in
-            value = (value + 1) % readers.count
-            return value
-        }
-        return try readers[index].withConnection { db in try db.transaction(.deferred) { try body($0) } }
-    }
+    func read<T>(_ body: (Connection) throws -> T) throws -> T { try pool.read(body) }
 
     static func json(_ value: some Encodable) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
@@ -168,6 +148,6 @@ extension ChatCache {
             try? FileManager.default.removeItem(at: mediaDirectory.appendingPathComponent(name))
         }
         mediaTotal.withLock { $0 = nil }
-        try writer.withConnection { db in try db.execute("PRAGMA incremental_vacuum") }
+        try pool.withWriter { db in try db.execute("PRAGMA incremental_vacuum") }
     }
 }

@@ -1,0 +1,86 @@
+import Foundation
+import Locking
+
+/// One SQLite database in WAL mode, shared by threads: a single writer connection (SQLite has
+/// one writer anyway) and a few query-only readers, each used by one caller at a time. The
+/// SDK's cache and chatd's embedded store both sit on one.
+///
+/// ```swift
+/// let pool = try DatabasePool(directory: dir, name: "app.sqlite", readers: 2) { writer in
+///     try migrator.migrate(writer)
+/// }
+/// try pool.withWriter { db in try db.transaction { try $0.run("INSERT …") } }
+/// let count: Int? = try pool.read { try $0.scalar("SELECT count(*) FROM messages") }
+/// ```
+public final class DatabasePool: Sendable {
+    /// The database file.
+    public let path: String
+    private let writer: Locked<Connection>
+    private let readers: [Locked<Connection>]
+    private let nextReader = Locked(0)
+
+    /// Opens (creating) `directory/name`, kept private to this account (`makePrivate`), with
+    /// `key` for an encrypted database. The writer opens first and `prepareWriter` readies it
+    /// (pragmas, SQL functions, migrations); then `readers` readers open query-only, each
+    /// readied by `prepareReader`.
+    public init(
+        directory: URL, name: String, key: EncryptionKey? = nil, readers: Int,
+        prepareWriter: (Connection) throws -> Void, prepareReader: (Connection) throws -> Void = { _ in }
+    ) throws {
+        let path = directory.appendingPathComponent(name).path
+        try Self.makePrivate(directory: directory, database: path)
+        let writer = try Connection(path: path, key: key)
+        try prepareWriter(writer)
+        self.path = path
+        self.writer = Locked(writer)
+        self.readers = try (0..<max(1, readers)).map { _ in
+            let reader = try Connection(path: path, key: key)
+            try reader.execute("PRAGMA query_only = ON")
+            try prepareReader(reader)
+            return Locked(reader)
+        }
+    }
+
+    /// Runs `body` with the writer, one caller at a time (the body decides its transaction). The
+    /// connection must not escape the body.
+    public func withWriter<T>(_ body: (Connection) throws -> T) rethrows -> T {
+        try writer.withLock { try body($0) }
+    }
+
+    /// Runs `body` in one read transaction (a consistent snapshot) on the next reader.
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        let index = nextReader.withLock { next -> Int in
+            next = (next + 1) % readers.count
+            return next
+        }
+        return try readers[index].withLock { db in try db.transaction(.deferred) { try body($0) } }
+    }
+
+    /// Closes every connection, the readers first (the writer's close checkpoints the WAL
+    /// away); throws the first failure after trying them all.
+    public func close() throws {
+        var failure: (any Error)?
+        for connection in readers + [writer] {
+            do { try connection.withLock { try $0.close() } } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// The directory 0700 and the database with its `-wal` and `-shm` 0600, set on every open
+    /// (files an older version left readable to other accounts are fixed). The database is
+    /// created 0600 before SQLite opens it: SQLite gives `-wal` and `-shm` its mode.
+    public static func makePrivate(directory: URL, database path: String) throws {
+        let files = FileManager.default
+        try files.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        if !files.fileExists(atPath: path) {
+            guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw SQLiteError(code: .cantOpen, message: "cannot create \(path)")
+            }
+        }
+        for file in [path, path + "-wal", path + "-shm"] where files.fileExists(atPath: file) {
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import SQLiteKit
+import Testing
+
+/// The writer-plus-readers pool the cache and chatd share.
+@Suite struct DatabasePoolTests {
+    let dir = TemporaryDirectory()
+
+    func makePool(readers: Int = 2) throws -> DatabasePool {
+        try DatabasePool(
+            directory: dir.url.appendingPathComponent("db"), name: "pool.sqlite", readers: readers,
+            prepareWriter: { try $0.execute("CREATE TABLE IF NOT EXISTS t(n INTEGER)") })
+    }
+
+    func mode(_ path: String) throws -> Int {
+        try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    @Test func everyReaderSeesWhatTheWriterCommittedAndNoReaderCanWrite() throws {
+        let pool = try makePool()
+        try pool.withWriter { db in try db.transaction { try $0.run("INSERT INTO t VALUES (1), (2)") } }
+        for _ in 0..<4 {  // round robin over both readers, twice
+            #expect(try pool.read { try $0.scalar("SELECT count(*) FROM t") as Int? } == 2)
+            #expect(throws: SQLiteError.self) { try pool.read { try $0.run("INSERT INTO t VALUES (3)") } }
+        }
+        try pool.close()
+    }
+
+    @Test func aReadIsOneSnapshot() throws {
+        let pool = try makePool(readers: 1)
+        try pool.withWriter { try $0.run("INSERT INTO t VALUES (1)") }
+        let (before, after) = try pool.read { db -> (Int?, Int?) in
+            let before: Int? = try db.scalar("SELECT count(*) FROM t")
+            try pool.withWriter { try $0.run("INSERT INTO t VALUES (2)") }
+            return (before, try db.scalar("SELECT count(*) FROM t"))
+        }
+        #expect(before == 1 && after == 1, "a write committed during the read is not seen by it")
+        #expect(try pool.read { try $0.scalar("SELECT count(*) FROM t") as Int? } == 2)
+        try pool.close()
+    }
+
+    @Test func theFilesArePrivateToThisAccountEvenWhenAnOlderVersionLeftThemOpen() throws {
+        let pool = try makePool()
+        try pool.withWriter { try $0.run("INSERT INTO t VALUES (1)") }
+        let directory = dir.url.appendingPathComponent("db").path
+        #expect(try mode(directory) == 0o700)
+        for file in [pool.path, pool.path + "-wal", pool.path + "-shm"] { #expect(try mode(file) == 0o600, "\(file)") }
+        try pool.close()
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: pool.path)
+        let reopened = try makePool()
+        #expect(try mode(directory) == 0o700 && mode(reopened.path) == 0o600)
+        try reopened.close()
+    }
+}
