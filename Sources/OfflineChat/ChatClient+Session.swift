@@ -16,10 +16,7 @@ extension ChatClient {
         guard !uid.isEmpty, uid.allSatisfy(Self.idCharacters.contains) else {
             throw ChatException.invalid("`uid` is not a valid uid")
         }
-        let generation = sessionGeneration.withLock { value -> Int in
-            value += 1
-            return value
-        }
+        let generation = session.beginLogin()
         let api = APIClient(
             baseURL: config.server, token: authToken,
             transport: config.httpTransport
@@ -53,7 +50,8 @@ extension ChatClient {
             user = known
         }
         let owner = SessionOwner()
-        let outbox = makeOutbox(cache: cache, api: api, owner: owner)
+        let tasks = SessionTasks()
+        let outbox = makeOutbox(cache: cache, api: api, owner: owner, tasks: tasks)
         let security = CacheSecurity(
             atRest: opening.encrypted, keyFromStore: opening.keyFromStore,
             cipherVersion: opening.encrypted ? Connection.cipherVersion : nil)
@@ -61,8 +59,9 @@ extension ChatClient {
             Session(
                 user: user, api: api, realtime: makeRealtime(token: authToken, owner: owner), cache: cache,
                 owner: owner,
-                outbox: outbox, sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, owner: owner),
-                security: security),
+                outbox: outbox,
+                sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, owner: owner, tasks: tasks),
+                security: security, tasks: tasks),
             generation: generation)
         if let (reason, lost) = opening.reset {
             config.logger.log(
@@ -81,19 +80,15 @@ extension ChatClient {
     /// Makes `started` the session unless a login or logout came in meanwhile; ends the
     /// previous session and wipes other users' caches; starts realtime.
     private func commit(_ started: Session, generation: Int) throws -> User {
-        let previous = session.withLock { current -> Session?? in
-            guard sessionGeneration.current == generation else { return .none }
-            defer { current = started }
-            return .some(current)
-        }
-        guard case .some(let replaced) = previous else {
+        guard case .some(let replaced) = session.commit(started, generation: generation) else {
+            started.tasks.cancelAll()
             started.cache?.close()
             throw ChatException(.userNotLoggedIn, "a logout or another login came first")
         }
         if let replaced { end(replaced, wipe: replaced.user.uid != started.user.uid) }
         wipeOtherUsers(than: started.user.uid)  // with or without a cache of its own
         started.realtime.start()
-        if started.cache != nil { Task { await refreshBlockedList(started) } }
+        if started.cache != nil { started.tasks.start { await self.refreshBlockedList(started) } }
         return started.user
     }
 
@@ -109,13 +104,7 @@ extension ChatClient {
     /// to revoke the token (`DELETE /v1/me/token`; best effort: offline, the token stays valid
     /// until it expires). A login still waiting for the server is abandoned.
     public func logout() {
-        sessionGeneration.withLock { $0 += 1 }
-        guard
-            let current = session.withLock({ value -> Session? in
-                defer { value = nil }
-                return value
-            })
-        else { return }
+        guard let current = session.logout() else { return }
         let api = current.api
         tokenRevocation.withLock {
             $0 = Task {
@@ -155,10 +144,8 @@ extension ChatClient {
 
     /// Stops a session; `wipe` deletes its cache (logout, a rejected token, another user).
     func end(_ old: Session, wipe: Bool) {
-        let successor = session.withLock { current -> Session? in
-            if current === old { current = nil }
-            return current
-        }
+        let successor = session.end(old)
+        old.tasks.cancelAll()
         old.realtime.stop()
         old.sync?.end()
         // Logout and a rejected token fail whatever is still queued (`.discarded`).
@@ -210,10 +197,10 @@ extension ChatClient {
     /// The key store account of a user's cache key.
     func keyAccount(_ uid: String) -> String { "\(config.appID)/\(uid)" }
 
-    private func makeOutbox(cache: ChatCache?, api: APIClient, owner: SessionOwner) -> Outbox? {
+    private func makeOutbox(cache: ChatCache?, api: APIClient, owner: SessionOwner, tasks: SessionTasks) -> Outbox? {
         guard let cache else { return nil }
         let outbox = Outbox(
-            cache: cache, api: api, config: config,
+            cache: cache, api: api, config: config, tasks: tasks,
             isOnline: { [weak self] in self?.session(of: owner)?.realtime.status == .connected },
             liveSince: { [weak self] in
                 // The epoch first: a loss after reading it changes it.
@@ -233,15 +220,14 @@ extension ChatClient {
     }
 
     private func makeSync(
-        cache: ChatCache?, api: APIClient, outbox: Outbox?, me: String, owner: SessionOwner
+        cache: ChatCache?, api: APIClient, outbox: Outbox?, me: String, owner: SessionOwner, tasks: SessionTasks
     ) -> SyncEngine? {
         guard let cache else { return nil }
         let listeners = SyncEngine.Listeners(
             sync: syncListeners, conversations: conversationListeners, messages: messageListeners,
             groups: groupListeners)
         return SyncEngine(
-            cache: cache, api: api, config: config, outbox: outbox, me: me, listeners: listeners,
-            isCurrent: { [weak self] in self?.session(of: owner) != nil })
+            cache: cache, api: api, config: config, outbox: outbox, me: me, listeners: listeners, tasks: tasks)
     }
 
     /// Deletes every other user's cache of this app on the device.

@@ -19,7 +19,8 @@ public final class ChatClient: Sendable {
     let groupListeners: ListenerRegistry<any GroupListener>
     let syncListeners: ListenerRegistry<any SyncListener>
     let resetListeners: ListenerRegistry<any OfflineCacheResetListener>
-    let session = Locked<Session?>(nil)
+    /// The current session (and the login generation), under one lock.
+    let session = SessionSlot()
     let transport: any RealtimeTransport
 
     /// A logged-in user's live state.
@@ -38,11 +39,13 @@ public final class ChatClient: Sendable {
         let sync: SyncEngine?
         /// What the cache's encryption achieved.
         let security: CacheSecurity
+        /// Every task working for the session; cancelled when it ends.
+        let tasks: SessionTasks
         init(
             user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, owner: SessionOwner,
-            outbox: Outbox?,
-            sync: SyncEngine?, security: CacheSecurity
+            outbox: Outbox?, sync: SyncEngine?, security: CacheSecurity, tasks: SessionTasks
         ) {
+            self.tasks = tasks
             self.security = security
             self.user = user
             self.api = api
@@ -67,9 +70,6 @@ public final class ChatClient: Sendable {
     /// One login attempt's identity.
     final class SessionOwner: Sendable {}
 
-    /// Bumped by every login and logout: a login commits its session only if no other login
-    /// or logout happened while it was talking to the server.
-    let sessionGeneration = Locked(0)
     /// The last logout's request to revoke its token: nil when it succeeded.
     let tokenRevocation = Locked<Task<ChatException?, Never>?>(nil)
 

@@ -322,9 +322,9 @@ import Testing
         config.server = silent.url
         config.requestTimeout = 1
         let slow = try ChatClient(config: config)
-        let before = slow.sessionGeneration.current
+        let before = slow.session.generation
         let login = Task { try await slow.login(uid: "alice", authToken: token) }
-        while slow.sessionGeneration.current == before { await Task.yield() }
+        while slow.session.generation == before { await Task.yield() }
         slow.logout()
         do {
             _ = try await login.value

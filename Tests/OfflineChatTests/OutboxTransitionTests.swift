@@ -27,7 +27,8 @@ import Testing
         let api = APIClient(baseURL: config.server, token: "t", transport: ScriptedTransport())
         // One attempt: a transient failure is final at once.
         let outbox = Outbox(
-            cache: cache, api: api, config: config, policy: OutboxPolicy(maxAttempts: 1), isOnline: { false },
+            cache: cache, api: api, config: config, tasks: SessionTasks(), policy: OutboxPolicy(maxAttempts: 1),
+            isOnline: { false },
             liveSince: { nil })
         return Rig(outbox: outbox, cache: cache, clock: clock)
     }

@@ -104,7 +104,7 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
         listeners.messages.add("log", log)
         let api = APIClient(baseURL: config.server, token: "t", transport: transport)
         let engine = SyncEngine(
-            cache: cache, api: api, config: config, outbox: nil, me: "bob", listeners: listeners, isCurrent: { true })
+            cache: cache, api: api, config: config, outbox: nil, me: "bob", listeners: listeners, tasks: SessionTasks())
         transport.answer(Endpoints.conversations, Page<ConversationPayload>(items: [], next: nil))
         return Rig(engine: engine, cache: cache, transport: transport, log: log)
     }

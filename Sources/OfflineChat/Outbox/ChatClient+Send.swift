@@ -66,7 +66,7 @@ extension ChatClient {
         }
         outbox.register(localId, Outbox.Callbacks(onSent: onSuccess, onError: onError))
         _ = outbox.retry(item)
-        Task { await outbox.flush() }
+        outbox.flushSoon()
     }
 
     /// Sends every message that failed transiently again (permanent failures stay failed),
@@ -74,7 +74,7 @@ extension ChatClient {
     public func retryAllFailedMessages() {
         guard let outbox = session.current?.outbox else { return }
         outbox.retryAll()
-        Task { await outbox.flush() }
+        outbox.flushSoon()
     }
 
     /// Removes a queued or failed message from the outbox; a pending one fails with
@@ -148,7 +148,7 @@ extension ChatClient {
         outbox.register(localId, Outbox.Callbacks(onSent: onMessageSent, onError: onError))
         queue.async { onMessagePending?(pending) }
         if current.realtime.status == .connected {
-            Task { await outbox.flush() }
+            outbox.flushSoon()
         } else {
             queue.async { onError(.offline("queued; it is sent when the connection returns")) }
         }

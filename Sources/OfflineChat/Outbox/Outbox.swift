@@ -24,6 +24,8 @@ actor Outbox {
 
     let cache: ChatCache
     let api: APIClient
+    /// The session's tasks: the flush and its wake-ups run as them, and end with the session.
+    let tasks: SessionTasks
     let config: ChatConfig
     let policy: OutboxPolicy
     /// True while the realtime connection is up (sends are attempted only then).
@@ -42,13 +44,15 @@ actor Outbox {
     }
 
     init(
-        cache: ChatCache, api: APIClient, config: ChatConfig, policy: OutboxPolicy = OutboxPolicy(),
+        cache: ChatCache, api: APIClient, config: ChatConfig, tasks: SessionTasks,
+        policy: OutboxPolicy = OutboxPolicy(),
         isOnline: @escaping @Sendable () -> Bool, liveSince: @escaping @Sendable () -> Int?,
         report: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) {
         self.report = report
         self.cache = cache
         self.api = api
+        self.tasks = tasks
         self.config = config
         self.policy = policy
         self.isOnline = isOnline
@@ -86,7 +90,7 @@ actor Outbox {
             await running.value
             return
         }
-        let pass = Task { await drain() }
+        guard let pass = tasks.start({ await self.drain() }) else { return }  // the session ended
         running = pass
         await pass.value
     }
@@ -274,11 +278,14 @@ actor Outbox {
     /// Resumes the flush when the earliest backoff ends (on the injected clock).
     private func scheduleWake(at time: Int64) {
         let delay = max(0, time - config.clock.now())
-        Task { [weak self, config] in
+        tasks.start { [weak self, config] in
             do { try await config.clock.sleep(milliseconds: delay) } catch { return }
             await self?.flush()
         }
     }
+
+    /// A flush in the background, as one of the session's tasks.
+    nonisolated func flushSoon() { tasks.start { await self.flush() } }
 
     /// Fails every queued item of `selection` with `.discarded` (their callbacks hear
     /// `ERROR_OFFLINE_MESSAGE_DISCARDED`); already-failed items are removed silently. The

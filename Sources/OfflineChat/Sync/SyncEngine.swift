@@ -24,8 +24,9 @@ final class SyncEngine: Sendable {
     let outbox: Outbox?
     let me: String
     let listeners: Listeners
-    /// False once the session ended: a sweep still running stops telling anyone anything.
-    let isCurrent: @Sendable () -> Bool
+    /// The session's tasks: sweeps and their retries run as them, so a session's end cancels
+    /// them and a sweep still running stops telling anyone anything.
+    let tasks: SessionTasks
     private let throttle = Locked(SyncThrottle())
     private let live = Locked(LiveFollowing())
     /// Sweeps in a row that the server failed (5xx) while the connection stayed up.
@@ -36,7 +37,7 @@ final class SyncEngine: Sendable {
 
     init(
         cache: ChatCache, api: APIClient, config: ChatConfig, outbox: Outbox?, me: String, listeners: Listeners,
-        isCurrent: @escaping @Sendable () -> Bool
+        tasks: SessionTasks
     ) {
         self.cache = cache
         self.api = api
@@ -44,7 +45,7 @@ final class SyncEngine: Sendable {
         self.outbox = outbox
         self.me = me
         self.listeners = listeners
-        self.isCurrent = isCurrent
+        self.tasks = tasks
     }
 
     var state: SyncState { throttle.current.running ? .syncing : .idle }
@@ -84,14 +85,14 @@ final class SyncEngine: Sendable {
     @discardableResult
     func request(_ trigger: SyncThrottle.Trigger) -> SyncThrottle.Decision {
         let decision = throttle.withLock { $0.request(trigger, now: config.clock.now()) }
-        if decision == .start { Task { await run() } }
+        if decision == .start { tasks.start { await self.run() } }
         return decision
     }
 
     private func run() async {
         while true {
             let result = await sweep()
-            guard isCurrent() else { return }
+            guard !Task.isCancelled else { return }
             // The state is idle (or the follow-up's) before the last callback is heard.
             let again = throttle.withLock { $0.finished(now: config.clock.now()) }
             if let result, !again { retryIfTheServerFailed(result) }
@@ -131,21 +132,21 @@ final class SyncEngine: Sendable {
             Backoff.delay(
                 attempt: attempt - 1, base: config.reconnectBaseDelay, cap: config.reconnectMaxDelay,
                 unit: Double.random(in: 0..<1)))
-        let task = Task { [self] in
+        let task = tasks.start { [self] in
             do {
                 try await config.clock.sleep(milliseconds: delay)
             } catch {
                 return
             }
             let now = live.current
-            guard isCurrent(), now.connected, now.generation == result.generation else { return }
+            guard now.connected, now.generation == result.generation else { return }
             request(.retry)
         }
         retry.withLock {
             $0?.cancel()
             $0 = task
         }
-        if !live.current.connected { task.cancel() }  // it dropped meanwhile
+        if !live.current.connected { task?.cancel() }  // it dropped meanwhile
     }
 
     /// How a sweep went.
@@ -166,7 +167,7 @@ final class SyncEngine: Sendable {
         let epoch = cache.liveEpoch
         let start = live.current
         let generation = start.generation
-        guard isCurrent(), let point = try? cache.syncPoint() else { return nil }
+        guard !Task.isCancelled, let point = try? cache.syncPoint() else { return nil }
         let reInstall = point.cursor == nil
         let conversations = listeners.conversations
         conversations.notify { $0.onSyncServerStart(reInstall: reInstall) }
@@ -211,7 +212,7 @@ final class SyncEngine: Sendable {
         do {
             let page: Page<ConversationPayload> = try await api.get(
                 Endpoints.conversations, query: [("limit", "\(Self.conversationPage)")])
-            guard isCurrent() else { return Self.sessionEnded }
+            guard !Task.isCancelled else { return Self.sessionEnded }
             let removed = try cache.storeConversationPage(page.items, first: true, last: page.next == nil)
             if coldStart { try cache.keepLastMessages(of: page.items) }
             for id in removed { _ = outbox?.discard(.conversation(id)) }
@@ -229,7 +230,7 @@ final class SyncEngine: Sendable {
     private func recordHead(_ generation: Int) async -> ChatException? {
         do {
             let head: ChangelogPage = try await api.get(Endpoints.changes, query: [("cursor", ""), ("limit", "1")])
-            guard isCurrent() else { return Self.sessionEnded }
+            guard !Task.isCancelled else { return Self.sessionEnded }
             try cache.recordSyncHead(cursor: head.cursor, serverTime: head.serverTime)
             live.withLock { $0.caughtUp(startedAt: generation) }
             return nil
@@ -249,7 +250,7 @@ final class SyncEngine: Sendable {
         listeners.sync.notify { $0.onMessageSyncStarted() }
         do {
             let page = try read.get()
-            guard isCurrent() else { return Self.sessionEnded }
+            guard !Task.isCancelled else { return Self.sessionEnded }
             listeners.conversations.notify { $0.onSyncServerProgress(60) }
             // Dropping a conversation may wipe what the live stream stored after this page was
             // read (the user added back, say): the point stops following, so the next replay

@@ -1,0 +1,54 @@
+import Locking
+
+/// Which session is current, and how many logins and logouts have begun, under one lock: a
+/// login commits its session only if no other login or logout began while it talked to the
+/// server, and that check and the swap are one step.
+final class SessionSlot: Sendable {
+    private struct State {
+        var generation = 0
+        var session: ChatClient.Session?
+    }
+
+    private let state = Locked(State())
+
+    /// The logged-in session, nil when logged out.
+    var current: ChatClient.Session? { state.withLock { $0.session } }
+
+    /// Logins and logouts begun so far.
+    var generation: Int { state.withLock { $0.generation } }
+
+    /// A login begins: any login or logout after this one supersedes it. Returns its generation.
+    func beginLogin() -> Int {
+        state.withLock {
+            $0.generation += 1
+            return $0.generation
+        }
+    }
+
+    /// Makes `started` current unless a login or logout began after `generation`. Returns the
+    /// session it replaced (`.some(nil)`: none), or nil when it was superseded.
+    func commit(_ started: ChatClient.Session, generation: Int) -> ChatClient.Session?? {
+        state.withLock { state in
+            guard state.generation == generation else { return .none }
+            defer { state.session = started }
+            return .some(state.session)
+        }
+    }
+
+    /// A logout: supersedes any login in flight and takes the current session away (returned).
+    func logout() -> ChatClient.Session? {
+        state.withLock { state in
+            state.generation += 1
+            defer { state.session = nil }
+            return state.session
+        }
+    }
+
+    /// `old` ended: it is no longer current (if it still was). Returns the current session.
+    func end(_ old: ChatClient.Session) -> ChatClient.Session? {
+        state.withLock { state in
+            if state.session === old { state.session = nil }
+            return state.session
+        }
+    }
+}
