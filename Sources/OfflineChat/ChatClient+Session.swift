@@ -223,11 +223,8 @@ extension ChatClient {
         cache: ChatCache?, api: APIClient, outbox: Outbox?, me: String, owner: SessionOwner, tasks: SessionTasks
     ) -> SyncEngine? {
         guard let cache else { return nil }
-        let listeners = SyncEngine.Listeners(
-            sync: syncListeners, conversations: conversationListeners, messages: messageListeners,
-            groups: groupListeners)
         return SyncEngine(
-            cache: cache, api: api, config: config, outbox: outbox, me: me, listeners: listeners, tasks: tasks)
+            cache: cache, api: api, config: config, outbox: outbox, me: me, listeners: sessionListeners, tasks: tasks)
     }
 
     /// Deletes every other user's cache of this app on the device.

@@ -102,6 +102,13 @@ public final class ChatClient: Sendable {
 
     static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@")
 
+    /// The registries a session's sync and realtime dispatch tell.
+    var sessionListeners: SyncEngine.Listeners {
+        SyncEngine.Listeners(
+            sync: syncListeners, conversations: conversationListeners, messages: messageListeners,
+            groups: groupListeners)
+    }
+
     /// The logged-in user, nil when logged out.
     public func getLoggedInUser() -> User? { session.current?.user }
 

@@ -289,9 +289,9 @@ final class SyncEngine: Sendable {
         let new = merge.new.map { BaseMessage.make($0, source: .sync) }
         let updated = merge.updated.map { BaseMessage.make($0, source: .sync) }
         for message in new {
-            listeners.messages.notify { ChatClient.deliverNew(message, to: $0) }
+            listeners.messages.notify { RealtimeDispatch.deliverNew(message, to: $0) }
             if let action = message as? ActionMessage {
-                listeners.groups.notify { ChatClient.deliverGroupEvent(action, to: $0) }
+                listeners.groups.notify { RealtimeDispatch.deliverGroupEvent(action, to: $0) }
             }
         }
         if !updated.isEmpty { listeners.messages.notify { $0.onMessagesSynced(updated) } }
