@@ -49,18 +49,16 @@ extension ChatClient {
             }
             user = known
         }
-        let owner = SessionOwner()
         let tasks = SessionTasks()
-        let outbox = makeOutbox(cache: cache, api: api, owner: owner, tasks: tasks)
+        let realtime = makeRealtime(token: authToken)
+        let outbox = makeOutbox(cache: cache, api: api, realtime: realtime, tasks: tasks)
         let security = CacheSecurity(
             atRest: opening.encrypted, keyFromStore: opening.keyFromStore,
             cipherVersion: opening.encrypted ? Connection.cipherVersion : nil)
         let me = try commit(
             Session(
-                user: user, api: api, realtime: makeRealtime(token: authToken, owner: owner), cache: cache,
-                owner: owner,
-                outbox: outbox,
-                sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, owner: owner, tasks: tasks),
+                user: user, api: api, realtime: realtime, cache: cache, outbox: outbox,
+                sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, tasks: tasks),
                 security: security, tasks: tasks),
             generation: generation)
         if let (reason, lost) = opening.reset {
@@ -87,7 +85,7 @@ extension ChatClient {
         }
         if let replaced { end(replaced, wipe: replaced.user.uid != started.user.uid) }
         wipeOtherUsers(than: started.user.uid)  // with or without a cache of its own
-        started.realtime.start()
+        startRealtime(of: started)
         if started.cache != nil { started.tasks.start { await self.refreshBlockedList(started) } }
         return started.user
     }
@@ -197,17 +195,18 @@ extension ChatClient {
     /// The key store account of a user's cache key.
     func keyAccount(_ uid: String) -> String { "\(config.appID)/\(uid)" }
 
-    private func makeOutbox(cache: ChatCache?, api: APIClient, owner: SessionOwner, tasks: SessionTasks) -> Outbox? {
+    private func makeOutbox(
+        cache: ChatCache?, api: APIClient, realtime: RealtimeConnection, tasks: SessionTasks
+    ) -> Outbox? {
         guard let cache else { return nil }
         let outbox = Outbox(
             cache: cache, api: api, config: config, tasks: tasks,
-            isOnline: { [weak self] in self?.session(of: owner)?.realtime.status == .connected },
-            liveSince: { [weak self] in
+            // An ended session is offline at once (its connection stops a moment later).
+            isOnline: { !tasks.ended && realtime.status == .connected },
+            liveSince: {
                 // The epoch first: a loss after reading it changes it.
-                guard let current = self?.session(of: owner), let epoch = current.cache?.liveEpoch,
-                    current.realtime.status == .connected
-                else { return nil }
-                return epoch
+                let epoch = cache.liveEpoch
+                return !tasks.ended && realtime.status == .connected ? epoch : nil
             },
             report: { [weak self] outcome in
                 switch outcome {
@@ -220,7 +219,7 @@ extension ChatClient {
     }
 
     private func makeSync(
-        cache: ChatCache?, api: APIClient, outbox: Outbox?, me: String, owner: SessionOwner, tasks: SessionTasks
+        cache: ChatCache?, api: APIClient, outbox: Outbox?, me: String, tasks: SessionTasks
     ) -> SyncEngine? {
         guard let cache else { return nil }
         return SyncEngine(

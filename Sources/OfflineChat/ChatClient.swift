@@ -30,9 +30,6 @@ public final class ChatClient: Sendable {
         let realtime: RealtimeConnection
         /// The user's cache; nil when offline support is off (or unavailable).
         let cache: ChatCache?
-        /// Identifies the session to its realtime handlers, so a stopped connection's late
-        /// events never touch a newer session.
-        let owner: SessionOwner
         /// Queued sends (with the cache only).
         let outbox: Outbox?
         /// The catch-up sync (with the cache only).
@@ -42,8 +39,8 @@ public final class ChatClient: Sendable {
         /// Every task working for the session; cancelled when it ends.
         let tasks: SessionTasks
         init(
-            user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, owner: SessionOwner,
-            outbox: Outbox?, sync: SyncEngine?, security: CacheSecurity, tasks: SessionTasks
+            user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, outbox: Outbox?,
+            sync: SyncEngine?, security: CacheSecurity, tasks: SessionTasks
         ) {
             self.tasks = tasks
             self.security = security
@@ -51,7 +48,6 @@ public final class ChatClient: Sendable {
             self.api = api
             self.realtime = realtime
             self.cache = cache
-            self.owner = owner
             self.outbox = outbox
             self.sync = sync
         }
@@ -66,9 +62,6 @@ public final class ChatClient: Sendable {
         /// `cipher_version`, once an encrypted open is proven.
         var cipherVersion: String?
     }
-
-    /// One login attempt's identity.
-    final class SessionOwner: Sendable {}
 
     /// The last logout's request to revoke its token: nil when it succeeded.
     let tokenRevocation = Locked<Task<ChatException?, Never>?>(nil)

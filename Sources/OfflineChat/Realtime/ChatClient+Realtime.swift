@@ -1,45 +1,56 @@
 import Foundation
 
 extension ChatClient {
-    func makeRealtime(token: String, owner: SessionOwner) -> RealtimeConnection {
+    func makeRealtime(token: String) -> RealtimeConnection {
         var components = URLComponents(
             url: config.server.appendingPathComponent(Endpoints.realtime), resolvingAgainstBaseURL: false)!
         components.scheme = config.server.scheme == "https" ? "wss" : "ws"
-        let handlers = RealtimeConnection.Handlers(
-            status: { [weak self] status in self?.connectionChanged(status, owner: owner) },
-            envelope: { [weak self] envelope in await self?.receive(envelope, owner: owner) },
-            unreadable: { [weak self] in self?.lostTrackOfTheStream(owner: owner) },
-            settled: { [weak self] in await self?.connectionSettled(owner: owner) },
-            shouldRetry: { [weak self] in await self?.tokenStillAccepted(owner: owner) ?? false })
-        return RealtimeConnection(
-            url: components.url!, token: token, transport: transport, config: config, handlers: handlers)
+        return RealtimeConnection(url: components.url!, token: token, transport: transport, config: config)
+    }
+
+    /// Starts `session`'s connection with handlers bound to it. Once the session has ended
+    /// (its tasks cancelled, its connection stopped) they do nothing for it.
+    func startRealtime(of session: Session) {
+        session.realtime.start(
+            RealtimeConnection.Handlers(
+                status: { [weak self, weak session] status in
+                    guard let session else { return }
+                    self?.connectionChanged(status, of: session)
+                },
+                envelope: { [weak self, weak session] envelope in
+                    guard let session else { return }
+                    self?.receive(envelope, in: session)
+                },
+                unreadable: { [weak session] in session.map(Self.lostTrackOfTheStream) },
+                settled: { [weak self, weak session] in
+                    guard let session else { return }
+                    await self?.connectionSettled(session)
+                },
+                shouldRetry: { [weak self, weak session] in
+                    guard let session else { return false }
+                    return await self?.tokenStillAccepted(session) ?? false
+                }))
     }
 
     /// The connection has stayed up for the settle delay: queued messages go first (unless
     /// `autoSendPendingOnReconnect` is off), then the catch-up sync.
-    func connectionSettled(owner: SessionOwner) async {
-        guard let current = session(of: owner) else { return }
-        if let outbox = current.outbox, config.offline.autoSendPendingOnReconnect {
+    func connectionSettled(_ session: Session) async {
+        guard !session.tasks.ended else { return }
+        if let outbox = session.outbox, config.offline.autoSendPendingOnReconnect {
             outbox.reconnected()
             await outbox.flush()
         }
-        guard session(of: owner) != nil else { return }
-        current.sync?.request(.reconnect)
+        guard !session.tasks.ended else { return }
+        session.sync?.request(.reconnect)
     }
 
-    /// The session `owner` belongs to, if it is still the current one.
-    func session(of owner: SessionOwner) -> Session? {
-        guard let current = session.current, current.owner === owner else { return nil }
-        return current
-    }
-
-    private func connectionChanged(_ status: ConnectionStatus, owner: SessionOwner) {
+    private func connectionChanged(_ status: ConnectionStatus, of session: Session) {
         // A connection of an ended session says nothing to a newer one.
-        if let current = session.current, current.owner !== owner { return }
+        if let current = self.session.current, current !== session { return }
         // Offline, messages may be missed: no cached stretch reaches the live head any more.
-        if status == .disconnected {
-            try? session(of: owner)?.cache?.closeOpenRanges()
-            session(of: owner)?.sync?.disconnected()
+        if status == .disconnected && !session.tasks.ended {
+            try? session.cache?.closeOpenRanges()
+            session.sync?.disconnected()
         }
         connectionListeners.notify { listener in
             switch status {
@@ -52,32 +63,32 @@ extension ChatClient {
 
     /// A live change the cache could not take (or a frame it could not read): the replay must
     /// bring it, so the sync point stops following and no cached stretch may reach past it.
-    func lostTrackOfTheStream(owner: SessionOwner) {
-        guard let current = session(of: owner) else { return }
-        current.sync?.lostTrack()
-        try? current.cache?.closeOpenRanges()
+    static func lostTrackOfTheStream(_ session: Session) {
+        guard !session.tasks.ended else { return }
+        session.sync?.lostTrack()
+        try? session.cache?.closeOpenRanges()
     }
 
     /// After a dropped or refused connection: is the token still good? A 401 ends the
     /// session; no answer means "offline, keep retrying".
-    private func tokenStillAccepted(owner: SessionOwner) async -> Bool {
-        guard let current = session(of: owner) else { return false }
+    private func tokenStillAccepted(_ session: Session) async -> Bool {
+        guard !session.tasks.ended else { return false }
         do {
-            let _: UserPayload = try await current.api.get(Endpoints.me)
+            let _: UserPayload = try await session.api.get(Endpoints.me)
             return true
         } catch let error as ChatException where error.isAuthFailure {
-            sessionRejected(current)
+            sessionRejected(session)
             return false
         } catch {
             return true
         }
     }
 
-    /// One realtime envelope, if its session is still the current one (`RealtimeDispatch`).
-    func receive(_ envelope: RealtimeEnvelope, owner: SessionOwner) async {
-        guard let current = session(of: owner) else { return }
+    /// One realtime envelope of `session` (`RealtimeDispatch`), unless the session has ended.
+    func receive(_ envelope: RealtimeEnvelope, in session: Session) {
+        guard !session.tasks.ended else { return }
         let dispatch = RealtimeDispatch(listeners: sessionListeners, logger: config.logger)
-        dispatch.receive(envelope, in: current) { [weak self] in self?.lostTrackOfTheStream(owner: owner) }
+        dispatch.receive(envelope, in: session) { Self.lostTrackOfTheStream(session) }
     }
 }
 

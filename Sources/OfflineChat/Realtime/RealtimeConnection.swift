@@ -22,25 +22,25 @@ final class RealtimeConnection: Sendable {
     private let token: String
     private let transport: any RealtimeTransport
     private let config: ChatConfig
-    private let handlers: Handlers
     private let loop = Locked<Task<Void, Never>?>(nil)
     private let socket = Locked<(any RealtimeSocket)?>(nil)
     private let currentStatus = Locked(ConnectionStatus.disconnected)
 
-    init(url: URL, token: String, transport: any RealtimeTransport, config: ChatConfig, handlers: Handlers) {
+    init(url: URL, token: String, transport: any RealtimeTransport, config: ChatConfig) {
         self.url = url
         self.token = token
         self.transport = transport
         self.config = config
-        self.handlers = handlers
     }
 
     var status: ConnectionStatus { currentStatus.current }
 
-    func start() {
+    /// Connects, and keeps connecting, telling `handlers` (bound to the session that owns this
+    /// connection) what happens.
+    func start(_ handlers: Handlers) {
         loop.withLock { task in
             guard task == nil else { return }
-            task = Task { [self] in await run() }
+            task = Task { [self] in await run(handlers) }
         }
     }
 
@@ -61,7 +61,7 @@ final class RealtimeConnection: Sendable {
         return (try? socket.send(text)) != nil
     }
 
-    private func set(_ status: ConnectionStatus) {
+    private func set(_ status: ConnectionStatus, _ handlers: Handlers) {
         let changed = currentStatus.withLock { current -> Bool in
             defer { current = status }
             return current != status
@@ -69,13 +69,13 @@ final class RealtimeConnection: Sendable {
         if changed { handlers.status(status) }
     }
 
-    private func run() async {
+    private func run(_ handlers: Handlers) async {
         let rules = Locked(
             Connectivity(
                 settleDelay: config.connectionSettleDelay, backoffBase: config.reconnectBaseDelay,
                 backoffCap: config.reconnectMaxDelay))
         while !Task.isCancelled {
-            set(.connecting)
+            set(.connecting, handlers)
             rules.withLock { $0.connecting() }
             do {
                 let opened = try await transport.connect(to: url, token: token)
@@ -84,7 +84,7 @@ final class RealtimeConnection: Sendable {
                     break
                 }
                 socket.withLock { $0 = opened }
-                set(.connected)
+                set(.connected, handlers)
                 let check = rules.withLock { $0.opened(now: config.clock.now()) }
                 // The settle timer starts once the first envelope (the hello) is handled; its
                 // deadline still counts from the connect.
@@ -117,10 +117,10 @@ final class RealtimeConnection: Sendable {
             }
             socket.withLock { $0 = nil }
             let retry = rules.withLock { $0.dropped(unit: Double.random(in: 0..<1)) }
-            set(.disconnected)
+            set(.disconnected, handlers)
             guard !Task.isCancelled, await handlers.shouldRetry(), case .retry(let delay) = retry else { break }
             do { try await config.clock.sleep(milliseconds: delay) } catch { break }
         }
-        set(.disconnected)
+        set(.disconnected, handlers)
     }
 }
