@@ -56,7 +56,7 @@ extension ChatClient {
             atRest: opening.encrypted, keyFromStore: opening.keyFromStore,
             cipherVersion: opening.encrypted ? Connection.cipherVersion : nil)
         let me = try commit(
-            Session(
+            UserSession(
                 user: user, api: api, realtime: realtime, cache: cache, outbox: outbox,
                 sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, tasks: tasks),
                 security: security, tasks: tasks),
@@ -77,7 +77,7 @@ extension ChatClient {
 
     /// Makes `started` the session unless a login or logout came in meanwhile; ends the
     /// previous session and wipes other users' caches; starts realtime.
-    private func commit(_ started: Session, generation: Int) throws -> User {
+    private func commit(_ started: UserSession, generation: Int) throws -> User {
         guard case .some(let replaced) = session.commit(started, generation: generation) else {
             started.tasks.cancelAll()
             started.cache?.close()
@@ -141,14 +141,10 @@ extension ChatClient {
     }
 
     /// Stops a session; `wipe` deletes its cache (logout, a rejected token, another user).
-    func end(_ old: Session, wipe: Bool) {
+    func end(_ old: UserSession, wipe: Bool) {
         let successor = session.end(old)
-        old.tasks.cancelAll()
-        old.realtime.stop()
-        old.sync?.end()
         // Logout and a rejected token fail whatever is still queued (`.discarded`).
-        if wipe { _ = old.outbox?.discard(.all) }
-        old.cache?.close()
+        old.end(discardingOutbox: wipe)
         // Never delete the files a newer session of the same user has open.
         if wipe && successor?.user.uid != old.user.uid {
             try? ChatCache.destroy(directory: cacheDirectory(for: old.user.uid))
@@ -157,7 +153,7 @@ extension ChatClient {
     }
 
     /// The server no longer accepts the session's token: logged out, cache wiped.
-    func sessionRejected(_ rejected: Session) {
+    func sessionRejected(_ rejected: UserSession) {
         end(rejected, wipe: true)
         config.logger.log(.warning, "the server rejected the session's token; logged out and wiped the cache")
     }

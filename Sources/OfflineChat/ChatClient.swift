@@ -23,36 +23,6 @@ public final class ChatClient: Sendable {
     let session = SessionSlot()
     let transport: any RealtimeTransport
 
-    /// A logged-in user's live state.
-    final class Session: Sendable {
-        let user: User
-        let api: APIClient
-        let realtime: RealtimeConnection
-        /// The user's cache; nil when offline support is off (or unavailable).
-        let cache: ChatCache?
-        /// Queued sends (with the cache only).
-        let outbox: Outbox?
-        /// The catch-up sync (with the cache only).
-        let sync: SyncEngine?
-        /// What the cache's encryption achieved.
-        let security: CacheSecurity
-        /// Every task working for the session; cancelled when it ends.
-        let tasks: SessionTasks
-        init(
-            user: User, api: APIClient, realtime: RealtimeConnection, cache: ChatCache?, outbox: Outbox?,
-            sync: SyncEngine?, security: CacheSecurity, tasks: SessionTasks
-        ) {
-            self.tasks = tasks
-            self.security = security
-            self.user = user
-            self.api = api
-            self.realtime = realtime
-            self.cache = cache
-            self.outbox = outbox
-            self.sync = sync
-        }
-    }
-
     /// What opening the cache proved about its encryption.
     struct CacheSecurity: Sendable {
         /// An encrypted open was proven.
@@ -109,7 +79,7 @@ public final class ChatClient: Sendable {
     public func getConnectionStatus() -> ConnectionStatus { session.current?.realtime.status ?? .disconnected }
 
     /// The current session, or `ERROR_USER_NOT_LOGGED_IN`.
-    func requireSession() throws -> Session {
+    func requireSession() throws -> UserSession {
         guard let current = session.current else { throw ChatException.notLoggedIn() }
         return current
     }

@@ -10,7 +10,7 @@ extension ChatClient {
 
     /// Starts `session`'s connection with handlers bound to it. Once the session has ended
     /// (its tasks cancelled, its connection stopped) they do nothing for it.
-    func startRealtime(of session: Session) {
+    func startRealtime(of session: UserSession) {
         session.realtime.start(
             RealtimeConnection.Handlers(
                 status: { [weak self, weak session] status in
@@ -34,7 +34,7 @@ extension ChatClient {
 
     /// The connection has stayed up for the settle delay: queued messages go first (unless
     /// `autoSendPendingOnReconnect` is off), then the catch-up sync.
-    func connectionSettled(_ session: Session) async {
+    func connectionSettled(_ session: UserSession) async {
         guard !session.tasks.ended else { return }
         if let outbox = session.outbox, config.offline.autoSendPendingOnReconnect {
             outbox.reconnected()
@@ -44,7 +44,7 @@ extension ChatClient {
         session.sync?.request(.reconnect)
     }
 
-    private func connectionChanged(_ status: ConnectionStatus, of session: Session) {
+    private func connectionChanged(_ status: ConnectionStatus, of session: UserSession) {
         // A connection of an ended session says nothing to a newer one.
         if let current = self.session.current, current !== session { return }
         // Offline, messages may be missed: no cached stretch reaches the live head any more.
@@ -63,7 +63,7 @@ extension ChatClient {
 
     /// A live change the cache could not take (or a frame it could not read): the replay must
     /// bring it, so the sync point stops following and no cached stretch may reach past it.
-    static func lostTrackOfTheStream(_ session: Session) {
+    static func lostTrackOfTheStream(_ session: UserSession) {
         guard !session.tasks.ended else { return }
         session.sync?.lostTrack()
         try? session.cache?.closeOpenRanges()
@@ -71,7 +71,7 @@ extension ChatClient {
 
     /// After a dropped or refused connection: is the token still good? A 401 ends the
     /// session; no answer means "offline, keep retrying".
-    private func tokenStillAccepted(_ session: Session) async -> Bool {
+    private func tokenStillAccepted(_ session: UserSession) async -> Bool {
         guard !session.tasks.ended else { return false }
         do {
             let _: UserPayload = try await session.api.get(Endpoints.me)
@@ -85,7 +85,7 @@ extension ChatClient {
     }
 
     /// One realtime envelope of `session` (`RealtimeDispatch`), unless the session has ended.
-    func receive(_ envelope: RealtimeEnvelope, in session: Session) {
+    func receive(_ envelope: RealtimeEnvelope, in session: UserSession) {
         guard !session.tasks.ended else { return }
         let dispatch = RealtimeDispatch(listeners: sessionListeners, logger: config.logger)
         dispatch.receive(envelope, in: session) { Self.lostTrackOfTheStream(session) }

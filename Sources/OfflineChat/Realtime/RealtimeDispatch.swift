@@ -12,7 +12,7 @@ struct RealtimeDispatch: Sendable {
 
     /// One realtime envelope: changes become listener callbacks. `lostTrack`: the cache could
     /// not take a change (the replay must bring it).
-    func receive(_ envelope: RealtimeEnvelope, in current: ChatClient.Session, lostTrack: () -> Void) {
+    func receive(_ envelope: RealtimeEnvelope, in current: UserSession, lostTrack: () -> Void) {
         let me = current.user.uid
         switch envelope.type {
         case .hello: current.sync?.connected(hello: envelope.cursor)
@@ -45,7 +45,7 @@ struct RealtimeDispatch: Sendable {
 
     /// Stores a live change in the cache before any listener hears of it.
     @discardableResult
-    func writeThrough(_ change: ChangePayload, in current: ChatClient.Session) -> LiveWrite {
+    func writeThrough(_ change: ChangePayload, in current: UserSession) -> LiveWrite {
         guard let cache = current.cache else { return LiveWrite(stored: false) }
         do {
             if change.removesConversation(for: current.user.uid) {

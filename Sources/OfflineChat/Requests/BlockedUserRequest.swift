@@ -85,7 +85,7 @@ extension ChatClient {
     }
 
     /// Reloads the SDK's blocked list from the server (at login; each catch-up sweep too).
-    func refreshBlockedList(_ current: Session) async {
+    func refreshBlockedList(_ current: UserSession) async {
         guard let cache = current.cache else { return }
         await Self.refreshBlockedList(api: current.api, cache: cache, logger: config.logger)
     }

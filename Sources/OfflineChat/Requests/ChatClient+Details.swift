@@ -67,7 +67,7 @@ extension ChatClient {
     /// error alone.
     func single<Item: Sendable>(
         cached: @escaping @Sendable (ChatCache) throws -> Item?,
-        server: @escaping @Sendable (Session) async throws -> Item,
+        server: @escaping @Sendable (UserSession) async throws -> Item,
         onCached: @escaping @Sendable (Item) -> Void, onServer: @escaping @Sendable (Item) -> Void,
         onError: @escaping @Sendable (ChatException) -> Void
     ) {

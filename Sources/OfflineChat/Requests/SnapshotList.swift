@@ -32,7 +32,7 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
     let client: ChatClient
     let key: String?
     let whenBusy: WhenBusy
-    let fetchPage: @Sendable (ChatClient.Session, String?) async throws -> ServerPage
+    let fetchPage: @Sendable (UserSession, String?) async throws -> ServerPage
     let convert: @Sendable (Payload, MessageSource) -> Model
     /// Replaces the snapshot as the cached phase (page index → items).
     let cachedPage: (@Sendable (ChatCache, Int) throws -> [Payload])?
@@ -41,7 +41,7 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
 
     init(
         client: ChatClient, key: String?, whenBusy: WhenBusy,
-        fetchPage: @escaping @Sendable (ChatClient.Session, String?) async throws -> ServerPage,
+        fetchPage: @escaping @Sendable (UserSession, String?) async throws -> ServerPage,
         convert: @escaping @Sendable (Payload, MessageSource) -> Model,
         cachedPage: (@Sendable (ChatCache, Int) throws -> [Payload])? = nil
     ) {

@@ -25,7 +25,7 @@ extension ChatClient {
     /// bookkeeping) runs on the callback queue just before that last callback.
     func twoPhase<Item: Sendable>(
         cached: (@Sendable (ChatCache) throws -> [Item])?,
-        server: @escaping @Sendable (Session) async throws -> [Item],
+        server: @escaping @Sendable (UserSession) async throws -> [Item],
         onCached: (@Sendable ([Item]) -> Void)?,
         onServer: @escaping @Sendable ([Item]) -> Void,
         onError: @escaping @Sendable (ChatException) -> Void,

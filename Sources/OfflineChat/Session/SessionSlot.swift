@@ -6,13 +6,13 @@ import Locking
 final class SessionSlot: Sendable {
     private struct State {
         var generation = 0
-        var session: ChatClient.Session?
+        var session: UserSession?
     }
 
     private let state = Locked(State())
 
     /// The logged-in session, nil when logged out.
-    var current: ChatClient.Session? { state.withLock { $0.session } }
+    var current: UserSession? { state.withLock { $0.session } }
 
     /// Logins and logouts begun so far.
     var generation: Int { state.withLock { $0.generation } }
@@ -27,7 +27,7 @@ final class SessionSlot: Sendable {
 
     /// Makes `started` current unless a login or logout began after `generation`. Returns the
     /// session it replaced (`.some(nil)`: none), or nil when it was superseded.
-    func commit(_ started: ChatClient.Session, generation: Int) -> ChatClient.Session?? {
+    func commit(_ started: UserSession, generation: Int) -> UserSession?? {
         state.withLock { state in
             guard state.generation == generation else { return .none }
             defer { state.session = started }
@@ -36,7 +36,7 @@ final class SessionSlot: Sendable {
     }
 
     /// A logout: supersedes any login in flight and takes the current session away (returned).
-    func logout() -> ChatClient.Session? {
+    func logout() -> UserSession? {
         state.withLock { state in
             state.generation += 1
             defer { state.session = nil }
@@ -45,7 +45,7 @@ final class SessionSlot: Sendable {
     }
 
     /// `old` ended: it is no longer current (if it still was). Returns the current session.
-    func end(_ old: ChatClient.Session) -> ChatClient.Session? {
+    func end(_ old: UserSession) -> UserSession? {
         state.withLock { state in
             if state.session === old { state.session = nil }
             return state.session
