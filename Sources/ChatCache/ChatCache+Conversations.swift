@@ -112,7 +112,7 @@ extension ChatCache {
             try $0.get("id") as Int64
         }
         let files = forgetMedia(mediaFiles(of: Set(gone)))
-        if !files.isEmpty { doomedMedia.withLock { $0 += files } }
+        if !files.isEmpty { scratch.withLock { $0.doomedMedia += files } }
         try db.run(
             """
             DELETE FROM ranges WHERE scope = ?1

@@ -59,7 +59,7 @@ extension ChatCache {
 
     /// Records that a conversation's data was just used.
     func noteUse(_ db: Connection, _ conversationId: String) throws {
-        touchedInWrite.withLock { _ = $0.insert(conversationId) }
+        scratch.withLock { _ = $0.touched.insert(conversationId) }
         try db.run(
             "INSERT OR REPLACE INTO usage(conversation_id, last_access) VALUES (?, ?)", [conversationId, clock()])
     }
@@ -74,10 +74,7 @@ extension ChatCache {
     func enforceLimits(_ db: Connection) throws -> [URL] {
         var media: [URL] = []
         // Only conversations this write touched can have grown (cost: an index walk of `keep`).
-        let touched = touchedInWrite.withLock { value -> Set<String> in
-            defer { value = [] }
-            return value
-        }
+        let touched = scratch.withLock { $0.touched }
         if limits.maxMessagesPerConversation < .max {
             for id in touched.sorted() { media += try trim(db, id, keep: limits.maxMessagesPerConversation) }
         }
@@ -154,10 +151,10 @@ extension ChatCache {
     /// write: the folder is listed once for the whole write.
     func mediaFiles(of messageIds: Set<Int64>) -> [URL] {
         guard !messageIds.isEmpty else { return [] }
-        let names = mediaListingInWrite.withLock { listing in
-            if let listing { return listing }
+        let names = scratch.withLock { scratch in
+            if let listing = scratch.mediaListing { return listing }
             let names = (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? []
-            listing = names
+            scratch.mediaListing = names
             return names
         }
         return names.filter { name in

@@ -25,13 +25,19 @@ public final class ChatCache: Sendable {
     let liveEpochCounter = Locked(0)
     /// Bytes in the media folder, once known (see `mediaBytes()`).
     let mediaTotal = Locked<Int64?>(nil)
-    /// Media files of rows the current write removed: deleted once it commits.
-    let doomedMedia = Locked<[URL]>([])
-    /// Conversations the current write touched (only used under the writer's lock).
-    let touchedInWrite = Locked<Set<String>>([])
-    /// The media folder's names, listed once per write that needs them (a sync page trims
-    /// many conversations; only used under the writer's lock).
-    let mediaListingInWrite = Locked<[String]?>(nil)
+    /// What the current write collects as it runs: only touched under the writer's lock, and
+    /// started afresh by every write (`write`), whether the one before committed or not.
+    let scratch = Locked(WriteScratch())
+
+    struct WriteScratch {
+        /// Conversations the write touched (only they can have outgrown their limit).
+        var touched: Set<String> = []
+        /// Media files of rows the write removed: deleted once it commits.
+        var doomedMedia: [URL] = []
+        /// The media folder's names, listed once per write that needs them (a sync page trims
+        /// many conversations).
+        var mediaListing: [String]?
+    }
 
     static let databaseName = "cache.sqlite"
     static let encoder: JSONEncoder = {
@@ -83,17 +89,15 @@ public final class ChatCache: Sendable {
         let (result, doomed): (T, [URL])
         do {
             (result, doomed) = try pool.withWriter { db in
-                // Under the writer's lock: the files of this write only, taken after its commit
-                // (dropped if it rolls back).
-                defer {
-                    doomedMedia.withLock { $0 = [] }
-                    mediaListingInWrite.withLock { $0 = nil }
-                }
+                // Under the writer's lock: this write's scratch only; its files are taken after
+                // its commit (dropped if it rolls back).
+                scratch.withLock { $0 = WriteScratch() }
+                defer { scratch.withLock { $0 = WriteScratch() } }
                 let (result, evicted) = try db.transaction { db -> (T, [URL]) in
                     let result = try body(db)
                     return (result, try enforceLimits(db))
                 }
-                return (result, evicted + doomedMedia.withLock { $0 })
+                return (result, evicted + scratch.withLock { $0.doomedMedia })
             }
         } catch {
             mediaTotal.withLock { $0 = nil }  // an eviction rolled back: count again when asked
