@@ -105,21 +105,27 @@ extension ChatClient {
         guard let current = session.logout() else { return }
         let api = current.api
         tokenRevocation.withLock {
+            // Also awaits the ended session's tasks (cancelled by `end` below).
             $0 = Task {
+                async let stopped: Void = current.tasks.end()
+                let failure: ChatException?
                 do {
                     let _: APIClient.NoContent = try await api.send("DELETE", Endpoints.meToken, body: nil as String?)
-                    return nil
+                    failure = nil
                 } catch {
-                    return error as? ChatException ?? ChatException.offline("\(error)")
+                    failure = error as? ChatException ?? ChatException.offline("\(error)")
                 }
+                await stopped
+                return failure
             }
         }
         end(current, wipe: true)
     }
 
     /// `logout()`, then `onSuccess` once chatd revoked the token (or there was no session), or
-    /// `onError` when it could not be asked (offline: the token stays valid until it expires).
-    /// The session is over either way. Callbacks run on the callback queue.
+    /// `onError` when it could not be asked (offline: the token stays valid until it expires);
+    /// either way only after every task of the ended session has returned. The session is over
+    /// either way. Callbacks run on the callback queue.
     public func logout(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (ChatException) -> Void)
     {
         logout()

@@ -35,8 +35,10 @@ import Testing
         await clock.waitForSleepers(2)
         #expect(session.tasks.count >= 1, "the backoff's wake-up is one of the session's tasks")
 
-        client.logout()
-        await session.tasks.end()
+        // The callback form reports once the token is revoked and the session's tasks returned.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            client.logout(onSuccess: { done.resume() }, onError: { _ in done.resume() })
+        }
         #expect(session.tasks.count == 0)
         #expect(clock.sleeperCount == 0, "nothing of the session still waits on the clock")
         #expect(session.tasks.start {} == nil, "an ended session starts nothing")
