@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// Every group action, by every scope, on every scope, against a table written out here
-/// (not derived from chatd's own rules).
+/// (not derived from chatd's own rules). Against chatd's router in the test process
+/// (`InProcessServer`): these are status tables, no sockets involved.
 @Suite struct GroupPermissionTests {
     /// owner > admin > moderator > participant.
     static let rank: [GroupScope: Int] = [.participant: 0, .moderator: 1, .admin: 2, .owner: 3]
@@ -12,12 +13,12 @@ import Testing
 
     /// A group with one member per scope: o (owner), a, m, p.
     struct Fixture {
-        let server: LiveServer
+        let server: InProcessServer
         var tokens: [GroupScope: String] = [:]
         var next = 0
 
         init() async throws {
-            server = try LiveServer()
+            server = try InProcessServer()
             tokens[.owner] = try await server.user("o")
             try await server.group("g", by: tokens[.owner]!)
             for (uid, scope) in [("a", GroupScope.admin), ("m", .moderator), ("p", .participant)] {

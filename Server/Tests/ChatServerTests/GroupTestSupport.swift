@@ -1,7 +1,7 @@
 import ChatProtocol
 import Foundation
 
-extension LiveServer {
+extension ChatdUnderTest {
     /// Creates a group owned by `token`'s user and returns it.
     @discardableResult
     func group(
@@ -12,7 +12,7 @@ extension LiveServer {
             "POST", Endpoints.groups, token: token,
             json: CreateGroupRequest(guid: guid, name: name ?? guid, type: type, password: password, tags: tags))
         guard reply.status == 201 else {
-            throw Failure("create group \(guid): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            throw LiveServer.Failure("create group \(guid): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
         }
         return try reply.decode()
     }
