@@ -12,7 +12,8 @@ extension ChatdUnderTest {
             "POST", Endpoints.groups, token: token,
             json: CreateGroupRequest(guid: guid, name: name ?? guid, type: type, password: password, tags: tags))
         guard reply.status == 201 else {
-            throw LiveServer.Failure("create group \(guid): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            throw LiveServer.Failure(
+                "create group \(guid): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
         }
         return try reply.decode()
     }
