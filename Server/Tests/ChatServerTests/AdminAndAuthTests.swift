@@ -3,9 +3,11 @@ import Foundation
 import SQLiteKit
 import Testing
 
+/// The status tables run on chatd's router in the test process (`InProcessServer`); restarts,
+/// expiry on the server's clock and the offline admin commands need the real process.
 @Suite struct AdminAndAuthTests {
     @Test func healthAnswersWithTheVersion() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let reply = try await server.request("GET", Endpoints.health)
         #expect(reply.status == 200)
         let health = try reply.decode(HealthResponse.self)
@@ -14,7 +16,7 @@ import Testing
     }
 
     @Test func adminEndpointsRequireTheAdminKey() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let anonymous = try await server.request("POST", Endpoints.adminUsers, json: CreateUserRequest(uid: "alice"))
         #expect(anonymous.status == 401)
         #expect(anonymous.error?.code == .unauthorized)
@@ -25,7 +27,7 @@ import Testing
     }
 
     @Test func creatingAUserTwiceConflicts() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let first = try await server.request(
             "POST", Endpoints.adminUsers, admin: true,
             json: CreateUserRequest(uid: "alice", name: "Alice", tags: ["vip"], role: "admin"))
@@ -39,7 +41,7 @@ import Testing
     }
 
     @Test func invalidUidsAreRejected() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         for uid in ["", "has space", "slash/", String(repeating: "x", count: 101)] {
             let reply = try await server.request(
                 "POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: uid))
@@ -48,14 +50,14 @@ import Testing
     }
 
     @Test func aTokenForAnUnknownUserIs404() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let reply = try await server.request(
             "POST", "\(Endpoints.adminUsers)/ghost/tokens", admin: true, json: CreateTokenRequest())
         #expect(reply.status == 404)
     }
 
     @Test func usersReadThemselvesWithTheirToken() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let token = try await server.user("alice", name: "Alice")
         let me = try await server.request("GET", Endpoints.me, token: token)
         #expect(me.status == 200)
@@ -65,7 +67,7 @@ import Testing
     }
 
     @Test func missingOrUnknownTokensAre401() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         _ = try await server.user("alice")
         let none = try await server.request("GET", Endpoints.me)
         #expect(none.status == 401 && none.error?.code == .unauthorized)
@@ -78,7 +80,7 @@ import Testing
     /// The admin revokes by the token or its hash, in the body (never in a logged path); a
     /// user revokes the token they call with.
     @Test func aRevokedTokenIs401Revoked() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let token = try await server.user("alice")
         let other = try await server.request(
             "POST", "\(Endpoints.adminUsers)/alice/tokens", admin: true, json: CreateTokenRequest()
