@@ -38,15 +38,20 @@ extension ChatCache {
     /// Writes one server page of the conversation list through, replacing its slice: cached
     /// conversations whose time falls inside the page's span (from the top for the first
     /// page, to the bottom for the last) but that the server left out are removed, with
-    /// their messages. Returns the removed ids.
+    /// their messages. Returns the removed ids. `keepingLastMessages` (a cold-start sync, which
+    /// replays nothing): each conversation's last message becomes readable offline
+    /// (`keepLastMessages`), in the same write, so the limits count it.
     @discardableResult
-    public func storeConversationPage(_ page: [ConversationPayload], first: Bool, last: Bool) throws -> [String] {
+    public func storeConversationPage(
+        _ page: [ConversationPayload], first: Bool, last: Bool, keepingLastMessages: Bool = false
+    ) throws -> [String] {
         try write { db in
             let now = clock()
             for conversation in page {
                 try upsert(db, conversation, at: now)
                 try noteUse(db, conversation.conversationId)
             }
+            if keepingLastMessages { try keepLastMessages(db, of: page) }
             guard !page.isEmpty || (first && last) else { return [] }
             // The slice in the server's order (updated_at DESC, id DESC): from the page's first
             // entry (a conversation a live message moved up meanwhile stays) to its last, or to

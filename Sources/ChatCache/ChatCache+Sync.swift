@@ -143,19 +143,16 @@ extension ChatCache {
         }
     }
 
-    /// After a cold start (no changelog replay, so nothing else brings messages in): each
-    /// conversation's last message, as the list brought it, becomes readable offline: its row,
-    /// and a one-message stretch (it proves nothing about the messages around it).
-    public func keepLastMessages(of conversations: [ConversationPayload]) throws {
+    /// Inside a write, after a cold start (no changelog replay, so nothing else brings messages
+    /// in): each conversation's last message, as the list brought it, becomes readable offline:
+    /// its row, and a one-message stretch (it proves nothing about the messages around it).
+    func keepLastMessages(_ db: Connection, of conversations: [ConversationPayload]) throws {
         let messages = conversations.compactMap(\.lastMessage).filter { $0.id > 0 }
         guard !messages.isEmpty else { return }
-        try write { db in
-            let stored = try Self.storedMessages(db, ids: messages.map(\.id))
-            for message in messages {
-                _ = try store(db, message, over: stored[message.id])
-                try addRange(
-                    db, scope: .conversation(message.conversationId), lo: message.id, hi: message.id, open: false)
-            }
+        let stored = try Self.storedMessages(db, ids: messages.map(\.id))
+        for message in messages {
+            _ = try store(db, message, over: stored[message.id])
+            try addRange(db, scope: .conversation(message.conversationId), lo: message.id, hi: message.id, open: false)
         }
     }
 

@@ -19,10 +19,10 @@ extension FakeChatd {
             (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map {
                 ($0.name, $0.value ?? "")
             }, uniquingKeysWith: { $1 })
+        let token = headers.first { $0.key.lowercased() == "authorization" }?.value.replacingOccurrences(
+            of: "Bearer ", with: "")
         let (reachable, scripted, caller) = state.withLock { state in
             state.requests.append("\(method) \(path)" + (url.query.map { "?\($0)" } ?? ""))
-            let token = headers.first { $0.key.lowercased() == "authorization" }?.value.replacingOccurrences(
-                of: "Bearer ", with: "")
             return (state.reachable, state.scripted["\(method) \(path)"], token.flatMap { state.tokens[$0] })
         }
         guard reachable else {
@@ -36,7 +36,7 @@ extension FakeChatd {
         case ("GET", Endpoints.me):
             return Self.ok(state.withLock { $0.users[uid] })
         case ("DELETE", Endpoints.meToken):
-            state.withLock { state in state.tokens = state.tokens.filter { $0.value != uid } }
+            _ = state.withLock { $0.tokens.removeValue(forKey: token ?? "") }
             return HTTPAnswer(status: 204, body: Data())
         case ("POST", Endpoints.messages):
             guard let body, let request = try? JSONDecoder().decode(SendMessageRequest.self, from: body) else {

@@ -58,11 +58,14 @@ public final class FakeChatd: Sendable {
     /// Creates a user (name: the uid unless given) and returns a token to log in with.
     @discardableResult
     public func addUser(_ uid: String, name: String? = nil) -> String {
-        let token = "fake-token-\(uid)"
-        state.withLock {
-            $0.users[uid] = UserPayload(uid: uid, name: name ?? uid)
-            $0.tokens[token] = uid
-        }
+        state.withLock { $0.users[uid] = UserPayload(uid: uid, name: name ?? uid) }
+        return token(for: uid)
+    }
+
+    /// A new token for `uid` (a logout revokes only the token it was made with).
+    public func token(for uid: String) -> String {
+        let token = "fake-token-\(uid)-\(UUID().uuidString)"
+        state.withLock { $0.tokens[token] = uid }
         return token
     }
 
@@ -117,9 +120,10 @@ public final class FakeChatd: Sendable {
     /// Stores a send (or finds the one with its muid) and publishes it.
     func store(_ request: SendMessageRequest, from sender: String) -> MessagePayload {
         let now = clock.now()
-        let (message, pushes) = state.withLock { state -> (MessagePayload, [(FakeRealtimeSocket, String)]) in
+        // Pushed under the lock (a yield never blocks): each socket gets its changes in order.
+        return state.withLock { state in
             if let earlier = state.messages.first(where: { $0.sender == sender && $0.muid == request.muid }) {
-                return (earlier, [])
+                return earlier
             }
             let message = MessagePayload(
                 id: Int64(state.messages.count + 1), muid: request.muid,
@@ -129,20 +133,16 @@ public final class FakeChatd: Sendable {
                 metadata: request.metadata, sentAt: now, updatedAt: now, editedAt: nil, deletedAt: nil,
                 parentMessageId: request.parentMessageId)
             state.messages.append(message)
-            var pushes: [(FakeRealtimeSocket, String)] = []
             for uid in Set([sender, request.receiver]) {
                 let seq = Int64(state.changes[uid, default: []].count + 1)
                 let change = ChangePayload(
                     seq: seq, kind: .messageCreated, conversationId: message.conversationId, message: message, at: now)
                 state.changes[uid, default: []].append(change)
                 let frame = Self.json(RealtimeEnvelope(type: .change, cursor: "\(seq)", change: change))
-                pushes += state.sockets.values.filter { $0.uid == uid }.map { ($0, frame) }
+                for socket in state.sockets.values where socket.uid == uid { socket.push(frame) }
             }
-            return (message, pushes)
+            return message
         }
-        // In the order stored: the lock is released, but this caller is the only one with them.
-        for (socket, frame) in pushes { socket.push(frame) }
-        return message
     }
 
     static func json(_ value: some Encodable) -> String {

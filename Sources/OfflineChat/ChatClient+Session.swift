@@ -83,7 +83,12 @@ extension ChatClient {
             started.cache?.close()
             throw ChatException(.userNotLoggedIn, "a logout or another login came first")
         }
-        if let replaced { end(replaced, wipe: replaced.user.uid != started.user.uid) }
+        if let replaced {
+            end(replaced, wipe: replaced.user.uid != started.user.uid)
+            // The same user again (a new token): a send the ended session had on the wire when
+            // this one opened the outbox goes again (the server dedupes on its muid).
+            if replaced.user.uid == started.user.uid { started.outbox?.recoverInterruptedSends() }
+        }
         wipeOtherUsers(than: started.user.uid)  // with or without a cache of its own
         startRealtime(of: started)
         if started.cache != nil { started.tasks.start { await self.refreshBlockedList(started) } }

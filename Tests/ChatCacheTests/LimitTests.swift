@@ -53,6 +53,28 @@ import Testing
         #expect(try cache.ranges(.conversation("a~c2")).isEmpty)
     }
 
+    /// A cold start's last messages are stored in the list's own write, so the conversation
+    /// limit counts them: an evicted conversation takes its last message with it.
+    @Test func theLastMessagesAColdStartKeepsAreUnderTheConversationLimit() throws {
+        let cache = try makeCache(CacheLimits(maxConversations: 1))
+        let page = [(3, "a~c1"), (2, "a~c2")].map { id, conversation in
+            ConversationPayload(
+                conversationId: conversation, conversationType: .user,
+                conversationWith: .user(UserPayload(uid: conversation, name: conversation)),
+                lastMessage: message(Int64(id), in: conversation), unreadMessageCount: 1,
+                lastDeliveredMessageId: nil, lastReadMessageId: nil, peerDeliveredMessageId: nil,
+                peerReadMessageId: nil, updatedAt: Int64(id))
+        }
+        try cache.storeConversationPage(page, first: true, last: true, keepingLastMessages: true)
+        let kept = try ["a~c1", "a~c2"].filter { try cache.conversation(id: $0) != nil }
+        #expect(kept.count == 1)
+        for conversation in ["a~c1", "a~c2"] {
+            let readable = try cache.cachedPage(.conversation(conversation), .latest, limit: 30).map(\.id)
+            #expect(
+                readable == (kept.contains(conversation) ? [conversation == "a~c1" ? 3 : 2] : []), "\(conversation)")
+        }
+    }
+
     @Test func theByteBudgetEvictsUntilItFitsAndCountsMedia() throws {
         let cache = try makeCache(CacheLimits(maxStorageSize: 400 << 10))
         let big = String(repeating: "x", count: 20_000)

@@ -170,7 +170,7 @@ actor Outbox {
             let now = config.clock.now()
             if error.code == .internetUnavailable && !isOnline() {
                 // The next settle flushes again.
-                apply(.connectionLost(now: now), to: [item])
+                guard !apply(.connectionLost(now: now), to: [item]).isEmpty else { return notStored(item) }
                 return .offline
             }
             let event: OutboxPolicy.Event =
@@ -184,11 +184,23 @@ actor Outbox {
                 failed(item, reason: reason, error: error)
                 return .failedForGood
             default:
-                return .failedForGood
+                return notStored(item)
             }
         } catch {
             return .offline
         }
+    }
+
+    /// A send's outcome could not be stored: the item left the outbox meanwhile (a discard while
+    /// the answer came: reported as discarded now), or it is still there (the conversation
+    /// waits for it, in composed order).
+    private func notStored(_ item: OutboxItem) -> SendOutcome {
+        if discardedInFlight.withLock({ $0.remove(item.localId) }) != nil {
+            failed(item, reason: .discarded, error: Self.discardError(item.localId))
+            return .failedForGood
+        }
+        guard let still = try? cache.outboxItems([item.localId]).first else { return .failedForGood }
+        return .retryAt(still.nextAttemptAt)
     }
 
     /// Runs `event` through the policy for each of `items` and stores the states it changes,

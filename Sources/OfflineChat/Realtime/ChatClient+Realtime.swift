@@ -9,27 +9,18 @@ extension ChatClient {
     }
 
     /// Starts `session`'s connection with handlers bound to it. Once the session has ended
-    /// (its tasks cancelled, its connection stopped) they do nothing for it.
+    /// (its tasks cancelled, its connection stopped) they do nothing for it but report the
+    /// final disconnect. They hold the session only while the connection's loop runs (its task
+    /// holds them), so the loop's last status still reaches the listeners after the session's
+    /// end released it.
     func startRealtime(of session: UserSession) {
         session.realtime.start(
             RealtimeConnection.Handlers(
-                status: { [weak self, weak session] status in
-                    guard let session else { return }
-                    self?.connectionChanged(status, of: session)
-                },
-                envelope: { [weak self, weak session] envelope in
-                    guard let session else { return }
-                    self?.receive(envelope, in: session)
-                },
-                unreadable: { [weak session] in session.map(Self.lostTrackOfTheStream) },
-                settled: { [weak self, weak session] in
-                    guard let session else { return }
-                    await self?.connectionSettled(session)
-                },
-                shouldRetry: { [weak self, weak session] in
-                    guard let session else { return false }
-                    return await self?.tokenStillAccepted(session) ?? false
-                }))
+                status: { [weak self] status in self?.connectionChanged(status, of: session) },
+                envelope: { [weak self] envelope in self?.receive(envelope, in: session) },
+                unreadable: { Self.lostTrackOfTheStream(session) },
+                settled: { [weak self] in await self?.connectionSettled(session) },
+                shouldRetry: { [weak self] in await self?.tokenStillAccepted(session) ?? false }))
     }
 
     /// The connection has stayed up for the settle delay: queued messages go first (unless

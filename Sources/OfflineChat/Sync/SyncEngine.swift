@@ -213,8 +213,8 @@ final class SyncEngine: Sendable {
             let page: Page<ConversationPayload> = try await api.get(
                 Endpoints.conversations, query: [("limit", "\(Self.conversationPage)")])
             guard !Task.isCancelled else { return Self.sessionEnded }
-            let removed = try cache.storeConversationPage(page.items, first: true, last: page.next == nil)
-            if coldStart { try cache.keepLastMessages(of: page.items) }
+            let removed = try cache.storeConversationPage(
+                page.items, first: true, last: page.next == nil, keepingLastMessages: coldStart)
             for id in removed { _ = outbox?.discard(.conversation(id)) }
             let fresh = page.items.map { Conversation($0, source: .server) }
             listeners.sync.notify { $0.onConversationSyncCompleted(fresh) }
