@@ -26,7 +26,7 @@ public final class ChatCache: Sendable {
     /// Bytes in the media folder, once known (see `mediaBytes()`).
     let mediaTotal = Locked<Int64?>(nil)
     /// What the current write collects as it runs: only touched under the writer's lock, and
-    /// started afresh by every write (`write`), whether the one before committed or not.
+    /// emptied after every write (`write`), whether it committed or not.
     let scratch = Locked(WriteScratch())
 
     struct WriteScratch {
@@ -91,7 +91,6 @@ public final class ChatCache: Sendable {
             (result, doomed) = try pool.withWriter { db in
                 // Under the writer's lock: this write's scratch only; its files are taken after
                 // its commit (dropped if it rolls back).
-                scratch.withLock { $0 = WriteScratch() }
                 defer { scratch.withLock { $0 = WriteScratch() } }
                 let (result, evicted) = try db.transaction { db -> (T, [URL]) in
                     let result = try body(db)

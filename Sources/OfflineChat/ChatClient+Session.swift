@@ -230,7 +230,7 @@ extension ChatClient {
     ) -> SyncEngine? {
         guard let cache else { return nil }
         return SyncEngine(
-            cache: cache, api: api, config: config, outbox: outbox, me: me, listeners: sessionListeners, tasks: tasks)
+            cache: cache, api: api, config: config, outbox: outbox, me: me, listeners: dispatch.listeners, tasks: tasks)
     }
 
     /// Deletes every other user's cache of this app on the device.

@@ -22,6 +22,8 @@ public final class ChatClient: Sendable {
     /// The current session (and the login generation), under one lock.
     let session = SessionSlot()
     let transport: any RealtimeTransport
+    /// What a session does with its realtime stream; tells the registries above (as the sync does).
+    let dispatch: RealtimeDispatch
 
     /// What opening the cache proved about its encryption.
     struct CacheSecurity: Sendable {
@@ -61,16 +63,14 @@ public final class ChatClient: Sendable {
         groupListeners = ListenerRegistry(queue: config.callbackQueue)
         syncListeners = ListenerRegistry(queue: config.callbackQueue)
         resetListeners = ListenerRegistry(queue: config.callbackQueue)
+        dispatch = RealtimeDispatch(
+            listeners: SyncEngine.Listeners(
+                sync: syncListeners, conversations: conversationListeners, messages: messageListeners,
+                groups: groupListeners),
+            logger: config.logger)
     }
 
     static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@")
-
-    /// The registries a session's sync and realtime dispatch tell.
-    var sessionListeners: SyncEngine.Listeners {
-        SyncEngine.Listeners(
-            sync: syncListeners, conversations: conversationListeners, messages: messageListeners,
-            groups: groupListeners)
-    }
 
     /// The logged-in user, nil when logged out.
     public func getLoggedInUser() -> User? { session.current?.user }

@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import Synchronization
 
 /// One SQLite database in WAL mode, shared by threads: a single writer connection (SQLite has
 /// one writer anyway) and a few query-only readers, each used by one caller at a time. The
@@ -17,7 +18,8 @@ public final class DatabasePool: Sendable {
     public let path: String
     private let writer: Locked<Connection>
     private let readers: [Locked<Connection>]
-    private let nextReader = Locked(0)
+    /// Counts reads, to pick readers in turn (an atomic: no lock on the read path).
+    private let nextReader = Atomic<Int>(0)
 
     /// Opens (creating) `directory/name`, kept private to this account (`makePrivate`), with
     /// `key` for an encrypted database. The writer opens first and `prepareWriter` readies it
@@ -49,10 +51,7 @@ public final class DatabasePool: Sendable {
 
     /// Runs `body` in one read transaction (a consistent snapshot) on the next reader.
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
-        let index = nextReader.withLock { next -> Int in
-            next = (next + 1) % readers.count
-            return next
-        }
+        let index = nextReader.add(1, ordering: .relaxed).newValue % readers.count
         return try readers[index].withLock { db in try db.transaction(.deferred) { try body($0) } }
     }
 

@@ -211,14 +211,15 @@ actor Outbox {
     /// `discard` remove its row instead.
     @discardableResult
     nonisolated func apply(
-        _ event: OutboxPolicy.Event, to items: [OutboxItem], error: ChatException? = nil
-    )
-        -> [OutboxItem]
-    {
+        _ event: @autoclosure () -> OutboxPolicy.Event, to items: [OutboxItem], error: ChatException? = nil
+    ) -> [OutboxItem] {
         var stored: [OutboxItem] = []
         var current = items
-        // Each round is a transition another writer made first: a handful at most.
-        for _ in 0..<8 where !current.isEmpty {
+        // Each round is a transition another writer made first: a handful at most. The event is
+        // made again each round, so one that reads the clock reads it after the re-read.
+        for _ in 0..<8 {
+            guard !current.isEmpty else { break }
+            let event = event()
             let moves = current.compactMap { item -> (item: OutboxItem, to: OutboxProgress)? in
                 let state = OutboxPolicy.State(item)
                 let next = policy.next(state, event)
@@ -246,22 +247,16 @@ actor Outbox {
         case notYet(Int64)
     }
 
-    /// Marks `queued` as on the wire, atomically (`startSend` from the state it is stored in),
-    /// with a fresh clock reading each time it finds the item moved.
+    /// Marks `queued` as on the wire, atomically (`startSend` from the state it is stored in,
+    /// with a fresh clock reading each time `apply` finds the item moved).
     private func claim(_ queued: OutboxItem) -> Claim {
-        var item = queued
-        for _ in 0..<8 {
-            let now = config.clock.now()
-            if let claimed = apply(.startSend(now: now), to: [item]).first, claimed.state == .sending {
-                return .claimed(claimed)
-            }
-            guard let still = try? cache.outboxItems([item.localId]).first, still.state == .pending else {
-                return .gone
-            }
-            guard still.nextAttemptAt <= config.clock.now() else { return .notYet(still.nextAttemptAt) }
-            item = still
+        if let claimed = apply(.startSend(now: config.clock.now()), to: [queued]).first, claimed.state == .sending {
+            return .claimed(claimed)
         }
-        return .notYet(config.clock.now())
+        guard let still = try? cache.outboxItems([queued.localId]).first, still.state == .pending else {
+            return .gone
+        }
+        return .notYet(still.nextAttemptAt)
     }
 
     /// The item's request, its queued file uploaded first if that has not happened yet (the

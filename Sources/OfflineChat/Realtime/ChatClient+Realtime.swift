@@ -78,7 +78,6 @@ extension ChatClient {
     /// One realtime envelope of `session` (`RealtimeDispatch`), unless the session has ended.
     func receive(_ envelope: RealtimeEnvelope, in session: UserSession) {
         guard !session.tasks.ended else { return }
-        let dispatch = RealtimeDispatch(listeners: sessionListeners, logger: config.logger)
         dispatch.receive(envelope, in: session) { Self.lostTrackOfTheStream(session) }
     }
 }
