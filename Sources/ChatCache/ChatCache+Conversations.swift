@@ -45,11 +45,11 @@ extension ChatCache {
     public func storeConversationPage(
         _ page: [ConversationPayload], first: Bool, last: Bool, keepingLastMessages: Bool = false
     ) throws -> [String] {
-        try write { db in
+        try write { db, scratch in
             let now = clock()
             for conversation in page {
                 try upsert(db, conversation, at: now)
-                try noteUse(db, conversation.conversationId)
+                try noteUse(db, conversation.conversationId, in: &scratch)
             }
             if keepingLastMessages { try keepLastMessages(db, of: page) }
             guard !page.isEmpty || (first && last) else { return [] }
@@ -65,27 +65,27 @@ extension ChatCache {
                 WHERE (updated_at < ?1 OR (updated_at = ?1 AND id <= ?2)) AND (updated_at > ?3 OR (updated_at = ?3 AND id >= ?4))
                 """, [top.0, top.1, bottom.0, bottom.1]
             ).map { try $0.get("id") as String }.filter { !keep.contains($0) }
-            for id in stale { try removeConversation(db, id) }
+            for id in stale { try removeConversation(db, id, in: &scratch) }
             return stale
         }
     }
 
     /// Writes one conversation through (a `getConversation` answer).
     public func storeConversation(_ conversation: ConversationPayload) throws {
-        try write { db in
+        try write { db, scratch in
             try upsert(db, conversation, at: clock())
-            try noteUse(db, conversation.conversationId)
+            try noteUse(db, conversation.conversationId, in: &scratch)
         }
     }
 
     /// Removes a conversation and its cached messages and stretches.
     public func removeConversation(_ id: String) throws {
-        try write { db in try removeConversation(db, id) }
+        try write { db, scratch in try removeConversation(db, id, in: &scratch) }
     }
 
     /// Marks conversations as just used (eviction keeps the most recently used).
     public func touchConversation(_ id: String) throws {
-        try write { db in try db.run("UPDATE conversations SET last_access = ? WHERE id = ?", [clock(), id]) }
+        try write { db, _ in try db.run("UPDATE conversations SET last_access = ? WHERE id = ?", [clock(), id]) }
     }
 
     /// A live message moves its conversation to the top, as the server's list would.
@@ -111,13 +111,12 @@ extension ChatCache {
     }
 
     /// Inside a write: the conversation's rows go now, its media files after the commit.
-    func removeConversation(_ db: Connection, _ id: String) throws {
+    func removeConversation(_ db: Connection, _ id: String, in scratch: inout WriteScratch) throws {
         liveEpochCounter.withLock { $0 += 1 }  // what the stream stored of it is gone
         let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id > 0", [id]).map {
             try $0.get("id") as Int64
         }
-        let files = forgetMedia(mediaFiles(of: Set(gone)))
-        if !files.isEmpty { scratch.withLock { $0.doomedMedia += files } }
+        scratch.doomedMedia += forgetMedia(mediaFiles(of: Set(gone), in: &scratch))
         try db.run(
             """
             DELETE FROM ranges WHERE scope = ?1

@@ -58,8 +58,8 @@ extension ChatCache {
     }
 
     /// Records that a conversation's data was just used.
-    func noteUse(_ db: Connection, _ conversationId: String) throws {
-        scratch.withLock { _ = $0.touched.insert(conversationId) }
+    func noteUse(_ db: Connection, _ conversationId: String, in scratch: inout WriteScratch) throws {
+        scratch.touched.insert(conversationId)
         try db.run(
             "INSERT OR REPLACE INTO usage(conversation_id, last_access) VALUES (?, ?)", [conversationId, clock()])
     }
@@ -67,30 +67,30 @@ extension ChatCache {
     /// Marks conversations as read just now (after a cached phase), outside any read.
     public func touch(_ conversationIds: [String]) {
         guard !conversationIds.isEmpty else { return }
-        _ = try? write { db in for id in Set(conversationIds) { try noteUse(db, id) } }
+        _ = try? write { db, scratch in for id in Set(conversationIds) { try noteUse(db, id, in: &scratch) } }
     }
 
-    /// Applies the limits inside the current write; returns media files to delete after commit.
-    func enforceLimits(_ db: Connection) throws -> [URL] {
-        var media: [URL] = []
+    /// Applies the limits inside the current write; what they remove leaves its media files
+    /// in the write's scratch, deleted after the commit.
+    func enforceLimits(_ db: Connection, _ scratch: inout WriteScratch) throws {
         // Only conversations this write touched can have grown (cost: an index walk of `keep`).
-        let touched = scratch.withLock { $0.touched }
         if limits.maxMessagesPerConversation < .max {
-            for id in touched.sorted() { media += try trim(db, id, keep: limits.maxMessagesPerConversation) }
+            for id in scratch.touched.sorted() { try trim(db, id, keep: limits.maxMessagesPerConversation, &scratch) }
         }
         if limits.maxConversations < .max {
             let count: Int = try db.scalar("SELECT count(*) FROM usage") ?? 0
             if count > limits.maxConversations {
-                for id in try leastRecentlyUsed(db, count - limits.maxConversations) { media += try evict(db, id) }
+                for id in try leastRecentlyUsed(db, count - limits.maxConversations) {
+                    try removeConversation(db, id, in: &scratch)
+                }
             }
         }
         if limits.maxStorageSize > 0 {
             while try usedBytes(db) > limits.maxStorageSize, let id = try leastRecentlyUsed(db, 1, sparing: 1).first {
-                media += try evict(db, id)
+                try removeConversation(db, id, in: &scratch)
                 try db.execute("PRAGMA incremental_vacuum")
             }
         }
-        return media
     }
 
     /// Keeps the newest `keep` sent messages of a conversation; stretches then start at the
@@ -99,13 +99,13 @@ extension ChatCache {
     /// Sent messages are written `id > 0` (chatd's ids start at 1), not `id IS NOT NULL`: the
     /// SQLite under Debian's SQLCipher (3.15) does not bound an index scan by IS NOT NULL, so a
     /// large outbox (its rows have no id) made every write walk all queued rows.
-    func trim(_ db: Connection, _ conversationId: String, keep: Int) throws -> [URL] {
+    func trim(_ db: Connection, _ conversationId: String, keep: Int, _ scratch: inout WriteScratch) throws {
         guard
             let cut = try db.queryFirst(
                 """
                 SELECT id FROM messages WHERE conversation_id = ? AND id > 0 ORDER BY id DESC LIMIT 1 OFFSET ?
                 """, [conversationId, keep - 1])?.get("id", as: Int64.self)
-        else { return [] }
+        else { return }
         let gone = try db.query("SELECT id FROM messages WHERE conversation_id = ? AND id < ?", [conversationId, cut])
             .map { try $0.get("id") as Int64 }
         let threads = try db.query(
@@ -118,13 +118,7 @@ extension ChatCache {
             try db.run("DELETE FROM ranges WHERE scope = ? AND hi < ?", [scope, cut])
             try db.run("UPDATE ranges SET lo = ? WHERE scope = ? AND lo < ?", [cut, scope, cut])
         }
-        return forgetMedia(mediaFiles(of: Set(gone)))
-    }
-
-    /// Drops a conversation's cached data, except queued messages.
-    func evict(_ db: Connection, _ conversationId: String) throws -> [URL] {
-        try removeConversation(db, conversationId)  // its media files go after the commit
-        return []
+        scratch.doomedMedia += forgetMedia(mediaFiles(of: Set(gone), in: &scratch))
     }
 
     /// The least recently used conversations without queued messages, leaving the `sparing`
@@ -149,14 +143,11 @@ extension ChatCache {
 
     /// The media files kept for these messages (named `<message id>-<file name>`). Inside a
     /// write: the folder is listed once for the whole write.
-    func mediaFiles(of messageIds: Set<Int64>) -> [URL] {
+    func mediaFiles(of messageIds: Set<Int64>, in scratch: inout WriteScratch) -> [URL] {
         guard !messageIds.isEmpty else { return [] }
-        let names = scratch.withLock { scratch in
-            if let listing = scratch.mediaListing { return listing }
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? []
-            scratch.mediaListing = names
-            return names
-        }
+        let names =
+            scratch.mediaListing ?? (try? FileManager.default.contentsOfDirectory(atPath: mediaDirectory.path)) ?? []
+        scratch.mediaListing = names
         return names.filter { name in
             name.split(separator: "-", maxSplits: 1).first.flatMap { Int64($0) }.map(messageIds.contains) ?? false
         }.map { mediaDirectory.appendingPathComponent($0) }

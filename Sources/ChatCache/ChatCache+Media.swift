@@ -26,7 +26,7 @@ extension ChatCache {
             throw SQLiteError(code: .cantOpen, message: "cannot write a media file")
         }
         mediaTotal.withLock { total in total = total.map { $0 - replaced + Int64(data.count) } }
-        try write { _ in }
+        try write { _, _ in }
         return file
     }
 
@@ -45,7 +45,7 @@ extension ChatCache {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: copy.path)
         let copied = Self.fileSize(copy)
         mediaTotal.withLock { total in total = total.map { $0 + copied } }
-        try write { _ in }
+        try write { _, _ in }
         return copy
     }
 

@@ -117,12 +117,12 @@ extension ChatCache {
         _ messages: [MessagePayload], scope: CacheScope, anchor: PageAnchor, limit: Int,
         complete: Bool, liveSince: Int?
     ) throws {
-        try write { db in
+        try write { db, scratch in
             // Checked under the writer's lock, where `closeOpenRanges` also runs.
             let live = liveSince != nil && liveSince == liveEpochCounter.current
             for message in messages { try upsert(db, message) }
-            for id in Set(messages.map(\.conversationId)) { try noteUse(db, id) }
-            if case .conversation(let id) = scope { try noteUse(db, id) }
+            for id in Set(messages.map(\.conversationId)) { try noteUse(db, id, in: &scratch) }
+            if case .conversation(let id) = scope { try noteUse(db, id, in: &scratch) }
             guard complete else { return }
             let ids = messages.map(\.id)
             let short = messages.count < limit
@@ -159,9 +159,9 @@ extension ChatCache {
     /// holding just it) extended to it. Replies also extend their thread's stretch.
     @discardableResult
     public func storeLive(_ message: MessagePayload) throws -> Bool {
-        try write { db in
+        try write { db, scratch in
             let inserted = try upsert(db, message)
-            try noteUse(db, message.conversationId)
+            try noteUse(db, message.conversationId, in: &scratch)
             try bumpConversation(db, with: message, incoming: message.sender != uid)
             try extendLive(db, scope: .conversation(message.conversationId), to: message.id)
             if let parent = message.parentMessageId {
@@ -174,15 +174,15 @@ extension ChatCache {
     /// Stores changed messages (edits, deletions, reactions, sync pages) without claiming
     /// anything about their neighbours.
     public func storeUpdates(_ messages: [MessagePayload]) throws {
-        try write { db in
+        try write { db, scratch in
             for message in messages { try upsert(db, message) }
-            for id in Set(messages.map(\.conversationId)) { try noteUse(db, id) }
+            for id in Set(messages.map(\.conversationId)) { try noteUse(db, id, in: &scratch) }
         }
     }
 
     /// The connection dropped: no stretch reaches the live head any more.
     public func closeOpenRanges() throws {
-        try write { db in
+        try write { db, _ in
             liveEpochCounter.withLock { $0 += 1 }
             try Self.closeLiveRanges(db)
         }

@@ -85,7 +85,7 @@ extension ChatCache {
         _ request: SendMessageRequest, showing message: MessagePayload, mediaPath: String? = nil,
         maxPending: Int
     ) throws -> Int64 {
-        try write { db in
+        try write { db, scratch in
             let queued: Int = try db.scalar("SELECT count(*) FROM outbox") ?? 0
             guard queued < maxPending else { throw OutboxFull(limit: maxPending) }
             try db.cachedStatement(MessageRow.insertQueued).run { row in
@@ -97,7 +97,7 @@ extension ChatCache {
                 """
                 INSERT INTO outbox(local_id, conversation_id, state, media_path, request) VALUES (?, ?, 'pending', ?, ?)
                 """, [localId, message.conversationId, mediaPath, try Self.json(request)])
-            try noteUse(db, message.conversationId)
+            try noteUse(db, message.conversationId, in: &scratch)
             return localId
         }
     }
@@ -141,7 +141,7 @@ extension ChatCache {
     /// the local ids stored.
     public func moveOutbox(_ moves: [(item: OutboxItem, to: OutboxProgress)]) throws -> Set<Int64> {
         guard !moves.isEmpty else { return [] }
-        return try write { db in
+        return try write { db, _ in
             var moved = Set<Int64>()
             for (item, to) in moves {
                 try db.cachedStatement(
@@ -165,7 +165,7 @@ extension ChatCache {
     /// the stored message.
     @discardableResult
     public func completeSend(_ localId: Int64, with message: MessagePayload, liveSince: Int?) throws -> MessagePayload {
-        try write { db in
+        try write { db, _ in
             // The realtime echo may have taken the row over already: then this just refreshes it.
             try db.cachedStatement(MessageRow.completeQueued).run { row in
                 try MessageRow.bind(message, to: row)
@@ -184,7 +184,7 @@ extension ChatCache {
     /// Removes queued items (their message rows too) and returns them as they were: a
     /// discard, a cleared cache, a removed conversation. Items already sent are not touched.
     public func removeFromOutbox(where condition: OutboxSelection) throws -> [OutboxItem] {
-        let removed = try write { db in
+        let removed = try write { db, _ in
             let (sql, arguments) = condition.sql
             let items = try Self.outboxItems(db, where: sql, arguments)
             for item in items {
@@ -200,7 +200,7 @@ extension ChatCache {
     /// Replaces an item's request, e.g. with the attachment its upload answered, so a
     /// restart does not upload again.
     public func updateOutboxRequest(_ localId: Int64, _ request: SendMessageRequest) throws {
-        try write { db in
+        try write { db, _ in
             try db.run("UPDATE outbox SET request = ? WHERE local_id = ?", [try Self.json(request), localId])
         }
     }

@@ -9,7 +9,7 @@ extension ChatCache {
 
     /// Records what the server answered for page `page` (replacing that page only).
     public func storeSnapshot(_ key: String, page: Int, payload: String) throws {
-        try write { db in
+        try write { db, _ in
             try db.run("INSERT OR REPLACE INTO snapshots(key, page, payload) VALUES (?, ?, ?)", [key, page, payload])
         }
     }

@@ -55,7 +55,7 @@ extension ChatCache {
 
     /// A cold start (or a rebuild): resume from the server's head, replaying nothing.
     public func recordSyncHead(cursor: String, serverTime: Int64) throws {
-        try write { db in
+        try write { db, _ in
             try Self.setSyncPoint(
                 db, SyncPoint(cursor: cursor, number: try Self.syncPoint(db).number + 1, serverTime: serverTime))
         }
@@ -67,7 +67,7 @@ extension ChatCache {
     /// while there is no sync point (before a cold start, or after a rebuild or a clear).
     @discardableResult
     public func followLiveCursor(_ cursor: String) throws -> Bool {
-        try write { db in
+        try write { db, _ in
             // One statement: no row means no sync point, and nothing moves.
             try db.run("UPDATE meta SET value = ? WHERE key = ?", [cursor, SyncKey.cursor])
             return db.changes > 0
@@ -94,7 +94,7 @@ extension ChatCache {
         _ changes: [ChangePayload], from: SyncPoint, cursor: String, serverTime: Int64,
         liveSince: Int? = nil
     ) throws -> SyncMerge {
-        try write { db in
+        try write { db, scratch in
             let current = try Self.syncPoint(db)
             guard current.cursor != nil, current.number == from.number, current.serverTime == from.serverTime else {
                 throw SyncPointMoved()
@@ -109,7 +109,7 @@ extension ChatCache {
             for id in ids { occurrences[id, default: 0] += 1 }
             for change in changes {
                 if change.removesConversation(for: uid) {
-                    try dropConversation(db, change.conversationId, into: &merge)
+                    try dropConversation(db, change.conversationId, into: &merge, scratch: &scratch)
                     stored = stored.filter { $0.value.conversationId != change.conversationId }
                     proof.forget(change.conversationId)
                     used.remove(change.conversationId)
@@ -128,7 +128,7 @@ extension ChatCache {
                 used.insert(message.conversationId)
                 proof.note(message, created: change.kind == .messageCreated || change.kind == .groupMember)
             }
-            for id in used { try noteUse(db, id) }
+            for id in used { try noteUse(db, id, in: &scratch) }
             for (scope, seen) in proof.scopes {
                 if try extendProven(db, scope: scope, to: seen.highest, since: from.number) { continue }
                 guard let first = seen.firstCreated else { continue }
@@ -239,8 +239,10 @@ extension ChatCache {
         return .new
     }
 
-    private func dropConversation(_ db: Connection, _ id: String, into merge: inout SyncMerge) throws {
-        try removeConversation(db, id)
+    private func dropConversation(
+        _ db: Connection, _ id: String, into merge: inout SyncMerge, scratch: inout WriteScratch
+    ) throws {
+        try removeConversation(db, id, in: &scratch)
         if !merge.removedConversations.contains(id) { merge.removedConversations.append(id) }
     }
 
@@ -321,7 +323,7 @@ extension ChatCache {
     /// The cursor is no longer accepted: cached messages and stretches go (queued messages
     /// and conversations stay), and the next sync starts from the head again.
     public func resetForRebuild() throws {
-        try write { db in
+        try write { db, _ in
             liveEpochCounter.withLock { $0 += 1 }
             try db.run("DELETE FROM messages WHERE id > 0")
             try db.run("DELETE FROM ranges")

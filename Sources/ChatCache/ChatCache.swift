@@ -25,10 +25,9 @@ public final class ChatCache: Sendable {
     let liveEpochCounter = Locked(0)
     /// Bytes in the media folder, once known (see `mediaBytes()`).
     let mediaTotal = Locked<Int64?>(nil)
-    /// What the current write collects as it runs: only touched under the writer's lock, and
-    /// emptied after every write (`write`), whether it committed or not.
-    let scratch = Locked(WriteScratch())
-
+    /// What one write collects as it runs, handed by `write` to the helpers that note into it;
+    /// every write starts with an empty one (`DatabasePool.write(startingWith:_:)`), and a
+    /// rolled-back write's scratch is dropped with it.
     struct WriteScratch {
         /// Conversations the write touched (only they can have outgrown their limit).
         var touched: Set<String> = []
@@ -83,27 +82,23 @@ public final class ChatCache: Sendable {
         try FileManager.default.removeItem(at: directory)
     }
 
-    /// Runs `body` in one immediate transaction on the writer, then enforces the limits
-    /// (in the same transaction) and removes the media files of what was evicted.
-    func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        let (result, doomed): (T, [URL])
+    /// Runs `body` in one immediate transaction on the writer with this write's scratch, then
+    /// enforces the limits (in the same transaction) and, after the commit, removes the media
+    /// files of what the write removed.
+    func write<T>(_ body: (Connection, inout WriteScratch) throws -> T) throws -> T {
+        let done: (result: T, scratch: WriteScratch)
         do {
-            (result, doomed) = try pool.withWriter { db in
-                // Under the writer's lock: this write's scratch only; its files are taken after
-                // its commit (dropped if it rolls back).
-                defer { scratch.withLock { $0 = WriteScratch() } }
-                let (result, evicted) = try db.transaction { db -> (T, [URL]) in
-                    let result = try body(db)
-                    return (result, try enforceLimits(db))
-                }
-                return (result, evicted + scratch.withLock { $0.doomedMedia })
+            done = try pool.write(startingWith: WriteScratch()) { db, scratch in
+                let result = try body(db, &scratch)
+                try enforceLimits(db, &scratch)
+                return result
             }
         } catch {
             mediaTotal.withLock { $0 = nil }  // an eviction rolled back: count again when asked
             throw error
         }
-        for file in doomed { try? FileManager.default.removeItem(at: file) }
-        return result
+        for file in done.scratch.doomedMedia { try? FileManager.default.removeItem(at: file) }
+        return done.result
     }
 
     /// Runs `body` in one read transaction (a consistent snapshot) on a reader.
@@ -125,7 +120,7 @@ public final class ChatCache: Sendable {
     }
 
     public func setMeta(_ key: String, _ value: String?) throws {
-        try write { db in
+        try write { db, _ in
             if let value {
                 try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [key, value])
             } else {
@@ -139,7 +134,7 @@ extension ChatCache {
     /// Empties the cache (messages, stretches, conversations, snapshots, usage, media, and
     /// every meta value except `keeping`). The outbox must be emptied first.
     public func clear(keepingMeta keeping: [String]) throws {
-        try write { db in
+        try write { db, _ in
             liveEpochCounter.withLock { $0 += 1 }
             for table in ["messages", "ranges", "conversations", "last_messages", "snapshots", "usage", "outbox"] {
                 try db.run("DELETE FROM \(table)")

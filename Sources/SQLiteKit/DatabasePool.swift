@@ -11,6 +11,9 @@ import Synchronization
 ///     try migrator.migrate(writer)
 /// }
 /// try pool.withWriter { db in try db.transaction { try $0.run("INSERT …") } }
+/// let (_, touched) = try pool.write(startingWith: Set<String>()) { db, touched in
+///     try db.run("UPDATE …"); touched.insert("c1")
+/// }
 /// let count: Int? = try pool.read { try $0.scalar("SELECT count(*) FROM messages") }
 /// ```
 public final class DatabasePool: Sendable {
@@ -47,6 +50,22 @@ public final class DatabasePool: Sendable {
     /// connection must not escape the body.
     public func withWriter<T>(_ body: (Connection) throws -> T) rethrows -> T {
         try writer.withLock { try body($0) }
+    }
+
+    /// Runs `body` in one immediate transaction on the writer with this write's own scratch
+    /// state: `scratch` starts every write afresh and the body (and the helpers it hands it
+    /// to) collect into it what must be acted on after the commit, or only once per write.
+    /// Returns the body's result and the scratch as it stood at the commit; if the body throws,
+    /// the transaction rolls back and the scratch is dropped with it. Nothing of one write can
+    /// leak into the next, and no lock guards the scratch: it never leaves the writer's turn.
+    public func write<Scratch, T>(
+        startingWith scratch: Scratch, _ body: (Connection, inout Scratch) throws -> T
+    ) throws -> (result: T, scratch: Scratch) {
+        try writer.withLock { writer in
+            var scratch = scratch
+            let result = try writer.transaction { db in try body(db, &scratch) }
+            return (result, scratch)
+        }
     }
 
     /// Runs `body` in one read transaction (a consistent snapshot) on the next reader.

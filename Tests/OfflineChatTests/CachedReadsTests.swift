@@ -202,7 +202,7 @@ import Testing
         let (server, alice, id) = try await aliceWithAMessageFromBob()
         defer { withExtendedLifetime(server) {} }  // chatd runs until the test ends
         let cache = try #require(alice.session.current?.cache)
-        try cache.write { try $0.run("PRAGMA query_only = 1") }
+        try cache.write { db, _ in try db.run("PRAGMA query_only = 1") }
         let log = PhaseLog()
         try MessagesRequest.MessageRequestBuilder().set(uid: "bob").build(client: alice)
             .fetchPrevious(onCachedMessages: log.cached, onServerMessages: log.server, onError: log.error)

@@ -26,6 +26,31 @@ import Testing
         try pool.close()
     }
 
+    @Test func eachWriteHasItsOwnScratchAndARolledBackWriteLosesIt() throws {
+        struct Boom: Error {}
+        let pool = try makePool()
+        let first = try pool.write(startingWith: [Int]()) { db, noted in
+            try db.run("INSERT INTO t VALUES (1)")
+            noted.append(1)
+            return "one"
+        }
+        #expect(first.result == "one" && first.scratch == [1])
+        #expect(throws: Boom.self) {
+            try pool.write(startingWith: [Int]()) { db, noted in
+                try db.run("INSERT INTO t VALUES (2)")
+                noted.append(2)
+                throw Boom()
+            }
+        }
+        let third = try pool.write(startingWith: [Int]()) { db, noted in
+            noted.append(3)
+            return try db.scalar("SELECT group_concat(n) FROM t") as String?
+        }
+        #expect(third.scratch == [3], "nothing of an earlier write, committed or not, reaches the next")
+        #expect(third.result == "1", "the failed write rolled back")
+        try pool.close()
+    }
+
     @Test func aReadIsOneSnapshot() throws {
         let pool = try makePool(readers: 1)
         try pool.withWriter { try $0.run("INSERT INTO t VALUES (1)") }
