@@ -5,7 +5,7 @@ import WebSocket
 
 @Suite struct BlockTests {
     @Test func messagesBetweenBlockedUsersAreRefusedBothWays() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         try await server.send("before", from: alice, to: "bob")
@@ -24,7 +24,7 @@ import WebSocket
 
     /// Blocks do not erase history: the conversation stays listed, flagged on the peer.
     @Test func historyStaysAndThePeerIsFlagged() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         try await server.send("kept", from: alice, to: "bob")
@@ -40,7 +40,7 @@ import WebSocket
     }
 
     @Test func theBlockedListPagesInEachDirection() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         for uid in ["bob", "carol", "dave"] { _ = try await server.user(uid) }
         let erin = try await server.user("erin")
@@ -65,7 +65,7 @@ import WebSocket
 
     /// Both sides' reads change (`blockedByMe` / `hasBlockedMe`), so both changelogs record it.
     @Test func blockingIsIdempotentAndRecordedForBothUsers() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let aliceHead = try await server.request("GET", Endpoints.changes, token: alice).decode(ChangelogPage.self)
@@ -83,7 +83,7 @@ import WebSocket
     }
 
     @Test func aBlockAlsoStopsReactionsAndCallMoves() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let message = try await server.send("x", from: alice, to: "bob")
@@ -135,7 +135,7 @@ import WebSocket
     }
 
     @Test func blockingYourselfOrNobodyIsRefused() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         #expect(try await server.request("PUT", "\(Endpoints.blocks)/alice", token: alice).status == 422)
         #expect(try await server.request("PUT", "\(Endpoints.blocks)/ghost", token: alice).status == 404)

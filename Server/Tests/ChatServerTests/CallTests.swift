@@ -5,7 +5,7 @@ import Testing
 /// Call messages: records of calls (no media transport), moved along their status graph.
 @Suite struct CallTests {
     func call(
-        _ server: LiveServer, _ token: String, to receiver: String, type: String = "audio",
+        _ server: some ChatdUnderTest, _ token: String, to receiver: String, type: String = "audio",
         status: CallStatus? = nil
     ) async throws -> Reply {
         try await server.request(
@@ -14,13 +14,13 @@ import Testing
                 muid: UUID().uuidString, receiver: receiver, category: .call, type: type, callStatus: status))
     }
 
-    func move(_ server: LiveServer, _ token: String, _ id: Int64, _ status: CallStatus) async throws -> Reply {
+    func move(_ server: some ChatdUnderTest, _ token: String, _ id: Int64, _ status: CallStatus) async throws -> Reply {
         try await server.request(
             "PATCH", "\(Endpoints.messages)/\(id)", token: token, json: EditMessageRequest(callStatus: status))
     }
 
     @Test func aCallGoesInitiatedOngoingEndedAndEitherSideMovesIt() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let started = try await call(server, alice, to: "bob", type: "video")
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func missedAndRejectedAreFinalAndBadCallsAreRefused() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let carol = try await server.user("carol")

@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct ConversationTests {
     @Test func theListIsOrderedByLastActivityAndPagesWithoutGapsOrRepeats() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         var peers: [String] = []
         for index in 0..<7 {
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func unreadCountsFollowReadReceipts() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         var ids: [Int64] = []
@@ -62,7 +62,7 @@ import Testing
     /// Group members' kept counts: a newcomer starts at zero, everyone else counts the action
     /// messages and messages they did not write, and one who comes back starts afresh.
     @Test func unreadCountsInAGroupFollowJoinsMessagesAndReturns() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         try await server.group("g", by: alice)
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func aReceiptForAMessageOutsideTheConversationIs422() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         _ = try await server.user("carol")
@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func historyPagesBackwardAndForward() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         var ids: [Int64] = []
@@ -119,7 +119,7 @@ import Testing
 
     /// The authorization matrix: carol is not part of alice–bob.
     @Test func aUserNeverReadsAConversationTheyAreNotPartOf() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let carol = try await server.user("carol")
@@ -146,7 +146,7 @@ import Testing
     }
 
     @Test func usersListPagesInUidOrder() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         for uid in ["dave", "bob", "carol", "erin"] { _ = try await server.user(uid) }
         let first = try await server.request("GET", Endpoints.users + "?limit=2", token: alice).decode(
@@ -165,7 +165,7 @@ import Testing
 @Suite struct ConversationIdentityTests {
     /// uids may contain `_`; pairs that would collide under a `_user_` separator stay apart.
     @Test func pairsWithLookalikeUidsGetSeparateConversations() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let a = try await server.user("a")
         _ = try await server.user("b_user_c")
         let ab = try await server.user("a_user_b")

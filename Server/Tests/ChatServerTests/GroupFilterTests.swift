@@ -6,7 +6,7 @@ import Testing
 /// seeded data set.
 @Suite struct GroupFilterTests {
     @Test func theGroupsListFiltersByJoinedSearchAndTags() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let owner = try await server.user("owner")
         let bob = try await server.user("bob")
         try await server.group("alpha", tags: ["work"], name: "Alpha Team", by: owner)
@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func oneSendersMessagesInAGroup() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let owner = try await server.user("owner")
         let bob = try await server.user("bob")
         try await server.group("g", by: owner)

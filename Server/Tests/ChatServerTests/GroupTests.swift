@@ -5,7 +5,7 @@ import WebSocket
 
 @Suite struct GroupTests {
     @Test func creatingAGroupMakesTheCallerItsOwnerWithAGroupConversation() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let created = try await server.group("team", tags: ["work"], name: "The team", by: alice)
         #expect(created.owner == "alice" && created.scope == .owner && created.hasJoined && created.membersCount == 1)
@@ -34,7 +34,7 @@ import WebSocket
     }
 
     @Test func joiningFollowsTheGroupType() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let owner = try await server.user("owner")
         let bob = try await server.user("bob")
         try await server.group("open", by: owner)
@@ -83,7 +83,7 @@ import WebSocket
     }
 
     @Test func everyMembershipChangeAddsAnActionMessage() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let owner = try await server.user("owner")
         let bob = try await server.user("bob")
         let carol = try await server.user("carol")
@@ -193,7 +193,7 @@ import WebSocket
     }
 
     @Test func deletingAGroupTakesItFromEveryMember() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let owner = try await server.user("owner")
         let bob = try await server.user("bob")
         try await server.group("g", by: owner)
@@ -225,7 +225,7 @@ import WebSocket
     }
 
     @Test func moderatorsDeleteOthersMessagesParticipantsDoNot() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let owner = try await server.user("owner")
         let moderator = try await server.user("mod")
         let bob = try await server.user("bob")
@@ -271,7 +271,7 @@ import WebSocket
     }
 
     @Test func groupMessagesReachMembersAndThreadsAndMentionsWork() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let owner = try await server.user("owner")
         let bob = try await server.user("bob")
         let outsider = try await server.user("outsider")

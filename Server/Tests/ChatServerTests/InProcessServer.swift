@@ -12,11 +12,13 @@ final class InProcessServer: ChatdUnderTest, Sendable {
     let server: ChatServer
     let dataDirectory: URL
 
-    init() throws {
+    /// `arguments`: chatd's options beyond the store, the admin key and the test clock.
+    init(arguments: [String] = []) throws {
         dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "chatd-inprocess-\(UUID().uuidString)")
         let arguments =
             try LiveServer.storeArguments(dataDirectory) + ["--admin-key", LiveServer.adminKey, "--test-clock"]
+            + arguments
         let (_, configuration) = try ChatdArguments.parse(arguments, environment: [:])
         server = try ChatServer(configuration: configuration)
     }
@@ -40,7 +42,8 @@ final class InProcessServer: ChatdUnderTest, Sendable {
         return Reply(status: response.status, body: Data(response.body), headers: answered)
     }
 
-    /// `path?query` as the path and its decoded arguments.
+    /// `path?query` as the decoded path and its decoded arguments (as libmicrohttpd hands them
+    /// to the router).
     static func split(_ target: String) -> (String, [String: String]) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         var query: [String: String] = [:]
@@ -49,6 +52,6 @@ final class InProcessServer: ChatdUnderTest, Sendable {
             let value = field.count > 1 ? String(field[1]) : ""
             query[String(field[0]).removingPercentEncoding ?? String(field[0])] = value.removingPercentEncoding ?? value
         }
-        return (String(parts[0]), query)
+        return (String(parts[0]).removingPercentEncoding ?? String(parts[0]), query)
     }
 }

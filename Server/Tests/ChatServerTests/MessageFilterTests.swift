@@ -5,7 +5,7 @@ import Testing
 /// Every `MessagesRequest` filter on one seeded conversation.
 @Suite struct MessageFilterTests {
     struct Seeded {
-        let server: LiveServer
+        let server: InProcessServer
         let alice: String
         let bob: String
         var ids: [String: Int64] = [:]
@@ -21,7 +21,7 @@ import Testing
     }
 
     func seed() async throws -> Seeded {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         var seeded = Seeded(server: server, alice: try await server.user("alice"), bob: try await server.user("bob"))
         let (alice, bob) = (seeded.alice, seeded.bob)
         func text(_ text: String, from token: String, to receiver: String, parent: Int64? = nil) async throws {

@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct MessageTests {
     @Test func aTextMessageIsStoredAndReturned() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let reply = try await server.request(
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func mediaAndCustomMessagesKeepTheirData() async throws {
-        let server = try LiveServer(arguments: ["--allow-https-media"])
+        let server = try InProcessServer(arguments: ["--allow-https-media"])
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let attachment = Attachment(
@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func invalidMessagesAre422WithAReason() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let cases: [(SendMessageRequest, String)] = [
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func theSameMuidFromTheSameSenderReturnsTheOriginal() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let request = SendMessageRequest(muid: "once", receiver: "bob", text: "first")
@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func concurrentRetriesOfOneMuidCreateExactlyOneMessage() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let request = SendMessageRequest(muid: "storm", receiver: "bob", text: "only once")
@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func theSenderEditsAndOthersMayNot() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let message = try await server.send("draft", from: alice, to: "bob")
@@ -123,7 +123,7 @@ import Testing
     }
 
     @Test func deletionIsSoftClearsContentAndIsIdempotent() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let message = try await server.send("secret", from: alice, to: "bob")
@@ -144,7 +144,7 @@ import Testing
     }
 
     @Test func unknownMessagesAre404() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         for path in ["/999", "/abc", "/-1"] {
             #expect(try await server.request("GET", Endpoints.messages + path, token: alice).status == 404)

@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct NotificationFeedTests {
     @Test func mentionsRepliesAndReactionsReachTheirUsersFeedNewestFirst() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let carol = try await server.user("carol")

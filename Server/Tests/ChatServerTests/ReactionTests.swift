@@ -9,7 +9,7 @@ import Testing
     }
 
     @Test func reactionsAreCountedPerKindAndIdempotent() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let message = try await server.send("react to me", from: alice, to: "bob")
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func onlyReadersReactAndNotOnDeletedMessages() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let carol = try await server.user("carol")
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func theReactionsListPagesInBothDirectionsAndFilters() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let message = try await server.send("popular", from: alice, to: "bob")
@@ -83,7 +83,7 @@ import Testing
     }
 
     @Test func aReactionIsAnUpdateOfTheMessageAndReactionsAreBounded() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let message = try await server.send("x", from: alice, to: "bob")
@@ -115,7 +115,7 @@ import Testing
     /// A page of history and the conversation list read every message's counts at once: each
     /// message still shows its own (and one without any shows none).
     @Test func pagesAndListsShowEachMessagesOwnCounts() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         _ = try await server.user("carol")
@@ -147,7 +147,7 @@ import Testing
     }
 
     @Test func reactionsReachTheChangelogWithTheNewCounts() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let message = try await server.send("x", from: alice, to: "bob")

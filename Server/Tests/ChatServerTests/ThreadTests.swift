@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct ThreadTests {
     func reply(
-        _ server: LiveServer, _ token: String, to parent: MessagePayload, receiver: String, _ text: String
+        _ server: some ChatdUnderTest, _ token: String, to parent: MessagePayload, receiver: String, _ text: String
     ) async throws -> Reply {
         try await server.request(
             "POST", Endpoints.messages, token: token,
@@ -13,7 +13,7 @@ import Testing
     }
 
     @Test func repliesCountOnTheParentAndListAsAThread() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let parent = try await server.send("topic", from: alice, to: "bob")
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func invalidParentsAreRefused() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         let carol = try await server.user("carol")
@@ -66,7 +66,7 @@ import Testing
 
     /// Replies and deletions racing each other leave the count equal to the live replies.
     @Test func threadCountsStayRightUnderConcurrentRepliesAndDeletions() async throws {
-        let server = try LiveServer()
+        let server = try InProcessServer()
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let parent = try await server.send("busy topic", from: alice, to: "bob")
