@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// What `GET /metrics` reports, in Prometheus' text format (version 0.0.4): requests by route
 /// and status with latency histograms, committed changes by kind (sends are
@@ -69,7 +69,9 @@ final class Metrics: Sendable {
         var busMessages: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    /// Taken by every request of every HTTP thread: a plain lock (`Locked`), never a spinning
+    /// `Mutex` (it was 9% of chatd's CPU on a history read under wrk's 16 connections).
+    private let state = Locked(State())
 
     /// One answered request.
     func request(method: String, route: String, status: Int, seconds: Double) {
@@ -105,7 +107,7 @@ final class Metrics: Sendable {
 
     /// The whole exposition: what was counted, then `gauges`.
     func render(gauges: [Gauge]) -> String {
-        let state = state.withLock { $0 }
+        let state = state.current
         var lines: [String] = []
         lines += [
             "# HELP chatd_http_requests_total HTTP requests answered, by method, route pattern and status.",
