@@ -53,6 +53,7 @@ let package = Package(
                           swiftSettings: swiftSettings),
         .executableTarget(name: "sync-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatCache", "SQLiteKit", "Locking"], swiftSettings: swiftSettings),
         .executableTarget(name: "lock-bench", dependencies: ["Locking"], swiftSettings: swiftSettings),
+        .executableTarget(name: "json-bench", dependencies: ["ChatProtocol"], swiftSettings: swiftSettings),
         .executableTarget(name: "outbox-crash-probe", dependencies: ["OfflineChat", "ChatTesting"], swiftSettings: swiftSettings),
         .target(name: "ServerProcess", swiftSettings: swiftSettings),
         .target(name: "ChatTesting", dependencies: ["OfflineChat", "ChatCache", "ServerProcess", "Locking"], swiftSettings: swiftSettings),

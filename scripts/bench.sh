@@ -17,6 +17,8 @@
 #   8. bench-wrk.sh: sends, a history page and the conversation list on one SQLite node, with
 #      wrk, against the same-run health baseline;
 #   9. lock-bench: `Locked` against `Synchronization.Mutex` with 1 to 64 threads;
+#  10. json-bench: a 30-message history page written by chatd's `CompactJSONEncoder` against
+#      Foundation's `JSONEncoder` in the same run;
 #   plus the cost of encryption: cache-bench --compare-encryption and sync-bench's encrypted
 #   ingest put a plain and an SQLCipher cache side by side in one run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
@@ -58,3 +60,7 @@ echo
 # 9. the lock both packages use against Synchronization.Mutex, with more threads than cores.
 swift build -c release --product lock-bench 2>&1 | tail -1
 .build/release/lock-bench
+echo
+# 10. what a history page's answer costs to write.
+swift build -c release --product json-bench 2>&1 | tail -1
+.build/release/json-bench

@@ -10,10 +10,16 @@ import Foundation
 /// non-finite number, `Date`/`Data`) is handed whole to `JSONEncoder`, so every value encodes,
 /// and the two decode the same (`CompactJSONEncoderTests`).
 public struct CompactJSONEncoder: Sendable {
-    public init() {}
+    /// Messages by their hand-written writer (`MessagePayload.writeJSON`); off only in the
+    /// tests that compare it with the `Encodable` path.
+    let handWritten: Bool
+
+    public init() { handWritten = true }
+
+    init(handWritten: Bool) { self.handWritten = handWritten }
 
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        let writer = JSONByteWriter()
+        let writer = JSONByteWriter(handWritten: handWritten)
         do {
             try writer.encodeValue(value)
             if !writer.unsupported { return writer.bytes }
@@ -42,7 +48,13 @@ final class JSONByteWriter: Encoder {
     /// How many containers were open when the value being encoded began.
     private var valueStart = 0
 
-    init() { bytes.reserveCapacity(1024) }
+    /// Whether messages go through `MessagePayload.writeJSON`.
+    let handWritten: Bool
+
+    init(handWritten: Bool = true) {
+        self.handWritten = handWritten
+        bytes.reserveCapacity(1024)
+    }
 
     /// Writes `value`, closing whatever containers it opened.
     func encodeValue<T: Encodable>(_ value: T) throws {
@@ -50,6 +62,9 @@ final class JSONByteWriter: Encoder {
         if T.self == String.self { return writeString(unsafeBitCast(value, to: String.self)) }
         if T.self == URL.self { return writeString(unsafeBitCast(value, to: URL.self).absoluteString) }
         if T.self == Date.self || T.self == Data.self { throw Unsupported() }  // JSONEncoder's strategies decide those
+        if T.self == MessagePayload.self && handWritten {
+            return try unsafeBitCast(value, to: MessagePayload.self).writeJSON(to: self)
+        }
         let (outer, written) = (valueStart, bytes.count)
         valueStart = open.count
         defer { valueStart = outer }
@@ -122,7 +137,25 @@ final class JSONByteWriter: Encoder {
         }
     }
 
-    func writeInteger(_ value: some BinaryInteger) { bytes += String(value).utf8 }
+    /// The decimal digits, written in place (no `String` made per number).
+    func writeInteger<I: BinaryInteger>(_ value: I) {
+        guard let wide = Int64(exactly: value) else {
+            bytes += String(value).utf8
+            return
+        }
+        if wide < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = wide.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 20 digits, filled from the end
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                count += 1
+                buffer[24 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
+        }
+    }
 
     func writeNumber(_ value: Double) throws {
         guard value.isFinite else { throw Unsupported() }
@@ -204,6 +237,13 @@ final class JSONByteWriter: Encoder {
             writer.writeInteger(value)
         }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            writer.writeKey(key)
+            try writer.encodeValue(value)
+        }
+        // Optionals written here rather than through the protocol's generic default (which
+        // looked up `Optional<T>`'s metadata for every field).
+        mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+            guard let value else { return }
             writer.writeKey(key)
             try writer.encodeValue(value)
         }

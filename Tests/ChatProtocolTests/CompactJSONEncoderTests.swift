@@ -1,6 +1,7 @@
-import ChatProtocol
 import Foundation
 import Testing
+
+@testable import ChatProtocol
 
 /// chatd answers with `CompactJSONEncoder`: whatever it writes must be the JSON `JSONEncoder`
 /// writes, up to key order: the same value when decoded, the same JSON object when parsed.
@@ -40,6 +41,46 @@ import Testing
         let bytes = try compact.encode(page)
         #expect(try JSONDecoder().decode(Page<ConversationPayload>.self, from: Data(bytes)).items == [user, group])
         #expect(try compact.encode(Page<ConversationPayload>(items: [], next: nil)) == Array(#"{"items":[]}"#.utf8))
+    }
+
+    /// Messages have a writer of their own (`MessagePayload.writeJSON`): byte for byte what
+    /// their `Encodable` conformance writes through the same encoder, with every field set and
+    /// with each optional one left out; and no field of the type is missing from it.
+    @Test func theHandWrittenMessageWriterWritesWhatEncodableWrites() throws {
+        let codable = CompactJSONEncoder(handWritten: false)
+        var full = try #require(JSONReaderTests.everyKind.first?.message)
+        full.text = "every \"field\" \u{01} set"
+        full.deletedAt = 5
+        full.reactions = [ReactionCount(reaction: "👍", count: 2), ReactionCount(reaction: "❤️", count: 1)]
+        full.callStatus = .ended
+        full.action = MemberActionPayload(
+            guid: "g", action: .kicked, actor: "a", target: "b", oldScope: nil, newScope: nil)
+        var bare = full
+        bare.muid = nil
+        bare.text = nil
+        bare.attachment = nil
+        bare.customData = nil
+        bare.metadata = nil
+        bare.editedAt = nil
+        bare.deletedAt = nil
+        bare.reactions = nil
+        bare.parentMessageId = nil
+        bare.replyCount = nil
+        bare.callStatus = nil
+        bare.action = nil
+        bare.id = -1
+        var empty = full
+        empty.reactions = []
+        empty.metadata = [:]
+        let messages = [full, bare, empty] + JSONReaderTests.everyKind.compactMap(\.message)
+        for message in messages {
+            let written = try compact.encode(message)
+            #expect(written == (try codable.encode(message)), "\(String(decoding: written, as: UTF8.self))")
+            try expectSame(message)
+        }
+        #expect(try compact.encode(messages) == (try codable.encode(messages)))
+        let keys = try JSONSerialization.jsonObject(with: Data(try compact.encode(full))) as? [String: Any]
+        #expect(keys?.count == Mirror(reflecting: full).children.count, "a field the writer leaves out")
     }
 
     @Test func stringsAreEscapedAsJSONNeedsAndSlashesAreNot() throws {
