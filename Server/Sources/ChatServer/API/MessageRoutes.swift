@@ -12,7 +12,7 @@ extension Routes {
 
     func addMessages(to router: inout Router) {
         signedIn(&router, "POST", Endpoints.messages) { context, uid in
-            let request = try context.decode(SendMessageRequest.self)
+            let request = try context.decode(SendMessageRequest.self, commonShape: PlainSendBody.read)
             try Validate.send(request, from: uid, httpsMedia: allowHTTPSMedia)
             let (message, created) = try store.send(from: uid, request)
             return .json(message, status: created ? 201 : 200)

@@ -26,11 +26,23 @@ public struct HTTPRequest: Sendable {
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
-    /// The token of an `Authorization: Bearer …` header.
+    /// The token of an `Authorization: Bearer …` header (the scheme in any case, the token
+    /// without the spaces and tabs around it). Read as bytes: every signed-in request asks
+    /// (Foundation's `lowercased` and `trimmingCharacters` were 3% of a send's CPU).
     public var bearerToken: String? {
-        guard let value = header("authorization"), value.lowercased().hasPrefix("bearer ") else { return nil }
-        let token = value.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        guard let value = header("authorization") else { return nil }
+        let bytes = value.utf8
+        let scheme = "bearer ".utf8
+        guard bytes.count > scheme.count,
+            zip(bytes, scheme).allSatisfy({ byte, expected in
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
+            })
+        else { return nil }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var token = bytes.dropFirst(scheme.count)
+        while let first = token.first, isBlank(first) { token = token.dropFirst() }
+        while let last = token.last, isBlank(last) { token = token.dropLast() }
+        return token.isEmpty ? nil : String(Substring(token))
     }
 }
 

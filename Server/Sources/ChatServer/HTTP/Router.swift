@@ -43,6 +43,19 @@ public struct RouteContext: Sendable {
         }
     }
 
+    /// `decode(type)`, first trying `common`: a reader for the shape most bodies of this kind
+    /// have, which answers nil for anything else (a body it reads must be one `JSONDecoder`
+    /// reads the same). Every check of `decode` still applies to what `common` accepts.
+    public func decode<T: Decodable>(_ type: T.Type, commonShape common: ([UInt8]) -> T?) throws -> T {
+        let body = request.body
+        if !request.bodyTooLarge, Self.isJSON(request.header("content-type")),
+            String(validating: body, as: UTF8.self) != nil, let value = common(body)
+        {
+            return value
+        }
+        return try decode(type)
+    }
+
     /// `application/json` or a `+json` type, with any parameters (`; charset=utf-8`).
     static func isJSON(_ contentType: String?) -> Bool {
         guard let essence = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()

@@ -1,0 +1,28 @@
+import Testing
+
+@testable import ChatServer
+
+/// What chatd reads from a request's headers before any route runs.
+@Suite struct HTTPRequestTests {
+    func token(_ authorization: String?) -> String? {
+        let headers = authorization.map { ["authorization": $0] } ?? [:]
+        return HTTPRequest(method: "GET", path: "/", query: [:], headers: headers, body: []).bearerToken
+    }
+
+    @Test func theBearerTokenIsTakenInAnyCaseWithoutTheBlanksAroundIt() {
+        #expect(token("Bearer abc.def") == "abc.def")
+        #expect(token("bearer abc") == "abc")
+        #expect(token("BEARER abc") == "abc")
+        #expect(token("BeArEr \t abc \t ") == "abc")
+        #expect(token("Bearer a b") == "a b", "inner blanks are the token's (it then matches no token)")
+    }
+
+    @Test func anythingElseHasNoBearerToken() {
+        for header in [
+            nil, "", "Bearer", "Bearer ", "Bearer  \t ", "Bearerabc", "Basic abc", "Bearer\tabc", "Bearer\u{0}abc",
+            "Béarer abc", "xBearer abc"
+        ] {
+            #expect(token(header) == nil, "\(String(describing: header))")
+        }
+    }
+}
