@@ -182,11 +182,14 @@ extension ChatCache {
     }
 
     /// Removes queued items (their message rows too) and returns them as they were: a
-    /// discard, a cleared cache, a removed conversation. Items already sent are not touched.
-    public func removeFromOutbox(where condition: OutboxSelection) throws -> [OutboxItem] {
+    /// discard, a cleared cache, a removed conversation. Items already sent are not touched;
+    /// nor are those `removable` (the outbox's policy, asked in the same transaction) keeps.
+    public func removeFromOutbox(
+        where condition: OutboxSelection, if removable: (OutboxItem) -> Bool = { _ in true }
+    ) throws -> [OutboxItem] {
         let removed = try write { db, _ in
             let (sql, arguments) = condition.sql
-            let items = try Self.outboxItems(db, where: sql, arguments)
+            let items = try Self.outboxItems(db, where: sql, arguments).filter(removable)
             for item in items {
                 try db.run("DELETE FROM outbox WHERE local_id = ?", [item.localId])
                 try db.run("DELETE FROM messages WHERE local_id = ? AND id IS NULL", [item.localId])

@@ -151,6 +151,8 @@ actor Outbox {
         do {
             let request = try await uploadingMedia(of: item)
             let payload: MessagePayload = try await api.send("POST", Endpoints.messages, body: request)
+            // `.succeeded` ends the item (`.sent`): its outbox row goes as the message is stored.
+            assert(policy.next(OutboxPolicy.State(item), .succeeded) == .sent)
             let stored = (try? cache.completeSend(item.localId, with: payload, liveSince: liveSince())) ?? payload
             let message = BaseMessage.make(stored, source: .server)
             message.localMessageId = item.localId
@@ -298,7 +300,9 @@ actor Outbox {
     /// `ERROR_OFFLINE_MESSAGE_DISCARDED`); already-failed items are removed silently. The
     /// policy's `.discarded` ends an item, so its row goes (atomically with reading it).
     nonisolated func discard(_ selection: OutboxSelection) -> [OutboxItem] {
-        let removed = (try? cache.removeFromOutbox(where: selection)) ?? []
+        // The policy decides, inside the removing transaction, which items the discard ends.
+        let ends = { (item: OutboxItem) in self.policy.next(.init(item), .discarded) == .failed(.discarded) }
+        let removed = (try? cache.removeFromOutbox(where: selection, if: ends)) ?? []
         for item in removed {
             let before = OutboxPolicy.State(item)
             guard case .failed(let reason) = policy.next(before, .discarded) else { continue }

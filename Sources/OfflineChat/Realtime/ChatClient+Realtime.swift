@@ -20,7 +20,8 @@ extension ChatClient {
                 envelope: { [weak self] envelope in self?.receive(envelope, in: session) },
                 unreadable: { Self.lostTrackOfTheStream(session) },
                 settled: { [weak self] in await self?.connectionSettled(session) },
-                shouldRetry: { [weak self] in await self?.tokenStillAccepted(session) ?? false }))
+                shouldRetry: { [weak self] in await self?.tokenStillAccepted(session) ?? false }),
+            in: session.tasks)
     }
 
     /// The connection has stayed up for the settle delay: queued messages go first (unless

@@ -36,11 +36,12 @@ final class RealtimeConnection: Sendable {
     var status: ConnectionStatus { currentStatus.current }
 
     /// Connects, and keeps connecting, telling `handlers` (bound to the session that owns this
-    /// connection) what happens.
-    func start(_ handlers: Handlers) {
+    /// connection) what happens. The loop and each settle check run as `tasks` of that session,
+    /// so its end cancels them and awaits them (a connect in flight is abandoned, not awaited).
+    func start(_ handlers: Handlers, in tasks: SessionTasks) {
         loop.withLock { task in
             guard task == nil else { return }
-            task = Task { [self] in await run(handlers) }
+            task = tasks.start { [self] in await run(handlers, tasks) }
         }
     }
 
@@ -69,7 +70,7 @@ final class RealtimeConnection: Sendable {
         if changed { handlers.status(status) }
     }
 
-    private func run(_ handlers: Handlers) async {
+    private func run(_ handlers: Handlers, _ tasks: SessionTasks) async {
         let rules = Locked(
             Connectivity(
                 settleDelay: config.connectionSettleDelay, backoffBase: config.reconnectBaseDelay,
@@ -78,7 +79,9 @@ final class RealtimeConnection: Sendable {
             set(.connecting, handlers)
             rules.withLock { $0.connecting() }
             do {
-                let opened = try await transport.connect(to: url, token: token)
+                let opened = try await abandoningOnCancel(
+                    { [transport, url, token] in try await transport.connect(to: url, token: token) },
+                    late: { $0.close() })
                 guard !Task.isCancelled else {
                     opened.close()
                     break
@@ -99,7 +102,7 @@ final class RealtimeConnection: Sendable {
                     }
                     await handlers.envelope(envelope)
                     if settle == nil {
-                        settle = Task { [config, handlers] in
+                        settle = tasks.start { [config, handlers] in
                             guard case .settleCheck(let connection, let at) = check else { return }
                             do { try await config.clock.sleep(milliseconds: max(0, at - config.clock.now())) } catch {
                                 return

@@ -22,7 +22,9 @@ extension ChatClient {
     /// through before `onServer` fires. No answer ends in `onError` with
     /// `ERROR_INTERNET_UNAVAILABLE`; a server error reaches `onError` unchanged. Exactly one
     /// of `onServer` / `onError` fires, after the cached phase. `finished` (the request's own
-    /// bookkeeping) runs on the callback queue just before that last callback.
+    /// bookkeeping) runs on the callback queue just before that last callback. The read is a
+    /// task of the session it started in: a logout cancels it, and a read the end cut short
+    /// fails `ERROR_USER_NOT_LOGGED_IN` (never a "closed cache" error).
     func twoPhase<Item: Sendable>(
         cached: (@Sendable (ChatCache) throws -> [Item])?,
         server: @escaping @Sendable (UserSession) async throws -> [Item],
@@ -32,14 +34,14 @@ extension ChatClient {
         finished: @escaping @Sendable (FetchOutcome<Item>) -> Void = { _ in }
     ) {
         let queue = config.callbackQueue
-        Task {
-            guard let current = session.current else {
-                queue.async {
-                    finished(FetchOutcome())
-                    onError(.notLoggedIn())
-                }
-                return
+        let notLoggedIn = { @Sendable in
+            queue.async {
+                finished(FetchOutcome())
+                onError(.notLoggedIn())
             }
+        }
+        guard let current = session.current else { return notLoggedIn() }
+        let started = current.tasks.start { [self] in
             var outcome = FetchOutcome<Item>()
             if let cache = current.cache, let cached, let onCached {
                 let items: [Item]
@@ -53,7 +55,9 @@ extension ChatClient {
             // The request's own bookkeeping (paging, its one-fetch gate) settles before the
             // callback, so an app may start the next fetch from inside it.
             do {
-                let items = try await server(current)
+                // Given up at once when the session ends (the HTTP transport on Linux does not
+                // stop for a cancellation); a late answer is dropped.
+                let items = try await abandoningOnCancel({ try await server(current) }, late: { _ in })
                 outcome.server = items
                 let settled = outcome
                 queue.async {
@@ -62,8 +66,8 @@ extension ChatClient {
                 }
             } catch {
                 let exception =
-                    error as? ChatException
-                    ?? ChatException(.cacheFailure, "\(error)")
+                    current.tasks.ended
+                    ? .notLoggedIn() : error as? ChatException ?? ChatException(.cacheFailure, "\(error)")
                 if exception.isAuthFailure { sessionRejected(current) }
                 let settled = outcome
                 queue.async {
@@ -72,6 +76,7 @@ extension ChatClient {
                 }
             }
         }
+        if started == nil { notLoggedIn() }  // the session ended meanwhile
     }
 
     /// The `async` form of a two-phase read: `.cached` (when offline support is on), then

@@ -1,0 +1,38 @@
+import Locking
+
+/// Awaits `operation`, which may not stop when cancelled (the POSIX transport's blocking
+/// connect runs on a thread of its own): a cancellation returns at once with
+/// `CancellationError`, so whoever awaits the cancelled task (a session's end) is not held up
+/// by it, and a result that arrives after that goes to `late` (to close what it opened).
+func abandoningOnCancel<T: Sendable>(
+    _ operation: @escaping @Sendable () async throws -> T, late: @escaping @Sendable (T) -> Void
+) async throws -> T {
+    /// The caller's continuation until either side takes it; `settled` once one has.
+    let waiter = Locked<(continuation: CheckedContinuation<T, any Error>?, settled: Bool)>((nil, false))
+    let take = { @Sendable in
+        waiter.withLock { state -> CheckedContinuation<T, any Error>? in
+            defer { (state.continuation, state.settled) = (nil, true) }
+            return state.continuation
+        }
+    }
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let cancelledAlready = waiter.withLock { state -> Bool in
+                if !state.settled { state.continuation = continuation }
+                return state.settled
+            }
+            guard !cancelledAlready else { return continuation.resume(throwing: CancellationError()) }
+            Task {
+                let result: Result<T, any Error>
+                do { result = .success(try await operation()) } catch { result = .failure(error) }
+                if let waiting = take() {
+                    waiting.resume(with: result)
+                } else if case .success(let value) = result {
+                    late(value)
+                }
+            }
+        }
+    } onCancel: {
+        take()?.resume(throwing: CancellationError())
+    }
+}
