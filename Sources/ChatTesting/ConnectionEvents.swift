@@ -7,6 +7,7 @@ public final class ConnectionEvents: ConnectionListener, Sendable {
     private let stream: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
 
+    /// An empty recorder.
     public init() { (stream, continuation) = AsyncStream<String>.makeStream() }
 
     public func onConnected() { continuation.yield("connected") }

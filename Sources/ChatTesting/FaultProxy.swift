@@ -12,7 +12,9 @@ import Darwin
 /// upgrades always pass): drop the response after the request went through, stall, cut the
 /// response mid-body. Switch `mode` at any time; it applies to data relayed from then on.
 public final class FaultProxy: @unchecked Sendable {  // mutable state under `lock`
+    /// What the proxy does to the HTTP exchanges it relays from now on.
     public enum Mode: Sendable {
+        /// Everything is relayed untouched.
         case pass
         /// The request reaches chatd; its response is thrown away and the connection closed.
         case dropResponse
@@ -24,6 +26,7 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
         case offline
     }
 
+    /// The loopback port the proxy listens on (point the client at `url`).
     public let port: Int
     private let upstreamPort: Int
     private let listener: Int32
@@ -31,6 +34,7 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
     private var currentMode = Mode.pass
     private var sockets: Set<Int32> = []
 
+    /// The fault applied to data relayed from now on; `.offline` also cuts open connections.
     public var mode: Mode {
         get {
             lock.lock()
@@ -46,8 +50,10 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
         }
     }
 
+    /// `http://127.0.0.1:<port>`: the server URL to configure the client with.
     public var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
+    /// Listens on a free loopback port and relays to chatd on `upstreamPort`, in `.pass` mode.
     public init(upstreamPort: Int) throws {
         // Writing to a connection the proxy just cut must not kill the test process.
         signal(SIGPIPE, SIG_IGN)

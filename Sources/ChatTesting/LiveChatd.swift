@@ -14,13 +14,18 @@ import ServerProcess
 /// same port and data. Build chatd first (`make test` does): the binary is looked up in
 /// `$CHATD_BINARY`, else `Server/.build/debug/chatd` of this repository.
 public final class LiveChatd: @unchecked Sendable {  // `process` is only replaced in start/stop, by the owning test
+    /// chatd could not be started, or answered an admin call with an unexpected status.
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        /// A failure described by `description`.
         public init(_ description: String) { self.description = description }
     }
 
+    /// The admin key the test chatd is started with (`--admin-key`).
     public static let adminKey = "test-admin-key"
+    /// The server's data directory (a fresh temporary one; kept across `restart()`).
     public let dataDirectory: URL
+    /// The loopback port chatd listens on (the same after `restart()`).
     public private(set) var port: Int = 0
     private var process: Process?
     /// chatd's standard input, held open while this object lives.
@@ -28,6 +33,7 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
     private let extraArguments: [String]
     private let session: URLSession
 
+    /// The chatd executable: `$CHATD_BINARY`, else this checkout's `Server/.build/debug/chatd`.
     public static var binary: URL {
         if let path = ProcessInfo.processInfo.environment["CHATD_BINARY"] { return URL(fileURLWithPath: path) }
         return repository.appendingPathComponent("Server/.build/debug/chatd")
@@ -39,6 +45,8 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
             .deletingLastPathComponent()
     }
 
+    /// Starts chatd on a free loopback port with a fresh data directory; `arguments` are
+    /// passed on (`--write-rate 0`, …).
     public init(arguments: [String] = []) throws {
         dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "chatd-sdk-test-\(UUID().uuidString)")
@@ -95,23 +103,15 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
 
     /// SIGTERM and wait: the server is now unreachable.
     public func stop() {
-        guard let process, process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
-        self.process = nil
+        if let process { ServerProcess.end(process) }
+        process = nil
     }
 
     /// SIGKILL and wait: chatd dies mid-whatever, as on a crashed machine (no drain, no
     /// close frames, transactions cut off).
     public func kill() {
-        guard let process, process.isRunning else { return }
-        #if canImport(Glibc)
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        #else
-        Darwin.kill(process.processIdentifier, SIGKILL)
-        #endif
-        process.waitUntilExit()
-        self.process = nil
+        if let process { ServerProcess.end(process, with: SIGKILL) }
+        process = nil
     }
 
     /// Starts chatd again on the same port with the same data.

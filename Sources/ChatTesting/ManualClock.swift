@@ -29,6 +29,7 @@ public final class ManualClock: ChatClock, Sendable {
 
     private let state: Locked<State>
 
+    /// A clock standing at `now` (epoch milliseconds) until a test advances it.
     public init(now: Int64 = 1_800_000_000_000) { state = Locked(State(current: now)) }
 
     public func now() -> Int64 { state.withLock { $0.current } }

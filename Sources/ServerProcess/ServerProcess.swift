@@ -1,6 +1,12 @@
 #if os(Linux) || os(macOS)  // child processes: not on iOS
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
 /// Servers as child processes, for tests and benchmarks: started, then waited on until they
 /// print that they are ready (chatd's `listening on`, nats-server's `Server is ready`).
 public enum ServerProcess {
@@ -51,6 +57,17 @@ public enum ServerProcess {
             throw Failure("no port in chatd's output: \(printed)")
         }
         return (process, output, port)
+    }
+
+    /// Sends `signal` to `process` if it still runs (SIGTERM: chatd drains and exits; SIGKILL:
+    /// it dies mid-whatever, as on a crashed machine), waits for it, and returns its exit status.
+    @discardableResult
+    public static func end(_ process: Process, with signal: Int32 = SIGTERM) -> Int32 {
+        if process.isRunning {
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
     }
 }
 #endif

@@ -1,6 +1,7 @@
 import ChatProtocol
 import Foundation
 import SQLiteKit
+import ServerProcess
 import Testing
 
 /// The status tables run on chatd's router in the test process (`InProcessServer`); restarts,
@@ -178,25 +179,15 @@ import Testing
 
     @Test func aGeneratedAdminKeyIsStoredPrivately() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-key-\(UUID().uuidString)")
-        let process = Process()
-        let pipe = Pipe()
-        process.executableURL = LiveServer.binary
-        process.arguments = ["--data", directory.path, "--port", "0"]
-        process.standardOutput = pipe
-        try process.run()
-        var seen = ""
-        while !seen.contains("listening on") {
-            let chunk = pipe.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
-        process.terminate()
-        process.waitUntilExit()
+        // No admin key given: chatd makes one, stores it and prints it as it starts.
+        let (process, _, seen) = try ServerProcess.start(
+            LiveServer.binary, ["--data", directory.path, "--port", "0"], readyWhen: "listening on")
+        let status = ServerProcess.end(process)
         let file = directory.appendingPathComponent("admin.key")
         let key = try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(seen.contains(key))
         let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
-        #expect(process.terminationStatus == 0)
+        #expect(status == 0)
     }
 }

@@ -115,23 +115,11 @@ final class LiveServer: ChatdUnderTest, @unchecked Sendable {
 
     /// SIGTERM and wait; returns the exit status.
     @discardableResult
-    func stop() -> Int32 {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        return process.terminationStatus
-    }
+    func stop() -> Int32 { ServerProcess.end(process) }
 
     /// SIGKILL and wait: the node dies without cleaning up (its sockets, its presence).
     @discardableResult
-    func kill() -> Int32 {
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        return process.terminationStatus
-    }
+    func kill() -> Int32 { ServerProcess.end(process, with: SIGKILL) }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 

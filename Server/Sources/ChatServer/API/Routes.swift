@@ -76,9 +76,6 @@ struct Routes {
         return router
     }
 
-    /// The caller's uid from a bearer token, once the caller's `bucket` admits the request.
-    /// Reads (GET, HEAD) take from no bucket; a route with a bucket of its own (joins,
-    /// uploads) or none (signing out) says so.
     /// Adds a route for a signed-in caller: `handler` gets their uid (a missing, unknown or
     /// expired token is a 401 before it runs). A write (any method but GET and HEAD) also takes
     /// one from the caller's `bucket` of the rate limits.
@@ -89,6 +86,9 @@ struct Routes {
         router.add(method, pattern) { context in try handler(context, try authenticate(context, bucket: bucket)) }
     }
 
+    /// The caller's uid from a bearer token, once the caller's `bucket` admits the request.
+    /// Reads (GET, HEAD) take from no bucket; a route with a bucket of its own (joins,
+    /// uploads) or none (signing out) says so.
     func authenticate(_ context: RouteContext, bucket: RateLimiter.Kind? = .write) throws -> String {
         let uid = try store.authenticate(token: context.request.bearerToken)
         if let bucket, !["GET", "HEAD"].contains(context.request.method) { try limits.admit(uid, bucket) }
