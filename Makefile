@@ -38,7 +38,9 @@ docs:
 	-$(SWIFT) package --scratch-path $(DOCS)/build dump-symbol-graph --minimum-access-level public \
 		> $(DOCS)/symbol-graphs.log 2>&1
 	cp $(DOCS)/build/*/symbolgraph/OfflineChat.symbols.json $(DOCS)/sdk/
-	python3 scripts/undocumented.py $(DOCS)/sdk/OfflineChat.symbols.json
+	@# The SDK, the wire types it re-exports and the test doubles apps use: all documented.
+	python3 scripts/undocumented.py $(DOCS)/sdk/OfflineChat.symbols.json \
+		$(DOCS)/build/*/symbolgraph/ChatProtocol.symbols.json $(DOCS)/build/*/symbolgraph/ChatTesting.symbols.json
 	docc convert Sources/OfflineChat/OfflineChat.docc --additional-symbol-graph-dir $(DOCS)/sdk \
 		--fallback-display-name OfflineChat --fallback-bundle-identifier dev.offlinechat.OfflineChat \
 		--transform-for-static-hosting --warnings-as-errors --output-path $(DOCS)/site

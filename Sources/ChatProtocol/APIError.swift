@@ -5,22 +5,28 @@ public struct APIError: Codable, Sendable, Error, Equatable, CustomStringConvert
     /// A human sentence saying what was wrong and what to do.
     public var message: String
 
+    /// Creates an error with every field.
     public init(code: ErrorCode, message: String) {
         self.code = code
         self.message = message
     }
 
+    /// `code: message`, for logs.
     public var description: String { "\(code.rawValue): \(message)" }
 }
 
 /// Stable error codes chatd answers with. New codes may appear; switch with a default.
 public struct ErrorCode: RawRepresentable, Codable, Sendable, Hashable {
+    /// The code as it is on the wire, e.g. `not_found`.
     public let rawValue: String
+    /// The code spelled `rawValue`, known or not.
     public init(rawValue: String) { self.rawValue = rawValue }
 
+    /// Decodes the code from a bare JSON string.
     public init(from decoder: any Decoder) throws {
         rawValue = try decoder.singleValueContainer().decode(String.self)
     }
+    /// Encodes the code as a bare JSON string.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)

@@ -1,9 +1,12 @@
 /// What a changelog entry records.
 public enum ChangeKind: String, Codable, Sendable {
+    /// A message was sent; `message` carries it.
     case messageCreated = "message.created"
     /// An edit or a deletion (then `message.deletedAt` is set).
     case messageUpdated = "message.updated"
+    /// A user's delivered receipt moved forward; `receipt` carries it.
     case receiptDelivered = "receipt.delivered"
+    /// A user's read receipt moved forward; `receipt` carries it.
     case receiptRead = "receipt.read"
     /// A reaction was added; `message` carries the new counts.
     case reactionAdded = "reaction.added"
@@ -28,8 +31,11 @@ public enum ChangeKind: String, Codable, Sendable {
 
 /// Who blocked whom, for `user.blocked` / `user.unblocked` changes.
 public struct BlockPayload: Codable, Sendable, Equatable {
+    /// The uid of the user who blocked (or unblocked).
     public var blocker: String
+    /// The uid of the user who was blocked (or unblocked).
     public var blocked: String
+    /// Creates a block with every field.
     public init(blocker: String, blocked: String) {
         self.blocker = blocker
         self.blocked = blocked
@@ -41,7 +47,9 @@ public struct ChangePayload: Codable, Sendable, Equatable {
     /// The user's position: each user's changes are numbered 1, 2, 3… with no gap, in commit
     /// order, so one change shared by a group has a different `seq` for each member.
     public var seq: Int64
+    /// What the change records; it says which of the payload fields below is set.
     public var kind: ChangeKind
+    /// The conversation it concerns (for a block, the two users' one-to-one conversation).
     public var conversationId: String
     /// The message after the change, for message kinds.
     public var message: MessagePayload?
@@ -59,6 +67,7 @@ public struct ChangePayload: Codable, Sendable, Equatable {
     /// Epoch milliseconds of the change.
     public var at: Int64
 
+    /// Creates a change with every field; the payloads its kind does not use stay nil.
     public init(
         seq: Int64, kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
         receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
@@ -88,6 +97,7 @@ public struct ChangelogPage: Codable, Sendable {
     /// The server's clock, epoch seconds.
     public var serverTime: Int64
 
+    /// Creates a page with every field.
     public init(changes: [ChangePayload], hasMore: Bool, cursor: String, serverTime: Int64) {
         self.changes = changes
         self.hasMore = hasMore

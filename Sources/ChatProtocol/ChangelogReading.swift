@@ -3,6 +3,7 @@ import Foundation
 /// A type read straight from JSON bytes with `JSONReader` (the SDK's HTTP client prefers it
 /// to `Decodable`).
 public protocol JSONReadable {
+    /// Reads the value from `data`, one whole JSON text; throws when it is invalid or lacks a required member.
     init(json data: Data) throws
 }
 
@@ -12,6 +13,7 @@ public protocol JSONReadable {
 /// the same value `JSONDecoder` makes (a test compares them on every kind of change); the
 /// rarer nested shapes still go through their `Decodable` conformance.
 extension ChangelogPage: JSONReadable {
+    /// Reads a `GET /v1/changes` answer body.
     public init(json data: Data) throws {
         var reader = JSONReader(data)
         var changes: [ChangePayload] = []
@@ -37,6 +39,7 @@ extension ChangelogPage: JSONReadable {
 }
 
 extension ChangePayload {
+    /// Reads one change object at the reader's position, as its `Decodable` conformance would.
     public init(reading reader: inout JSONReader) throws {
         var seq: Int64?
         var kind: ChangeKind?
@@ -80,6 +83,7 @@ extension ChangePayload {
 }
 
 extension MessagePayload {
+    /// Reads one message object at the reader's position, as its `Decodable` conformance would.
     public init(reading reader: inout JSONReader) throws {
         var id: Int64?
         var conversationId: String?

@@ -14,10 +14,12 @@ public struct CompactJSONEncoder: Sendable {
     /// tests that compare it with the `Encodable` path.
     let handWritten: Bool
 
+    /// Creates an encoder.
     public init() { handWritten = true }
 
     init(handWritten: Bool) { self.handWritten = handWritten }
 
+    /// `value` as compact JSON bytes (through `JSONEncoder` when this encoder cannot write it).
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         let writer = JSONByteWriter(handWritten: handWritten)
         do {

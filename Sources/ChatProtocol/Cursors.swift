@@ -4,9 +4,12 @@
 /// deployment whose epoch is `epoch` (lower-case hex). `c1.<sequence>` is what chatd issued
 /// before positions were per user: a global change sequence, still accepted.
 public enum ChangelogCursor: Equatable, Sendable {
+    /// `c2`: the user's position in the deployment whose epoch is `epoch`.
     case position(epoch: String, position: Int64)
+    /// `c1`: a global change sequence, from before positions were per user.
     case legacy(sequence: Int64)
 
+    /// The `c2` cursor of `position` in the deployment whose epoch is `epoch`.
     public static func encode(epoch: String, position: Int64) -> String { "c2.\(epoch).\(position)" }
 
     /// What `cursor` says, nil when it is not one chatd issues.
@@ -30,6 +33,7 @@ public enum ChangelogCursor: Equatable, Sendable {
 
 /// The conversation list's page cursor, `<updatedAt>:<conversation id>`.
 public enum ConversationListCursor {
+    /// The cursor of the page that follows the conversation with this `updatedAt` and id.
     public static func encode(updatedAt: Int64, conversationId: String) -> String { "\(updatedAt):\(conversationId)" }
 
     /// The position in `cursor`, nil when it is not one chatd issues.

@@ -1,13 +1,20 @@
 /// chatd's paths and headers, shared by server and SDK.
 public enum Endpoints {
+    /// chatd's version, as `GET /v1/health` reports it.
     public static let version = "0.1.0"
+    /// `GET`: whether chatd can serve (`HealthResponse`); needs no token.
     public static let health = "/v1/health"
+    /// `GET`: the caller's own user.
     public static let me = "/v1/me"
     /// `DELETE`: revokes the caller's own token.
     public static let meToken = "/v1/me/token"
+    /// `GET` lists users (with filters); `GET /v1/users/{uid}` reads one.
     public static let users = "/v1/users"
+    /// `POST` sends; `/{id}` reads, edits (`PATCH`) or deletes one; `/{id}/thread` and `/{id}/reactions`.
     public static let messages = "/v1/messages"
+    /// `GET` the caller's conversation list; `/{id}`, `/{id}/messages`, and `/{id}/delivered` / `/read` receipts.
     public static let conversations = "/v1/conversations"
+    /// `GET ?cursor=&limit=`: the caller's changelog (`ChangelogPage`).
     public static let changes = "/v1/changes"
     /// The caller's notification feed: mentions, replies and reactions, newest first.
     public static let notifications = "/v1/notifications"
@@ -17,8 +24,11 @@ public enum Endpoints {
     public static let groups = "/v1/groups"
     /// `POST` uploads a file (raw bytes) and answers its `Attachment`; `GET /v1/media/{id}` fetches it.
     public static let media = "/v1/media"
+    /// The realtime WebSocket (`RealtimeEnvelope` frames).
     public static let realtime = "/v1/realtime"
+    /// Admin: `POST` creates a user; `POST /v1/admin/users/{uid}/tokens` issues a token.
     public static let adminUsers = "/v1/admin/users"
+    /// Admin: `POST /v1/admin/tokens/revoke` revokes a token.
     public static let adminTokens = "/v1/admin/tokens"
     /// The admin API key travels in this header.
     public static let adminKeyHeader = "X-Admin-Key"

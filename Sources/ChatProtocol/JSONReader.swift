@@ -11,12 +11,16 @@ import Foundation
 public struct JSONReader {
     /// Why a text could not be read, and where.
     public struct Failure: Error, CustomStringConvertible {
+        /// The byte offset in the text where reading failed (0 or -1 when no single byte is at fault).
         public var offset: Int
+        /// What was wrong, in words.
         public var reason: String
         /// The text nests deeper than `maxDepth` (it may be valid JSON all the same).
         public var tooDeep = false
+        /// The offset and the reason, for error messages.
         public var description: String { "invalid JSON at byte \(offset): \(reason)" }
 
+        /// Creates a failure with every field.
         public init(offset: Int, reason: String, tooDeep: Bool = false) {
             self.offset = offset
             self.reason = reason
@@ -27,8 +31,10 @@ public struct JSONReader {
     private let bytes: [UInt8]
     private var index = 0
     private var depth = 0
+    /// The most levels of objects and arrays the reader descends into.
     public let maxDepth: Int
 
+    /// A reader of `bytes` that refuses nesting deeper than `maxDepth` levels.
     public init(_ bytes: some Sequence<UInt8>, maxDepth: Int = 64) {
         self.bytes = Array(bytes)
         self.maxDepth = maxDepth
@@ -89,6 +95,7 @@ public struct JSONReader {
 
     // MARK: - Scalars
 
+    /// Reads a string, unescaped.
     public mutating func string() throws -> String {
         try expect(UInt8(ascii: "\""))
         let start = index
@@ -106,6 +113,7 @@ public struct JSONReader {
         throw failure(at: start, "an unterminated string")
     }
 
+    /// Reads a number that is an integer fitting 64 bits (`1.0` and `1e3` count).
     public mutating func int64() throws -> Int64 {
         skipWhitespace()
         let (start, integral) = try number()
@@ -119,6 +127,7 @@ public struct JSONReader {
         return exact
     }
 
+    /// Reads a number.
     public mutating func double() throws -> Double {
         skipWhitespace()
         let (start, _) = try number()
@@ -128,6 +137,7 @@ public struct JSONReader {
         return value
     }
 
+    /// Reads `true` or `false`.
     public mutating func bool() throws -> Bool {
         if try peek() == UInt8(ascii: "t") {
             try literal("true")

@@ -1,10 +1,16 @@
 /// Free-form JSON (user metadata, custom message data), kept as a typed tree.
 public enum JSONValue: Codable, Sendable, Hashable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number; every JSON number is kept as a `Double`.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, its members by key (their order is not kept).
     case object([String: JSONValue])
 
     /// Linear in the input: each value is asked for its kind once, containers first (asking a
@@ -39,6 +45,7 @@ public enum JSONValue: Codable, Sendable, Hashable {
         init?(intValue: Int) { nil }
     }
 
+    /// Encodes the JSON the value stands for.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -55,13 +62,20 @@ public enum JSONValue: Codable, Sendable, Hashable {
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, ExpressibleByFloatLiteral,
     ExpressibleByIntegerLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
 {
+    /// A `.string`.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// A `.bool`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// A `.number`.
     public init(floatLiteral value: Double) { self = .number(value) }
+    /// A `.number`.
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    /// An `.array`.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// An `.object`; of repeated keys, the last wins.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
+    /// `.null`.
     public init(nilLiteral: ()) { self = .null }
 }

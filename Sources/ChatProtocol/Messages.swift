@@ -1,14 +1,20 @@
 /// Whom a message is for.
 public enum ReceiverType: String, Codable, Sendable {
+    /// A user: `receiver` is a uid.
     case user
+    /// A group: `receiver` is the group's guid.
     case group
 }
 
 /// A message's family. `type` says more within it (text, image, a custom type, …).
 public enum MessageCategory: String, Codable, Sendable {
+    /// A text or media message (`type` text, image, video, audio or file).
     case message
+    /// A custom message: any `type`, with `customData`.
     case custom
+    /// A group's action message, written by chatd (clients cannot send one).
     case action
+    /// A call record (`type` audio or video, with `callStatus`).
     case call
 }
 
@@ -16,6 +22,7 @@ public enum MessageCategory: String, Codable, Sendable {
 /// `initiated`; `ongoing` once answered; `ended`, `missed`, `rejected`, `cancelled` and
 /// `busy` are final.
 public enum CallStatus: String, Codable, Sendable, CaseIterable {
+    /// `initiated`: started; `ongoing`: answered; `ended`, `missed`, `rejected`, `cancelled` and `busy`: final.
     case initiated, ongoing, ended, missed, rejected, cancelled, busy
 
     /// The statuses a call may move to from this one.
@@ -30,12 +37,18 @@ public enum CallStatus: String, Codable, Sendable, CaseIterable {
 
 /// Metadata of a media message's file. chatd stores metadata only; bytes live at `url`.
 public struct Attachment: Codable, Sendable, Equatable {
+    /// Where the bytes are: chatd's `/v1/media/<id>` path, or an `https://` url if chatd allows them.
     public var url: String
+    /// The file's name.
     public var name: String
+    /// The file's size in bytes.
     public var size: Int64
+    /// The file's media type, e.g. `image/jpeg`.
     public var mimeType: String
+    /// The file name's extension, without the dot (may be empty).
     public var `extension`: String
 
+    /// Creates an attachment with every field.
     public init(url: String, name: String, size: Int64, mimeType: String, extension: String) {
         self.url = url
         self.name = name
@@ -49,20 +62,28 @@ public struct Attachment: Codable, Sendable, Equatable {
 public struct SendMessageRequest: Codable, Sendable {
     /// The client's unique message id; a retry with the same muid returns the original message.
     public var muid: String
+    /// The uid of the user, or the guid of the group, the message is for.
     public var receiver: String
+    /// Whether `receiver` is a user or a group.
     public var receiverType: ReceiverType
+    /// The message's family.
     public var category: MessageCategory
     /// "text"; "image", "video", "audio", "file" for media; any custom type for `.custom`.
     public var type: String
+    /// The text; required for `text` messages.
     public var text: String?
+    /// The file (from `POST /v1/media`); required for media messages.
     public var attachment: Attachment?
+    /// Free-form JSON; required for `.custom` messages.
     public var customData: JSONValue?
+    /// Free-form JSON kept with the message.
     public var metadata: [String: JSONValue]?
     /// Makes the message a thread reply to this message (in the same conversation).
     public var parentMessageId: Int64?
     /// For category `call`: the status the call starts in (default `initiated`).
     public var callStatus: CallStatus?
 
+    /// Creates a request with every field; by default a text message to a user.
     public init(
         muid: String, receiver: String, receiverType: ReceiverType = .user,
         category: MessageCategory = .message, type: String = "text", text: String? = nil,
@@ -85,11 +106,15 @@ public struct SendMessageRequest: Codable, Sendable {
 
 /// `PATCH /v1/messages/{id}` body: the fields to replace.
 public struct EditMessageRequest: Codable, Sendable {
+    /// The new text; nil keeps it (a message without text cannot get one).
     public var text: String?
+    /// New custom data; nil keeps the old.
     public var customData: JSONValue?
+    /// New metadata, replacing the old whole; nil keeps the old.
     public var metadata: [String: JSONValue]?
     /// Call messages only; either participant may move the call along `CallStatus.next`.
     public var callStatus: CallStatus?
+    /// Creates a request; the fields left nil stay as they are.
     public init(
         text: String? = nil, customData: JSONValue? = nil, metadata: [String: JSONValue]? = nil,
         callStatus: CallStatus? = nil
@@ -103,21 +128,35 @@ public struct EditMessageRequest: Codable, Sendable {
 
 /// A message as chatd stores and returns it. Times are epoch milliseconds.
 public struct MessagePayload: Codable, Sendable, Equatable {
+    /// chatd's id; ids increase, so they order messages.
     public var id: Int64
+    /// The sender's `muid`; nil on group action messages.
     public var muid: String?
+    /// The conversation the message is in.
     public var conversationId: String
+    /// The sender's uid (for a group action message, the actor's).
     public var sender: String
+    /// The uid of the receiving user, or the group's guid.
     public var receiver: String
+    /// Whether `receiver` is a user or a group.
     public var receiverType: ReceiverType
+    /// The message's family.
     public var category: MessageCategory
+    /// Its kind within `category`: text or a media type, a custom type, audio or video for calls, `groupMember`.
     public var type: String
+    /// The text, if any.
     public var text: String?
+    /// The file of a media message.
     public var attachment: Attachment?
+    /// The sender's free-form JSON.
     public var customData: JSONValue?
+    /// The sender's free-form JSON metadata.
     public var metadata: [String: JSONValue]?
+    /// Epoch milliseconds at which chatd stored the message.
     public var sentAt: Int64
     /// Last change of any kind (edit, deletion).
     public var updatedAt: Int64
+    /// Epoch milliseconds of the last edit of text, custom data or metadata; nil if never edited.
     public var editedAt: Int64?
     /// Set when the message was deleted; text, attachment and data are then cleared.
     public var deletedAt: Int64?
@@ -132,6 +171,7 @@ public struct MessagePayload: Codable, Sendable, Equatable {
     /// For group action messages (category `action`, type `groupMember`): the membership change.
     public var action: MemberActionPayload?
 
+    /// Creates a message with every field.
     public init(
         id: Int64, muid: String?, conversationId: String, sender: String, receiver: String,
         receiverType: ReceiverType, category: MessageCategory, type: String, text: String?,
@@ -166,19 +206,32 @@ public struct MessagePayload: Codable, Sendable, Equatable {
 
 /// `POST /v1/conversations/{id}/delivered` and `/read` body: everything up to `messageId`.
 public struct ReceiptRequest: Codable, Sendable {
+    /// The newest message received or read; the receipt covers it and all before.
     public var messageId: Int64
+    /// Creates a request for `messageId`.
     public init(messageId: Int64) { self.messageId = messageId }
 }
 
 /// Who has received or read a conversation up to which message.
 public struct ReceiptPayload: Codable, Sendable, Equatable {
-    public enum Kind: String, Codable, Sendable { case delivered, read }
+    /// Which receipt.
+    public enum Kind: String, Codable, Sendable {
+        /// The user's device received the messages.
+        case delivered
+        /// The user read the messages.
+        case read
+    }
+    /// Whether the user received or read.
     public var kind: Kind
+    /// The conversation the receipt is in.
     public var conversationId: String
     /// The user who received or read.
     public var uid: String
+    /// The newest message the receipt covers.
     public var messageId: Int64
+    /// Epoch milliseconds of the receipt.
     public var at: Int64
+    /// Creates a receipt with every field.
     public init(kind: Kind, conversationId: String, uid: String, messageId: Int64, at: Int64) {
         self.kind = kind
         self.conversationId = conversationId

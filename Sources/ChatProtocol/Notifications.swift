@@ -1,5 +1,6 @@
 /// One item of a user's notification feed (`GET /v1/notifications`).
 public struct FeedItemPayload: Codable, Sendable, Equatable {
+    /// Why the user is notified.
     public enum Kind: String, Codable, Sendable {
         /// Someone mentioned the user (`<@uid:UID>` in a message's text).
         case mention
@@ -11,17 +12,20 @@ public struct FeedItemPayload: Codable, Sendable, Equatable {
 
     /// Increases with every item; the feed pages by it, newest first.
     public var id: Int64
+    /// What happened.
     public var kind: Kind
     /// Who did it.
     public var actor: String
     /// The message that mentions or replies, or the user's message that got the reaction.
     public var messageId: Int64
+    /// The conversation of `messageId`.
     public var conversationId: String
     /// The reaction, for `reaction` items.
     public var reaction: String?
     /// Epoch milliseconds.
     public var at: Int64
 
+    /// Creates a feed item with every field.
     public init(
         id: Int64, kind: Kind, actor: String, messageId: Int64, conversationId: String, reaction: String?, at: Int64
     ) {

@@ -5,12 +5,17 @@ import Foundation
 /// Server → client: `hello` once (with the head cursor), then `change` events in position
 /// order, and `typing` from peers. Client → server: `typing`.
 public struct RealtimeEnvelope: Codable, Sendable, Equatable {
+    /// What a frame carries.
     public enum Kind: String, Codable, Sendable {
+        /// The server's first frame: the caller's `uid` and the head `cursor`.
         case hello
+        /// A change, with the cursor right after it.
         case change
+        /// A typing indicator, from a client or relayed to its peers.
         case typing
     }
 
+    /// What the frame carries; it says which fields below are set.
     public var type: Kind
     /// `hello`: the caller's uid.
     public var uid: String?
@@ -23,6 +28,7 @@ public struct RealtimeEnvelope: Codable, Sendable, Equatable {
     /// `typing`.
     public var typing: TypingPayload?
 
+    /// Creates an envelope with every field.
     public init(
         type: Kind, uid: String? = nil, cursor: String? = nil, change: ChangePayload? = nil,
         typing: TypingPayload? = nil
@@ -37,10 +43,15 @@ public struct RealtimeEnvelope: Codable, Sendable, Equatable {
 
 /// A typing indicator. Client → server: `receiver` and `isTyping`; the server fills `sender`.
 public struct TypingPayload: Codable, Sendable, Equatable {
+    /// The typing user's uid; set by the server, ignored from clients.
     public var sender: String?
+    /// The uid of the user, or the guid of the group, being typed to.
     public var receiver: String
+    /// Whether `receiver` is a user or a group.
     public var receiverType: ReceiverType
+    /// Whether `sender` is typing now (false: stopped).
     public var isTyping: Bool
+    /// Creates an indicator with every field.
     public init(sender: String? = nil, receiver: String, receiverType: ReceiverType = .user, isTyping: Bool) {
         self.sender = sender
         self.receiver = receiver
@@ -63,11 +74,15 @@ public struct TypingPayload: Codable, Sendable, Equatable {
 /// `JSONReader` (linear, at most `maxDepth` levels), so no frame can make it decode changes or
 /// descend into deep nesting. Unknown keys are skipped.
 public struct RealtimeClientFrame: Sendable, Equatable {
+    /// The frame's kind; the server takes only `typing` (anything else closes with 1003).
     public var type: String
+    /// The indicator, for `typing` frames.
     public var typing: TypingPayload?
 
+    /// The deepest nesting a client frame may have.
     public static let maxDepth = 4
 
+    /// Reads a client frame; throws when it is not a JSON object with a `type`, or nests too deep.
     public init(json data: Data) throws {
         var reader = JSONReader(data, maxDepth: Self.maxDepth)
         var type: String?
