@@ -107,15 +107,14 @@ extension ChatClient {
     /// to revoke the token (`DELETE /v1/me/token`; best effort: offline, the token stays valid
     /// until it expires). A login still waiting for the server is abandoned.
     public func logout() {
-        guard let current = session.logout() else { return }
-        let api = current.api
-        tokenRevocation.withLock {
+        let ended = session.logout { current in
             // Also awaits the ended session's tasks (cancelled by `end` below).
-            $0 = Task {
+            Task {
                 async let stopped: Void = current.tasks.end()
                 let failure: ChatException?
                 do {
-                    let _: APIClient.NoContent = try await api.send("DELETE", Endpoints.meToken, body: nil as String?)
+                    let _: APIClient.NoContent = try await current.api.send(
+                        "DELETE", Endpoints.meToken, body: nil as String?)
                     failure = nil
                 } catch {
                     failure = error as? ChatException ?? ChatException.offline("\(error)")
@@ -124,7 +123,7 @@ extension ChatClient {
                 return failure
             }
         }
-        end(current, wipe: true)
+        if let ended { end(ended, wipe: true) }
     }
 
     /// `logout()`, then `onSuccess` once chatd revoked the token (or there was no session), or
@@ -134,7 +133,7 @@ extension ChatClient {
     public func logout(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (ChatException) -> Void)
     {
         logout()
-        let revocation = tokenRevocation.current
+        let revocation = session.revocation
         let queue = config.callbackQueue
         Task {
             let failure = await revocation?.value ?? nil

@@ -35,9 +35,6 @@ public final class ChatClient: Sendable {
         var cipherVersion: String?
     }
 
-    /// The last logout's request to revoke its token: nil when it succeeded.
-    let tokenRevocation = Locked<Task<ChatException?, Never>?>(nil)
-
     /// A client for `config`'s server; nobody is logged in yet. Throws `ERROR_INVALID_ARGUMENT`
     /// for an `appID` with characters other than letters, digits, `_ - . @`, or a `server` that is
     /// not an `http` or `https` URL.

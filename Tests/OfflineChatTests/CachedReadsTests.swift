@@ -166,7 +166,7 @@ import Testing
         #expect(cached("alice") && client.isOfflineEnabled())
         client.logout()
         #expect(!cached("alice"), "logout wipes")
-        _ = await client.tokenRevocation.current?.value
+        _ = await client.session.revocation?.value
         await #expect(throws: ChatException.self, "the logout revoked the token") {
             try await client.login(uid: "alice", authToken: aliceToken)
         }

@@ -26,7 +26,7 @@ import WebSocket
         chat.logout()
         #expect(chat.getLoggedInUser() == nil && chat.getConnectionStatus() == .disconnected)
         // The logout revoked the token on the server too.
-        _ = await chat.tokenRevocation.current?.value
+        _ = await chat.session.revocation?.value
         let (status, _) = try await server.request("GET", Endpoints.me, token: token)
         #expect(status == 401)
     }

@@ -1,12 +1,15 @@
 import Locking
 
-/// Which session is current, and how many logins and logouts have begun, under one lock: a
-/// login commits its session only if no other login or logout began while it talked to the
-/// server, and that check and the swap are one step.
+/// The client's one state value, under one lock: which session is current, how many logins
+/// and logouts have begun (a login in flight holds a generation newer than the current
+/// session's), and the last logout's token revocation. A login commits its session only if no
+/// other login or logout began while it talked to the server, and that check and the swap are
+/// one step; a logout takes the session away and records its revocation in the same step.
 final class SessionSlot: Sendable {
     private struct State {
         var generation = 0
         var session: UserSession?
+        var revocation: Task<ChatException?, Never>?
     }
 
     private let state = Locked(State())
@@ -35,14 +38,19 @@ final class SessionSlot: Sendable {
         }
     }
 
-    /// A logout: supersedes any login in flight and takes the current session away (returned).
-    func logout() -> UserSession? {
+    /// A logout: supersedes any login in flight and takes the current session away (returned);
+    /// when there was one, `revoke` starts the revocation of its token, kept as `revocation`.
+    func logout(revoking revoke: (UserSession) -> Task<ChatException?, Never>) -> UserSession? {
         state.withLock { state in
             state.generation += 1
             defer { state.session = nil }
+            if let session = state.session { state.revocation = revoke(session) }
             return state.session
         }
     }
+
+    /// The last logout's request to revoke its token (its value: nil when it succeeded).
+    var revocation: Task<ChatException?, Never>? { state.withLock { $0.revocation } }
 
     /// `old` ended: it is no longer current (if it still was). Returns the current session.
     func end(_ old: UserSession) -> UserSession? {
