@@ -25,14 +25,17 @@ extension ChatClient {
     }
 
     /// The connection has stayed up for the settle delay: queued messages go first (unless
-    /// `autoSendPendingOnReconnect` is off), then the catch-up sync.
+    /// `autoSendPendingOnReconnect` is off), then the catch-up sync. The realtime handlers below
+    /// run as the session's tasks (its connection's loop, a settle check): each stops at a
+    /// cancellation check once the session has ended (or, for a settle check, its connection
+    /// dropped), instead of asking whether its session is still the current one.
     func connectionSettled(_ session: UserSession) async {
-        guard !session.tasks.ended else { return }
+        guard !Task.isCancelled else { return }
         if let outbox = session.outbox, config.offline.autoSendPendingOnReconnect {
             outbox.reconnected()
             await outbox.flush()
         }
-        guard !session.tasks.ended else { return }
+        guard !Task.isCancelled else { return }
         session.sync?.request(.reconnect)
     }
 
@@ -40,7 +43,7 @@ extension ChatClient {
         // A connection of an ended session says nothing to a newer one.
         if let current = self.session.current, current !== session { return }
         // Offline, messages may be missed: no cached stretch reaches the live head any more.
-        if status == .disconnected && !session.tasks.ended {
+        if status == .disconnected && !Task.isCancelled {
             try? session.cache?.closeOpenRanges()
             session.sync?.disconnected()
         }
@@ -56,7 +59,7 @@ extension ChatClient {
     /// A live change the cache could not take (or a frame it could not read): the replay must
     /// bring it, so the sync point stops following and no cached stretch may reach past it.
     static func lostTrackOfTheStream(_ session: UserSession) {
-        guard !session.tasks.ended else { return }
+        guard !Task.isCancelled else { return }
         session.sync?.lostTrack()
         try? session.cache?.closeOpenRanges()
     }
@@ -64,7 +67,7 @@ extension ChatClient {
     /// After a dropped or refused connection: is the token still good? A 401 ends the
     /// session; no answer means "offline, keep retrying".
     private func tokenStillAccepted(_ session: UserSession) async -> Bool {
-        guard !session.tasks.ended else { return false }
+        guard !Task.isCancelled else { return false }
         do {
             let _: UserPayload = try await session.api.get(Endpoints.me)
             return true
@@ -78,7 +81,7 @@ extension ChatClient {
 
     /// One realtime envelope of `session` (`RealtimeDispatch`), unless the session has ended.
     func receive(_ envelope: RealtimeEnvelope, in session: UserSession) {
-        guard !session.tasks.ended else { return }
+        guard !Task.isCancelled else { return }
         dispatch.receive(envelope, in: session) { Self.lostTrackOfTheStream(session) }
     }
 }
