@@ -11,9 +11,10 @@ import Testing
         #expect(Backoff.delay(attempt: 1_000, base: 500, cap: 30_000, unit: 1) == 30_000, "no overflow")
     }
 
-    @Test func fullJitterSpansZeroToTheCeiling() {
-        #expect(Backoff.delay(attempt: 4, base: 500, cap: 30_000, unit: 0) == 0)
-        #expect(Backoff.delay(attempt: 4, base: 500, cap: 30_000, unit: -1) == 0)
+    @Test func fullJitterSpansOneMillisecondToTheCeiling() {
+        #expect(Backoff.delay(attempt: 4, base: 500, cap: 30_000, unit: 0) == 1, "never a retry in the same instant")
+        #expect(Backoff.delay(attempt: 0, base: 500, cap: 30_000, unit: 0.001) == 1)
+        #expect(Backoff.delay(attempt: 4, base: 500, cap: 30_000, unit: -1) == 1)
         #expect(Backoff.delay(attempt: 4, base: 500, cap: 30_000, unit: 2) == 8_000)
     }
 }

@@ -29,7 +29,7 @@ import Testing
                 == .pending(attempts: 2, notBefore: 11_000))
         #expect(
             policy.next(.sending(attempts: 2), .failedTransiently(now: 10_000, unit: 0))
-                == .pending(attempts: 2, notBefore: 10_000))
+                == .pending(attempts: 2, notBefore: 10_001))
         #expect(
             policy.next(.sending(attempts: 3), .failedTransiently(now: 10_000, unit: 0.5)) == .failed(.transient),
             "after maxAttempts")

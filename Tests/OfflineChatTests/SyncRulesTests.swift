@@ -38,7 +38,8 @@ import Testing
 
     @Test func onlyASettledConnectionResetsTheBackoff() {
         var rules = rules()
-        for _ in 0..<5 { _ = rules.dropped(unit: 0) }
+        #expect(rules.dropped(unit: 0) == .retry(after: 1), "even a zero draw waits on the clock")
+        for _ in 0..<4 { _ = rules.dropped(unit: 0) }
         _ = rules.opened(now: 0)
         _ = rules.settleDue(connection: 1, now: 2_500)
         #expect(rules.failures == 0)

@@ -125,13 +125,10 @@ final class SyncEngine: Sendable {
             count += 1
             return count
         }
-        // At least 1 ms: the retry always waits on the clock (full jitter can draw 0), never
-        // in the same instant as the failure (and a test's manual clock sees it sleep).
-        let delay = max(
-            1,
-            Backoff.delay(
-                attempt: attempt - 1, base: config.reconnectBaseDelay, cap: config.reconnectMaxDelay,
-                unit: Double.random(in: 0..<1)))
+        // At least 1 ms (`Backoff`): the retry always waits on the clock.
+        let delay = Backoff.delay(
+            attempt: attempt - 1, base: config.reconnectBaseDelay, cap: config.reconnectMaxDelay,
+            unit: Double.random(in: 0..<1))
         let task = tasks.start { [self] in
             do {
                 try await config.clock.sleep(milliseconds: delay)
