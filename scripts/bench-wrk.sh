@@ -3,7 +3,7 @@
 # on embedded SQLite, each as a ratio to a GET /v1/health baseline taken in the same run:
 # sends (scripts/wrk/send.lua: 16 users, each to the next), a conversation's newest 30 messages
 # and the conversation list (scripts/wrk/read.lua), 16 connections for SECONDS each.
-#   scripts/bench-wrk.sh [SECONDS]
+#   scripts/bench-wrk.sh [SECONDS]      (CHATD_ARGS="--threads 4" passes options to chatd)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -11,7 +11,7 @@ source scripts/cluster-lib.sh
 bench_start chatd-bench-wrk
 bench_users --data "$dir/data"
 port=$(free_port)
-"$chatd" --data "$dir/data" --listen "127.0.0.1:$port" --write-rate 0 > "$dir/chatd.log" 2>&1 &
+"$chatd" --data "$dir/data" --listen "127.0.0.1:$port" --write-rate 0 ${CHATD_ARGS:-} > "$dir/chatd.log" 2>&1 &
 pids+=($!)
 wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
 url="http://127.0.0.1:$port"

@@ -21,6 +21,9 @@ public final class DatabasePool: Sendable {
     public let path: String
     private let writer: Locked<Connection>
     private let readers: [Locked<Connection>]
+    /// A connection of its own for `checkpoint()`, opened on first use.
+    private let checkpointing = Locked<Connection?>(nil)
+    private let key: EncryptionKey?
     /// Counts reads, to pick readers in turn (an atomic: no lock on the read path).
     private let nextReader = Atomic<Int>(0)
 
@@ -37,6 +40,7 @@ public final class DatabasePool: Sendable {
         let writer = try Connection(path: path, key: key)
         try prepareWriter(writer)
         self.path = path
+        self.key = key
         self.writer = Locked(writer)
         self.readers = try (0..<max(1, readers)).map { _ in
             let reader = try Connection(path: path, key: key)
@@ -74,10 +78,26 @@ public final class DatabasePool: Sendable {
         return try readers[index].withLock { db in try db.transaction(.deferred) { try body($0) } }
     }
 
+    /// Copies what the WAL holds into the database file (SQLite's PASSIVE checkpoint: it
+    /// blocks neither the writer nor the readers, and leaves frames a reader still needs), on a
+    /// connection of its own, so a checkpoint need not run inside some writer's commit.
+    /// Returns the frames in the WAL and how many of them the database now has; once all are,
+    /// the writer's next commit starts the WAL over from its beginning.
+    @discardableResult
+    public func checkpoint() throws -> (frames: Int, checkpointed: Int) {
+        try checkpointing.withLock { connection in
+            let db = try connection ?? Connection(path: path, key: key)
+            connection = db
+            let row = try db.queryFirst("PRAGMA wal_checkpoint(PASSIVE)")
+            return (try row?.get(1, as: Int.self) ?? 0, try row?.get(2, as: Int.self) ?? 0)
+        }
+    }
+
     /// Closes every connection, the readers first (the writer's close checkpoints the WAL
     /// away); throws the first failure after trying them all.
     public func close() throws {
         var failure: (any Error)?
+        do { try checkpointing.withLock { try $0?.close() } } catch { failure = error }
         for connection in readers + [writer] {
             do { try connection.withLock { try $0.close() } } catch { failure = failure ?? error }
         }

@@ -51,6 +51,30 @@ import Testing
         try pool.close()
     }
 
+    @Test func aCheckpointOffTheWriterMovesTheWALIntoTheDatabaseAndTheWALStartsOver() throws {
+        let pool = try DatabasePool(
+            directory: dir.url.appendingPathComponent("db"), name: "wal.sqlite", readers: 1,
+            prepareWriter: { db in
+                try db.execute("PRAGMA wal_autocheckpoint = 0; CREATE TABLE IF NOT EXISTS t(n INTEGER, pad TEXT)")
+            })
+        let wal = pool.path + "-wal"
+        func walBytes() throws -> Int {
+            try (FileManager.default.attributesOfItem(atPath: wal)[.size] as? NSNumber)?.intValue ?? 0
+        }
+        for n in 0..<200 {
+            try pool.withWriter { try $0.run("INSERT INTO t VALUES (?, ?)", [n, String(repeating: "x", count: 2_000)]) }
+        }
+        let grown = try walBytes()
+        let (frames, checkpointed) = try pool.checkpoint()
+        #expect(frames > 100 && checkpointed == frames, "every frame is in the database now")
+        for n in 200..<400 {
+            try pool.withWriter { try $0.run("INSERT INTO t VALUES (?, ?)", [n, String(repeating: "x", count: 2_000)]) }
+        }
+        #expect(try walBytes() <= grown, "the writer started the WAL over instead of growing it")
+        #expect(try pool.read { try $0.scalar("SELECT count(*) FROM t") as Int? } == 400)
+        try pool.close()
+    }
+
     @Test func aReadIsOneSnapshot() throws {
         let pool = try makePool(readers: 1)
         try pool.withWriter { try $0.run("INSERT INTO t VALUES (1)") }

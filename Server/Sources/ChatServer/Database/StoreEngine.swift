@@ -40,6 +40,8 @@ struct ConnectionUsage: Sendable, Equatable {
 final class SQLiteEngine: StoreEngine {
     let name = "sqlite"
     let pool: DatabasePool
+    /// Checkpoints off the writer; SQLite's own (`wal_autocheckpoint`) is only a backstop.
+    let checkpointer: Checkpointer
 
     /// Opens (creating and migrating) `directory/chatd.sqlite`.
     init(directory: URL, readers: Int) throws {
@@ -47,7 +49,7 @@ final class SQLiteEngine: StoreEngine {
             directory: directory, name: "chatd.sqlite", readers: readers,
             prepareWriter: { writer in
                 try writer.execute(
-                    "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 20000"
+                    "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000; PRAGMA wal_autocheckpoint = 100000"
                 )
                 try writer.addGreatestAndLeast()
                 try Schema.migrator.migrate(writer)
@@ -56,12 +58,14 @@ final class SQLiteEngine: StoreEngine {
                 try reader.execute("PRAGMA cache_size = -16000")
                 try reader.addGreatestAndLeast()
             })
+        checkpointer = Checkpointer(pool: pool)
     }
 
     func write<T>(_ body: (any SQLDatabase) throws -> T, committed: () -> Void) throws -> T {
         try pool.withWriter { db in
             let result = try db.transaction { try body($0) }
             committed()
+            checkpointer.committed()
             return result
         }
     }
@@ -75,5 +79,10 @@ final class SQLiteEngine: StoreEngine {
 
     var usage: ConnectionUsage? { nil }
 
-    func close() throws { try pool.close() }
+    func close() throws {
+        checkpointer.stop()
+        try pool.close()
+    }
+
+    deinit { checkpointer.stop() }
 }
