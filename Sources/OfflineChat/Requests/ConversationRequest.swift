@@ -83,6 +83,8 @@ public final class ConversationRequest: Sendable {
                 let page: Page<ConversationPayload> = try await session.api.get(
                     Endpoints.conversations,
                     query: [("limit", "\(limit)"), ("cursor", state.serverCursor)])
+                // A read its session's end abandoned neither stores nor moves the paging.
+                try Task.checkCancellation()
                 let removed = self.client.keep([]) {
                     try session.cache?.storeConversationPage(page.items, first: state.page == 0, last: page.next == nil)
                         ?? []

@@ -99,6 +99,8 @@ final class SnapshotList<Payload: Codable & Sendable, Model: Sendable>: Sendable
             server: { [paging, client] session in
                 if state.done { return [] }
                 let page = try await fetchPage(session, state.cursor)
+                // A read its session's end abandoned neither stores nor moves the paging.
+                try Task.checkCancellation()
                 if let key, let cache = session.cache {
                     client.keep {
                         try cache.storeSnapshot(

@@ -42,6 +42,8 @@ extension ChatClient {
         }
         guard let current = session.current else { return notLoggedIn() }
         let started = current.tasks.start { [self] in
+            // Ended before it began: no cached phase from a closed cache.
+            if Task.isCancelled { return notLoggedIn() }
             var outcome = FetchOutcome<Item>()
             if let cache = current.cache, let cached, let onCached {
                 let items: [Item]

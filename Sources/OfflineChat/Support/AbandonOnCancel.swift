@@ -3,12 +3,15 @@ import Locking
 /// Awaits `operation`, which may not stop when cancelled (the POSIX transport's blocking
 /// connect runs on a thread of its own): a cancellation returns at once with
 /// `CancellationError`, so whoever awaits the cancelled task (a session's end) is not held up
-/// by it, and a result that arrives after that goes to `late` (to close what it opened).
+/// by it, and a result that arrives after that goes to `late` (to close what it opened). The
+/// operation's own task is cancelled too: its cancellation checks (a read's before it moves
+/// its request's paging) see it, and a transport that can stop does.
 func abandoningOnCancel<T: Sendable>(
     _ operation: @escaping @Sendable () async throws -> T, late: @escaping @Sendable (T) -> Void
 ) async throws -> T {
     /// The caller's continuation until either side takes it; `settled` once one has.
     let waiter = Locked<(continuation: CheckedContinuation<T, any Error>?, settled: Bool)>((nil, false))
+    let running = Locked<Task<Void, Never>?>(nil)
     let take = { @Sendable in
         waiter.withLock { state -> CheckedContinuation<T, any Error>? in
             defer { (state.continuation, state.settled) = (nil, true) }
@@ -22,7 +25,7 @@ func abandoningOnCancel<T: Sendable>(
                 return state.settled
             }
             guard !cancelledAlready else { return continuation.resume(throwing: CancellationError()) }
-            Task {
+            let task = Task {
                 let result: Result<T, any Error>
                 do { result = .success(try await operation()) } catch { result = .failure(error) }
                 if let waiting = take() {
@@ -31,8 +34,11 @@ func abandoningOnCancel<T: Sendable>(
                     late(value)
                 }
             }
+            running.withLock { $0 = task }
+            if Task.isCancelled { task.cancel() }  // a cancellation that came before `running` was set
         }
     } onCancel: {
         take()?.resume(throwing: CancellationError())
+        running.withLock { $0 }?.cancel()
     }
 }
