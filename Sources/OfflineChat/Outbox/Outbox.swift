@@ -303,15 +303,14 @@ actor Outbox {
         // The policy decides, inside the removing transaction, which items the discard ends.
         let ends = { (item: OutboxItem) in self.policy.next(.init(item), .discarded) == .failed(.discarded) }
         let removed = (try? cache.removeFromOutbox(where: selection, if: ends)) ?? []
+        // Every removed item is one the policy ended as `.failed(.discarded)` (`ends`).
         for item in removed {
-            let before = OutboxPolicy.State(item)
-            guard case .failed(let reason) = policy.next(before, .discarded) else { continue }
-            switch before {
+            switch OutboxPolicy.State(item) {
             case .sending:
                 // On the wire: reported sent if the server accepts it, discarded otherwise.
                 discardedInFlight.withLock { _ = $0.insert(item.localId) }
             case .pending:
-                failed(item, reason: reason, error: Self.discardError(item.localId))
+                failed(item, reason: .discarded, error: Self.discardError(item.localId))
             case .failed, .sent:
                 _ = take(item.localId)
             }

@@ -9,18 +9,16 @@ import Locking
 func abandoningOnCancel<T: Sendable>(
     _ operation: @escaping @Sendable () async throws -> T, late: @escaping @Sendable (T) -> Void
 ) async throws -> T {
-    /// The caller's continuation until either side takes it; `settled` once one has.
-    let waiter = Locked<(continuation: CheckedContinuation<T, any Error>?, settled: Bool)>((nil, false))
-    let running = Locked<Task<Void, Never>?>(nil)
+    let state = Locked(AbandonState<T>())
     let take = { @Sendable in
-        waiter.withLock { state -> CheckedContinuation<T, any Error>? in
+        state.withLock { state -> CheckedContinuation<T, any Error>? in
             defer { (state.continuation, state.settled) = (nil, true) }
             return state.continuation
         }
     }
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let cancelledAlready = waiter.withLock { state -> Bool in
+            let cancelledAlready = state.withLock { state -> Bool in
                 if !state.settled { state.continuation = continuation }
                 return state.settled
             }
@@ -34,11 +32,20 @@ func abandoningOnCancel<T: Sendable>(
                     late(value)
                 }
             }
-            running.withLock { $0 = task }
-            if Task.isCancelled { task.cancel() }  // a cancellation that came before `running` was set
+            state.withLock { $0.task = task }
+            if Task.isCancelled { task.cancel() }  // a cancellation that came before `task` was set
         }
     } onCancel: {
         take()?.resume(throwing: CancellationError())
-        running.withLock { $0 }?.cancel()
+        state.withLock { $0.task }?.cancel()
     }
+}
+
+/// `abandoningOnCancel`'s one piece of shared state.
+private struct AbandonState<T: Sendable> {
+    /// The caller's continuation until either side takes it; `settled` once one has.
+    var continuation: CheckedContinuation<T, any Error>?
+    var settled = false
+    /// The operation's task, once started.
+    var task: Task<Void, Never>?
 }
