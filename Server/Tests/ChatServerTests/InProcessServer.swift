@@ -42,8 +42,8 @@ final class InProcessServer: ChatdUnderTest, Sendable {
         return Reply(status: response.status, body: Data(response.body), headers: answered)
     }
 
-    /// `path?query` as the decoded path and its decoded arguments (as libmicrohttpd hands them
-    /// to the router).
+    /// `path?query` as the percent-decoded path and its decoded arguments. chatd's kept escapes
+    /// (`%00`, `%2F`, `%25`: `HTTPRequest.KeptEscapes`) are not modelled; the live tests send them.
     static func split(_ target: String) -> (String, [String: String]) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         var query: [String: String] = [:]
