@@ -41,7 +41,7 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
         }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-cluster-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let database = try Self.createDatabase(on: postgres)
+        let database = try ServerProcess.createDatabase(on: postgres, psql: Self.psql)
 
         let natsPort = try Self.freePort()
         let nats = try Self.start(
@@ -95,18 +95,6 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
             .replacingOccurrences(of: "@CHECK_INTERVAL@", with: "100ms")
             .replacingOccurrences(of: "@RISE@", with: "1")
             .replacingOccurrences(of: "@SERVERS@", with: servers)
-    }
-
-    /// A new, empty database on `postgres`; its url.
-    static func createDatabase(on postgres: String) throws -> String {
-        let name = "chatd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: psql)
-        process.arguments = ["-q", "-d", postgres + "/postgres", "-c", "CREATE DATABASE \(name)"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw LiveChatd.Failure("psql could not create database \(name)") }
-        return postgres + "/" + name
     }
 
     /// Starts a server and returns once it printed `ready` (on either output).

@@ -153,8 +153,11 @@ extension ChatClient {
     /// Stops a session; `wipe` deletes its cache (logout, a rejected token, another user).
     func end(_ old: UserSession, wipe: Bool) {
         let successor = session.end(old)
-        // Logout and a rejected token fail whatever is still queued (`.discarded`).
-        old.end(discardingOutbox: wipe)
+        // Logout and a rejected token fail whatever is still queued (`.discarded`). The app
+        // hears the connection go unless a newer session is current (it reports its own).
+        if old.end(discardingOutbox: wipe) && successor == nil {
+            connectionListeners.notify { $0.onDisconnected() }
+        }
         // Never delete the files a newer session of the same user has open.
         if wipe && successor?.user.uid != old.user.uid {
             try? ChatCache.destroy(directory: cacheDirectory(for: old.user.uid))
@@ -207,12 +210,12 @@ extension ChatClient {
         guard let cache else { return nil }
         let outbox = Outbox(
             cache: cache, api: api, config: config, tasks: tasks,
-            // An ended session is offline at once (its connection stops a moment later).
-            isOnline: { !tasks.ended && realtime.status == .connected },
+            // An ended session is offline at once: its end stops the connection first.
+            isOnline: { realtime.status == .connected },
             liveSince: {
                 // The epoch first: a loss after reading it changes it.
                 let epoch = cache.liveEpoch
-                return !tasks.ended && realtime.status == .connected ? epoch : nil
+                return realtime.status == .connected ? epoch : nil
             },
             report: { [weak self] outcome in
                 switch outcome {

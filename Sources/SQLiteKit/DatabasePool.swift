@@ -21,8 +21,9 @@ public final class DatabasePool: Sendable {
     public let path: String
     private let writer: Locked<Connection>
     private let readers: [Locked<Connection>]
-    /// A connection of its own for `checkpoint()`, opened on first use.
-    private let checkpointing = Locked<Connection?>(nil)
+    /// A connection of its own for `checkpoint()`, opened on first use; never after `close()`
+    /// (an open would create the database file again, say after its directory was deleted).
+    private let checkpointing = Locked<(connection: Connection?, closed: Bool)>((nil, false))
     private let key: EncryptionKey?
     /// Counts reads, to pick readers in turn (an atomic: no lock on the read path).
     private let nextReader = Atomic<Int>(0)
@@ -85,9 +86,10 @@ public final class DatabasePool: Sendable {
     /// the writer's next commit starts the WAL over from its beginning.
     @discardableResult
     public func checkpoint() throws -> (frames: Int, checkpointed: Int) {
-        try checkpointing.withLock { connection in
-            let db = try connection ?? Connection(path: path, key: key)
-            connection = db
+        try checkpointing.withLock { state in
+            if state.closed { throw SQLiteError(code: .misuse, message: "the pool is closed") }
+            let db = try state.connection ?? Connection(path: path, key: key)
+            state.connection = db
             let row = try db.queryFirst("PRAGMA wal_checkpoint(PASSIVE)")
             return (try row?.get(1, as: Int.self) ?? 0, try row?.get(2, as: Int.self) ?? 0)
         }
@@ -97,7 +99,12 @@ public final class DatabasePool: Sendable {
     /// away); throws the first failure after trying them all.
     public func close() throws {
         var failure: (any Error)?
-        do { try checkpointing.withLock { try $0?.close() } } catch { failure = error }
+        do {
+            try checkpointing.withLock { state in
+                state.closed = true
+                try state.connection?.close()
+            }
+        } catch { failure = error }
         for connection in readers + [writer] {
             do { try connection.withLock { try $0.close() } } catch { failure = failure ?? error }
         }

@@ -69,5 +69,19 @@ public enum ServerProcess {
         }
         return process.terminationStatus
     }
+
+    /// Creates a throwaway database on the PostgreSQL server `postgres` (a URL without a
+    /// database, as `CHATD_TEST_POSTGRES` holds it) with `psql`, and returns its URL: each test
+    /// server (or cluster) gets an empty database of its own.
+    public static func createDatabase(on postgres: String, psql: String = "/usr/bin/psql") throws -> String {
+        let name = "chatd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: psql)
+        process.arguments = ["-q", "-d", postgres + "/postgres", "-c", "CREATE DATABASE \(name)"]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Failure("psql could not create database \(name)") }
+        return postgres + "/" + name
+    }
 }
 #endif

@@ -28,18 +28,25 @@ import Testing
         return await reported.next() != nil
     }
 
+    /// A client of `config` logged in as `uid` and connected, and its session.
+    static func connectedClient(
+        _ config: ChatConfig, uid: String, token: String
+    ) async throws -> (ChatClient, UserSession) {
+        let client = try ChatClient(config: config)
+        let connection = Recorder(queue: config.callbackQueue)
+        client.addConnectionListener("c", connection)
+        _ = try await client.login(uid: uid, authToken: token)
+        _ = await connection.next(where: { $0 == "connected" })
+        return (client, try #require(client.session.current))
+    }
+
     @Test func logoutEndsTheOutboxsBackoffWaitWithTheSession() async throws {
         let fake = FakeChatd()
         let clock = ManualClock()
         let token = fake.addUser("alice")
         fake.addUser("bob")
         let config = Self.config(fake, clock: clock)
-        let client = try ChatClient(config: config)
-        let connection = Recorder(queue: config.callbackQueue)
-        client.addConnectionListener("c", connection)
-        _ = try await client.login(uid: "alice", authToken: token)
-        _ = await connection.next(where: { $0 == "connected" })
-        let session = try #require(client.session.current)
+        let (client, session) = try await Self.connectedClient(config, uid: "alice", token: token)
 
         fake.fail("POST", Endpoints.messages, status: 503, code: .unavailable)
         let failed = AsyncStream<Void>.makeStream()

@@ -27,6 +27,9 @@ final class Recorder: MessageListener, ConnectionListener, @unchecked Sendable {
     /// time limit cancels the wait (so a missing event fails the test instead of hanging it).
     func next() async -> String { await events.next() }
 
+    /// Events heard and not yet taken by `next`.
+    var pending: Int { events.pending }
+
     /// Skips events until one satisfies `match` (or the wait is cancelled).
     func next(where match: (String) -> Bool) async -> String {
         while true {
@@ -133,6 +136,13 @@ final class EventQueue<Event: Sendable>: @unchecked Sendable {  // state under `
         }
         buffered.append(event)
         lock.unlock()
+    }
+
+    /// Events pushed and not yet taken.
+    var pending: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return buffered.count
     }
 
     func next() async -> Event {

@@ -75,6 +75,19 @@ import Testing
         try pool.close()
     }
 
+    @Test func aClosedPoolRefusesEveryUseAndLeavesDeletedFilesDeleted() throws {
+        let directory = dir.url.appendingPathComponent("closed")
+        let pool = try DatabasePool(
+            directory: directory, name: "c.sqlite", readers: 1,
+            prepareWriter: { try $0.execute("CREATE TABLE IF NOT EXISTS t(n INTEGER)") })
+        try pool.close()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: pool.path + suffix) }
+        #expect(throws: SQLiteError.self) { try pool.withWriter { try $0.run("INSERT INTO t VALUES (1)") } }
+        #expect(throws: SQLiteError.self) { try pool.read { try $0.scalar("SELECT count(*) FROM t") as Int? } }
+        #expect(throws: SQLiteError.self) { try pool.checkpoint() }
+        #expect(!FileManager.default.fileExists(atPath: pool.path), "no use of a closed pool creates its file")
+    }
+
     @Test func aReadIsOneSnapshot() throws {
         let pool = try makePool(readers: 1)
         try pool.withWriter { try $0.run("INSERT INTO t VALUES (1)") }

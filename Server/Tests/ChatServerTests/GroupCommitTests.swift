@@ -1,6 +1,7 @@
 import ChatProtocol
 import Foundation
 import SQLiteKit
+import ServerProcess
 import Testing
 
 @testable import ChatServer
@@ -52,7 +53,7 @@ struct GroupCommitTests {
 
     static func store(_ engine: String) throws -> Store {
         if engine == "postgresql" {
-            return try Store(postgres: try LiveServer.freshDatabase(on: LiveServer.postgres!), clock: SystemClock())
+            return try Store(postgres: try ServerProcess.createDatabase(on: LiveServer.postgres!), clock: SystemClock())
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "group-commit-\(UUID().uuidString)")

@@ -59,7 +59,7 @@ final class LiveServer: ChatdUnderTest, @unchecked Sendable {
         if let url = try? String(contentsOf: file, encoding: .utf8) {
             return ["--data", directory.path, "--database", url]
         }
-        let url = try freshDatabase(on: postgres)
+        let url = try ServerProcess.createDatabase(on: postgres)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try url.write(to: file, atomically: true, encoding: .utf8)
         return ["--data", directory.path, "--database", url]
@@ -77,13 +77,6 @@ final class LiveServer: ChatdUnderTest, @unchecked Sendable {
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-
-    /// A new, empty database on the PostgreSQL server at `postgres`; its url.
-    static func freshDatabase(on postgres: String) throws -> String {
-        let name = "chatd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try PostgresConnection(url: postgres + "/postgres").execute("CREATE DATABASE \(name)")
-        return postgres + "/" + name
     }
 
     /// Where `swift build` put chatd: next to the test bundle.

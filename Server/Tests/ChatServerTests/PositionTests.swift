@@ -1,6 +1,7 @@
 import ChatProtocol
 import Foundation
 import SQLiteKit
+import ServerProcess
 import Synchronization
 import Testing
 
@@ -14,7 +15,7 @@ import Testing
     let store: Store
 
     init() throws {
-        url = try LiveServer.freshDatabase(on: LiveServer.postgres ?? "")
+        url = try ServerProcess.createDatabase(on: LiveServer.postgres ?? "")
         store = try Store(postgres: url, clock: SystemClock())
         for uid in Self.uids { _ = try store.createUser(CreateUserRequest(uid: uid)) }
     }

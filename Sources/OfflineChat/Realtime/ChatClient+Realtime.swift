@@ -9,10 +9,8 @@ extension ChatClient {
     }
 
     /// Starts `session`'s connection with handlers bound to it. Once the session has ended
-    /// (its tasks cancelled, its connection stopped) they do nothing for it but report the
-    /// final disconnect. They hold the session only while the connection's loop runs (its task
-    /// holds them), so the loop's last status still reaches the listeners after the session's
-    /// end released it.
+    /// (its connection stopped, its tasks cancelled) they hear nothing more: the stopped
+    /// connection reports no status, and the other handlers stop at a cancellation check.
     func startRealtime(of session: UserSession) {
         session.realtime.start(
             RealtimeConnection.Handlers(
@@ -39,9 +37,9 @@ extension ChatClient {
         session.sync?.request(.reconnect)
     }
 
+    /// A status the session's connection reports (never after the session's end stopped it:
+    /// `end(_:wipe:)` decides who hears of that).
     private func connectionChanged(_ status: ConnectionStatus, of session: UserSession) {
-        // A connection of an ended session says nothing to a newer one.
-        if let current = self.session.current, current !== session { return }
         // Offline, messages may be missed: no cached stretch reaches the live head any more.
         if status == .disconnected && !Task.isCancelled {
             try? session.cache?.closeOpenRanges()

@@ -22,9 +22,17 @@ final class RealtimeConnection: Sendable {
     private let token: String
     private let transport: any RealtimeTransport
     private let config: ChatConfig
-    private let loop = Locked<Task<Void, Never>?>(nil)
-    private let socket = Locked<(any RealtimeSocket)?>(nil)
-    private let currentStatus = Locked(ConnectionStatus.disconnected)
+    /// The loop, the open socket and the status, under one lock: a stop and the loop's steps
+    /// (storing a socket it opened, reporting a status) never interleave halfway.
+    private struct State {
+        var loop: Task<Void, Never>?
+        var socket: (any RealtimeSocket)?
+        var status = ConnectionStatus.disconnected
+        /// Once stopped, the loop reports nothing more and a socket it opens late is closed.
+        var stopped = false
+    }
+
+    private let state = Locked(State())
 
     init(url: URL, token: String, transport: any RealtimeTransport, config: ChatConfig) {
         self.url = url
@@ -33,41 +41,62 @@ final class RealtimeConnection: Sendable {
         self.config = config
     }
 
-    var status: ConnectionStatus { currentStatus.current }
+    var status: ConnectionStatus { state.withLock { $0.status } }
 
     /// Connects, and keeps connecting, telling `handlers` (bound to the session that owns this
     /// connection) what happens. The loop and each settle check run as `tasks` of that session,
     /// so its end cancels them and awaits them (a connect in flight is abandoned, not awaited).
     func start(_ handlers: Handlers, in tasks: SessionTasks) {
-        loop.withLock { task in
-            guard task == nil else { return }
-            task = tasks.start { [self] in await run(handlers, tasks) }
+        state.withLock { state in
+            guard state.loop == nil, !state.stopped else { return }
+            state.loop = tasks.start { [self] in await run(handlers, tasks) }
         }
     }
 
-    /// Closes the socket and stops reconnecting.
-    func stop() {
-        let task = loop.withLock { task -> Task<Void, Never>? in
-            defer { task = nil }
-            return task
+    /// Closes the socket and stops reconnecting, for good: the status is `.disconnected` at
+    /// once and the handlers hear nothing more (the loop's last steps are silent). Returns
+    /// whether the connection was up or trying, that is whether the status changed: the owner
+    /// decides who is told (a session replaced by a newer one tells nobody).
+    @discardableResult
+    func stop() -> Bool {
+        let (task, socket, was) = state.withLock { state in
+            defer {
+                state.stopped = true
+                state.loop = nil
+                state.socket = nil
+                state.status = .disconnected
+            }
+            return (state.loop, state.socket, state.status)
         }
         task?.cancel()
-        socket.withLock { $0 }?.close()
+        socket?.close()
+        return was != .disconnected
     }
 
     /// Sends a text frame; false when not connected.
     @discardableResult
     func send(_ text: String) -> Bool {
-        guard let socket = socket.current else { return false }
+        guard let socket = state.withLock({ $0.socket }) else { return false }
         return (try? socket.send(text)) != nil
     }
 
+    /// Reports `status` when it is a change, unless the connection was stopped.
     private func set(_ status: ConnectionStatus, _ handlers: Handlers) {
-        let changed = currentStatus.withLock { current -> Bool in
-            defer { current = status }
-            return current != status
+        let changed = state.withLock { state -> Bool in
+            guard !state.stopped, state.status != status else { return false }
+            state.status = status
+            return true
         }
         if changed { handlers.status(status) }
+    }
+
+    /// Keeps `opened` as the connection's socket; false once stopped.
+    private func keep(_ opened: any RealtimeSocket) -> Bool {
+        state.withLock { state in
+            guard !state.stopped else { return false }
+            state.socket = opened
+            return true
+        }
     }
 
     private func run(_ handlers: Handlers, _ tasks: SessionTasks) async {
@@ -82,11 +111,11 @@ final class RealtimeConnection: Sendable {
                 let opened = try await abandoningOnCancel(
                     { [transport, url, token] in try await transport.connect(to: url, token: token) },
                     late: { $0.close() })
-                guard !Task.isCancelled else {
+                // Stopped meanwhile (or the session's end cancelled the loop): closed, not kept.
+                guard !Task.isCancelled, keep(opened) else {
                     opened.close()
                     break
                 }
-                socket.withLock { $0 = opened }
                 set(.connected, handlers)
                 let check = rules.withLock { $0.opened(now: config.clock.now()) }
                 // The settle timer starts once the first envelope (the hello) is handled; its
@@ -118,7 +147,7 @@ final class RealtimeConnection: Sendable {
             } catch {
                 config.logger.log(.info, "realtime connection ended: \(error)")
             }
-            socket.withLock { $0 = nil }
+            state.withLock { $0.socket = nil }
             let retry = rules.withLock { $0.dropped(unit: Double.random(in: 0..<1)) }
             set(.disconnected, handlers)
             guard !Task.isCancelled, await handlers.shouldRetry(), case .retry(let delay) = retry else { break }

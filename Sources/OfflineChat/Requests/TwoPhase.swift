@@ -68,7 +68,7 @@ extension ChatClient {
                 }
             } catch {
                 let exception =
-                    current.tasks.ended
+                    Task.isCancelled  // the session ended
                     ? .notLoggedIn() : error as? ChatException ?? ChatException(.cacheFailure, "\(error)")
                 if exception.isAuthFailure { sessionRejected(current) }
                 let settled = outcome

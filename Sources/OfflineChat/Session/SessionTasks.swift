@@ -47,7 +47,4 @@ final class SessionTasks: Sendable {
 
     /// Tasks still running.
     var count: Int { state.withLock { $0.running.count } }
-
-    /// Whether the session has ended.
-    var ended: Bool { state.withLock { $0.ended } }
 }

@@ -35,11 +35,15 @@ final class UserSession: Sendable {
     /// Stops everything working for the session: its tasks (cancelled), its connection, the
     /// sync's retry; with `discardingOutbox` (logout, a rejected token) whatever is still
     /// queued fails `.discarded`; then the cache closes. `tasks.end()` awaits the tasks.
-    func end(discardingOutbox: Bool) {
+    /// Returns whether the connection was up or trying (it is `.disconnected` now, silently:
+    /// the caller decides whether the app hears of it).
+    func end(discardingOutbox: Bool) -> Bool {
+        // The connection first: from here on the session is offline (the outbox asks).
+        let wasConnected = realtime.stop()
         tasks.cancelAll()
-        realtime.stop()
         sync?.end()
         if discardingOutbox { _ = outbox?.discard(.all) }
         cache?.close()
+        return wasConnected
     }
 }
