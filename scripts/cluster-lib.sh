@@ -1,7 +1,7 @@
-# Sourced by demo-cluster.sh and the bench scripts: a scratch directory whose processes and
-# PostgreSQL cluster go when the script exits, free loopback ports, waits, nats-server,
-# HAProxy in front of chatd nodes (the configuration docs/DEPLOY.md describes), and the
-# benches' release chatd and users.
+# Sourced by the demos, schemathesis.sh and the bench scripts: a scratch directory whose
+# processes and PostgreSQL cluster go when the script exits, free loopback ports, waits, a
+# chatd on an ephemeral port, nats-server, HAProxy in front of chatd nodes (the configuration
+# docs/DEPLOY.md describes), and the benches' release chatd and users.
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -21,8 +21,18 @@ scratch() {  # scratch NAME: sets $dir (reachable by the postgres account) and $
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    scripts/postgres.sh stop "$dir/postgres"
+    if [ -d "$dir/postgres" ]; then scripts/postgres.sh stop "$dir/postgres"; fi
     rm -rf "$dir"
+}
+
+start_chatd() {  # start_chatd LOG ARGS...: $chatd with ARGS on an ephemeral port; sets $chatd_pid and $port
+    local log=$1
+    shift
+    "$chatd" --port 0 "$@" > "$log" 2>&1 &
+    chatd_pid=$!
+    pids+=("$chatd_pid")
+    wait_for 10 grep -q "listening on" "$log" || { echo "chatd did not start:"; cat "$log"; return 1; }
+    port=$(grep -o '127.0.0.1:[0-9]*' "$log" | head -1 | cut -d: -f2)
 }
 
 start_nats() {  # sets $nats_url

@@ -16,43 +16,33 @@ swift build -c release --product chat 2>&1 | tail -1
 chatd=Server/.build/release/chatd
 chat=.build/release/chat
 
-data=$(mktemp -d)
-pids=()
-proxy_pid=""
-cleanup() {
-    for pid in "${pids[@]}" $proxy_pid; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$data"
-}
-trap cleanup EXIT
+source scripts/cluster-lib.sh
+scratch chatd-demo
 
 say "creating users and tokens with chatd's offline admin commands"
-"$chatd" user add alice --name Alice --data "$data/server"
-"$chatd" user add bob --name Bob --data "$data/server"
-"$chatd" user add carol --name Carol --data "$data/server"
-alice_token=$("$chatd" token alice --data "$data/server")
-bob_token=$("$chatd" token bob --data "$data/server")
-carol_token=$("$chatd" token carol --data "$data/server")
+"$chatd" user add alice --name Alice --data "$dir/server"
+"$chatd" user add bob --name Bob --data "$dir/server"
+"$chatd" user add carol --name Carol --data "$dir/server"
+alice_token=$("$chatd" token alice --data "$dir/server")
+bob_token=$("$chatd" token bob --data "$dir/server")
+carol_token=$("$chatd" token carol --data "$dir/server")
 
-say "starting chatd on an ephemeral port (embedded SQLite in $data/server)"
-"$chatd" --data "$data/server" --port 0 > "$data/chatd.log" 2>&1 &
-chatd_pid=$!
-pids+=("$chatd_pid")
-for _ in $(seq 100); do grep -q "listening on" "$data/chatd.log" && break; sleep 0.1; done
-grep "listening on" "$data/chatd.log"
-port=$(grep -o '127.0.0.1:[0-9]*' "$data/chatd.log" | head -1 | cut -d: -f2)
-relay_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+say "starting chatd on an ephemeral port (embedded SQLite in $dir/server)"
+start_chatd "$dir/chatd.log" --data "$dir/server"
+grep "listening on" "$dir/chatd.log"
+relay_port=$(free_port)
 
 network_up() {
-    python3 scripts/demo_proxy.py "$relay_port" "$port" > "$data/proxy.log" 2>&1 &
+    python3 scripts/demo_proxy.py "$relay_port" "$port" > "$dir/proxy.log" 2>&1 &
     proxy_pid=$!
-    for _ in $(seq 100); do grep -q "proxy ready" "$data/proxy.log" && break; sleep 0.05; done
+    pids+=("$proxy_pid")
+    wait_for 5 grep -q "proxy ready" "$dir/proxy.log"
 }
 network_down() { kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; proxy_pid=""; }
 
-alice=(--server "http://127.0.0.1:$port" --data "$data/alice-phone" --as alice)
-carol=(--server "http://127.0.0.1:$port" --data "$data/carol-phone" --as carol)
-bob=(--server "http://127.0.0.1:$relay_port" --data "$data/bob-phone" --as bob --encrypt)
+alice=(--server "http://127.0.0.1:$port" --data "$dir/alice-phone" --as alice)
+carol=(--server "http://127.0.0.1:$port" --data "$dir/carol-phone" --as carol)
+bob=(--server "http://127.0.0.1:$relay_port" --data "$dir/bob-phone" --as bob --encrypt)
 network_up
 
 say "1. alice and bob sign in and chat"
@@ -110,5 +100,5 @@ network_down
 kill -TERM "$chatd_pid"
 wait "$chatd_pid"
 pids=()
-tail -2 "$data/chatd.log"
+tail -2 "$dir/chatd.log"
 say "done"

@@ -10,20 +10,15 @@ cd "$(dirname "$0")/.."
 chatd=Server/.build/debug/chatd
 [ -x "$chatd" ] || { echo "build chatd first (make build)"; exit 1; }
 
-data=$(mktemp -d)
-log="$data/chatd.log"
-pid=""
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$data"' EXIT
+source scripts/cluster-lib.sh
+scratch chatd-schemathesis
 # Next to scripts/with-postgres.sh, chatd runs on a database of its own there.
 if [ -n "${CHATD_TEST_POSTGRES:-}" ]; then
     database="chatd_schemathesis_$$"
     psql -q "$CHATD_TEST_POSTGRES/postgres" -c "CREATE DATABASE $database"
     export CHATD_DATABASE="$CHATD_TEST_POSTGRES/$database"
 fi
-"$chatd" --data "$data" --port 0 --admin-key schemathesis-admin > "$log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.1; done
-port=$(grep -o '127.0.0.1:[0-9]*' "$log" | head -1 | cut -d: -f2)
+start_chatd "$dir/chatd.log" --data "$dir/data" --admin-key schemathesis-admin
 base="http://127.0.0.1:$port"
 
 admin=(-H "X-Admin-Key: schemathesis-admin" -H "Content-Type: application/json")
@@ -45,4 +40,4 @@ schemathesis run docs/openapi.yaml --url "$base" \
     --exclude-operation-id revokeOwnToken \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     --max-examples "${SCHEMATHESIS_EXAMPLES:-60}" --seed 1 --workers 1 --phases examples,coverage,fuzzing
-kill -0 $pid || { echo "chatd died during the run"; cat "$log"; exit 1; }
+kill -0 "$chatd_pid" || { echo "chatd died during the run"; cat "$dir/chatd.log"; exit 1; }
