@@ -10,8 +10,9 @@ import Foundation
 /// non-finite number, `Date`/`Data`) is handed whole to `JSONEncoder`, so every value encodes,
 /// and the two decode the same (`CompactJSONEncoderTests`).
 public struct CompactJSONEncoder: Sendable {
-    /// Messages by their hand-written writer (`MessagePayload.writeJSON`); off only in the
-    /// tests that compare it with the `Encodable` path.
+    /// Messages, conversations, users and groups by their hand-written writers
+    /// (`MessagePayload.writeJSON`, …); off only in the tests that compare them with the
+    /// `Encodable` path.
     let handWritten: Bool
 
     /// Creates an encoder.
@@ -50,7 +51,7 @@ final class JSONByteWriter: Encoder {
     /// How many containers were open when the value being encoded began.
     private var valueStart = 0
 
-    /// Whether messages go through `MessagePayload.writeJSON`.
+    /// Whether messages, conversations, users and groups go through their hand-written writers.
     let handWritten: Bool
 
     init(handWritten: Bool = true) {
@@ -64,8 +65,17 @@ final class JSONByteWriter: Encoder {
         if T.self == String.self { return writeString(unsafeBitCast(value, to: String.self)) }
         if T.self == URL.self { return writeString(unsafeBitCast(value, to: URL.self).absoluteString) }
         if T.self == Date.self || T.self == Data.self { throw Unsupported() }  // JSONEncoder's strategies decide those
-        if T.self == MessagePayload.self && handWritten {
-            return try unsafeBitCast(value, to: MessagePayload.self).writeJSON(to: self)
+        if handWritten {
+            if T.self == MessagePayload.self {
+                return try unsafeBitCast(value, to: MessagePayload.self).writeJSON(to: self)
+            }
+            if T.self == ConversationPayload.self {
+                return try unsafeBitCast(value, to: ConversationPayload.self).writeJSON(to: self)
+            }
+            if T.self == UserPayload.self { return try unsafeBitCast(value, to: UserPayload.self).writeJSON(to: self) }
+            if T.self == GroupPayload.self {
+                return try unsafeBitCast(value, to: GroupPayload.self).writeJSON(to: self)
+            }
         }
         let (outer, written) = (valueStart, bytes.count)
         valueStart = open.count

@@ -41,3 +41,21 @@ let ours = try nanoseconds { try compact.encode(page).count }
 print("history page (30 messages, \(try compact.encode(page).count) bytes):")
 print(String(format: "  JSONEncoder         %8.0f ns", baseline))
 print(String(format: "  CompactJSONEncoder  %8.0f ns = %.2f x JSONEncoder's time", ours, ours / baseline))
+
+func conversation(_ n: Int64) -> ConversationPayload {
+    let peer = UserPayload(
+        uid: "user\(n)", name: "User number \(n)", avatar: n % 2 == 0 ? "https://example.com/\(n).png" : nil,
+        metadata: n % 4 == 0 ? ["team": .string("blue")] : nil, tags: n % 3 == 0 ? ["vip"] : [],
+        lastActiveAt: 1_800_000_000_000 - n)
+    return ConversationPayload(
+        conversationId: "u0~user\(n)", conversationType: .user, conversationWith: .user(peer),
+        lastMessage: message(n), unreadMessageCount: Int(n % 5), lastDeliveredMessageId: n, lastReadMessageId: n - 1,
+        peerDeliveredMessageId: n, peerReadMessageId: nil, updatedAt: 1_800_000_000_000 + n)
+}
+
+let list = (1...30).map { conversation(Int64($0)) }
+let listBaseline = try nanoseconds { try foundation.encode(list).count }
+let listOurs = try nanoseconds { try compact.encode(list).count }
+print("conversation list page (30 conversations with their peers and last messages, \(try compact.encode(list).count) bytes):")
+print(String(format: "  JSONEncoder         %8.0f ns", listBaseline))
+print(String(format: "  CompactJSONEncoder  %8.0f ns = %.2f x JSONEncoder's time", listOurs, listOurs / listBaseline))

@@ -83,6 +83,55 @@ import Testing
         #expect(keys?.count == Mirror(reflecting: full).children.count, "a field the writer leaves out")
     }
 
+    @Test func theHandWrittenConversationUserAndGroupWritersWriteWhatEncodableWrites() throws {
+        let codable = CompactJSONEncoder(handWritten: false)
+        var user = UserPayload(
+            uid: "bob", name: "Bob \"B\" \u{02}", avatar: "https://a/b.png",
+            metadata: ["k": .array([.number(1), .null])],
+            tags: ["x", "y\n"], role: "admin", lastActiveAt: 9)
+        user.status = "online"
+        user.blockedByMe = true
+        user.hasBlockedMe = false
+        let bareUser = UserPayload(uid: "carol", name: "")
+        let group = GroupPayload(
+            guid: "g", name: "Team", type: .password, icon: "i", description: "d", metadata: [:], tags: ["t"],
+            owner: "bob", membersCount: 3, createdAt: 1, updatedAt: 2, hasJoined: true, scope: .moderator, joinedAt: 4)
+        let bareGroup = GroupPayload(
+            guid: "h", name: "Open", type: .public, owner: "bob", membersCount: 0, createdAt: 0, updatedAt: -1)
+        let message = try #require(JSONReaderTests.everyKind.first?.message)
+        let full = ConversationPayload(
+            conversationId: "alice~bob", conversationType: .user, conversationWith: .user(user), lastMessage: message,
+            unreadMessageCount: 7, lastDeliveredMessageId: 1, lastReadMessageId: 2, peerDeliveredMessageId: 3,
+            peerReadMessageId: 4, updatedAt: 5)
+        var bare = full
+        bare.conversationWith = .group(bareGroup)
+        bare.conversationType = .group
+        bare.lastMessage = nil
+        bare.lastDeliveredMessageId = nil
+        bare.lastReadMessageId = nil
+        bare.peerDeliveredMessageId = nil
+        bare.peerReadMessageId = nil
+        var withGroup = full
+        withGroup.conversationWith = .group(group)
+        var withBareUser = bare
+        withBareUser.conversationWith = .user(bareUser)
+        let conversations = [full, bare, withGroup, withBareUser]
+        for conversation in conversations {
+            let written = try compact.encode(conversation)
+            #expect(written == (try codable.encode(conversation)), "\(String(decoding: written, as: UTF8.self))")
+            try expectSame(conversation)
+        }
+        #expect(try compact.encode(conversations) == (try codable.encode(conversations)))
+        #expect(try compact.encode([user, bareUser]) == (try codable.encode([user, bareUser])))
+        #expect(try compact.encode([group, bareGroup]) == (try codable.encode([group, bareGroup])))
+        func keys(_ value: some Encodable) throws -> Int? {
+            (try JSONSerialization.jsonObject(with: Data(try compact.encode(value))) as? [String: Any])?.count
+        }
+        #expect(try keys(full) == Mirror(reflecting: full).children.count, "a conversation field left out")
+        #expect(try keys(user) == Mirror(reflecting: user).children.count, "a user field left out")
+        #expect(try keys(group) == Mirror(reflecting: group).children.count, "a group field left out")
+    }
+
     @Test func stringsAreEscapedAsJSONNeedsAndSlashesAreNot() throws {
         let text = "quote \" backslash \\ slash / newline \n tab \t return \r bell \u{07} nul \u{00} é 😀 \u{2028}"
         try expectSame(text)
