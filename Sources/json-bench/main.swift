@@ -56,6 +56,8 @@ func conversation(_ n: Int64) -> ConversationPayload {
 let list = (1...30).map { conversation(Int64($0)) }
 let listBaseline = try nanoseconds { try foundation.encode(list).count }
 let listOurs = try nanoseconds { try compact.encode(list).count }
-print("conversation list page (30 conversations with their peers and last messages, \(try compact.encode(list).count) bytes):")
+print(
+    "conversation list page (30 conversations with their peers and last messages, \(try compact.encode(list).count) bytes):"
+)
 print(String(format: "  JSONEncoder         %8.0f ns", listBaseline))
 print(String(format: "  CompactJSONEncoder  %8.0f ns = %.2f x JSONEncoder's time", listOurs, listOurs / listBaseline))
