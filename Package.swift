@@ -58,11 +58,12 @@ let package = Package(
         .target(name: "ServerProcess", swiftSettings: swiftSettings),
         .target(name: "ChatTesting", dependencies: ["OfflineChat", "ChatCache", "ServerProcess", "Locking"], swiftSettings: swiftSettings),
         .testTarget(name: "ChatCacheTests", dependencies: ["ChatCache"], swiftSettings: swiftSettings),
-        .testTarget(name: "OfflineChatTests", dependencies: ["OfflineChat", "ChatTesting", "WebSocket", "Locking"], swiftSettings: swiftSettings),
+        .testTarget(name: "OfflineChatTests", dependencies: ["OfflineChat", "ChatTesting", "WebSocket", "Locking", "ServerProcess"], swiftSettings: swiftSettings),
         // An app's own tests, as an app would write them: public API and ChatTesting only.
         .testTarget(name: "ExampleAppTests", dependencies: ["OfflineChat", "ChatTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"], swiftSettings: swiftSettings),
-        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], exclude: ["Interop"], swiftSettings: swiftSettings),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "ServerProcess"], exclude: ["Interop"], swiftSettings: swiftSettings),
         .testTarget(name: "ChatProtocolTests", dependencies: ["ChatProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "ServerProcessTests", dependencies: ["ServerProcess"], swiftSettings: swiftSettings),
     ]
 )

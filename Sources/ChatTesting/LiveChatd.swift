@@ -78,8 +78,9 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         process.standardOutput = output
         try process.run()
         let printed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure("chatd \(arguments.joined(separator: " ")) failed") }
+        guard ServerProcess.waitForExit(process) == 0 else {
+            throw Failure("chatd \(arguments.joined(separator: " ")) failed")
+        }
         return String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

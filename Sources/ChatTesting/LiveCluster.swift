@@ -73,9 +73,7 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
     }
 
     private static func stop(_ process: Process) {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
+        ServerProcess.end(process)
     }
 
     deinit {

@@ -61,26 +61,80 @@ public enum ServerProcess {
 
     /// Sends `signal` to `process` if it still runs (SIGTERM: chatd drains and exits; SIGKILL:
     /// it dies mid-whatever, as on a crashed machine), waits for it, and returns its exit status.
+    /// A process that outlives `signal` by `patience` seconds is killed (SIGKILL), with a line
+    /// on standard error saying so: a server that hangs in its shutdown shows in the log
+    /// instead of holding the whole run until CI's limit.
     @discardableResult
-    public static func end(_ process: Process, with signal: Int32 = SIGTERM) -> Int32 {
-        if process.isRunning {
-            kill(process.processIdentifier, signal)
-            process.waitUntilExit()
+    public static func end(_ process: Process, with signal: Int32 = SIGTERM, patience: Int = 30) -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        let waiting = Waiting()
+        Thread.detachNewThread {
+            waiting.status = waitForExit(process)
+            waiting.exited.signal()
         }
-        return process.terminationStatus
+        if waiting.exited.wait(timeout: .now() + .seconds(patience)) == .timedOut {
+            let name = process.executableURL?.lastPathComponent ?? "process"
+            FileHandle.standardError.write(
+                Data(
+                    "\(name) \(process.processIdentifier) still ran \(patience) s after signal \(signal): killed\n".utf8
+                ))
+            kill(process.processIdentifier, SIGKILL)
+            waiting.exited.wait()
+        }
+        return waiting.status
+    }
+
+    /// The exit status a waiting thread hands over (written before `exited` is signalled, read
+    /// after the wait for it).
+    private final class Waiting: @unchecked Sendable {
+        let exited = DispatchSemaphore(value: 0)
+        var status: Int32 = 0
+    }
+
+    /// Blocks until `process` has exited and returns its exit status (or the signal that ended
+    /// it), as `terminationStatus` does. Not `waitUntilExit()`: on Linux, Foundation learns of
+    /// a child's exit when a socket it handed the child closes, and a child spawned at the same
+    /// moment by another thread can inherit that socket and keep it open, so with tests
+    /// starting servers in parallel `waitUntilExit()` waited forever for a process long gone
+    /// (the suite hung past its time limits). The kernel is asked instead (`waitid` with
+    /// `WNOWAIT`, which leaves the child for Foundation to reap).
+    @discardableResult
+    public static func waitForExit(_ process: Process) -> Int32 {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOWAIT) != 0 {
+            guard errno == EINTR else {
+                // ECHILD: Foundation reaped it already, so it knows the status (or will at once).
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+        }
+        return exitStatus(info)
+    }
+
+    /// The exit code, or the signal, of a child `waitid` reported.
+    private static func exitStatus(_ info: siginfo_t) -> Int32 {
+        #if canImport(Glibc)
+        info._sifields._sigchld.si_status
+        #else
+        info.si_status
+        #endif
     }
 
     /// Creates a throwaway database on the PostgreSQL server `postgres` (a URL without a
-    /// database, as `CHATD_TEST_POSTGRES` holds it) with `psql`, and returns its URL: each test
-    /// server (or cluster) gets an empty database of its own.
-    public static func createDatabase(on postgres: String, psql: String = "/usr/bin/psql") throws -> String {
+    /// database, as `CHATD_TEST_POSTGRES` holds it) with `psql` (found on `PATH` unless given),
+    /// and returns its URL: each test server (or cluster) gets an empty database of its own.
+    /// A failure carries what psql said.
+    public static func createDatabase(on postgres: String, psql: String? = nil) throws -> String {
         let name = "chatd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: psql)
-        process.arguments = ["-q", "-d", postgres + "/postgres", "-c", "CREATE DATABASE \(name)"]
+        let errors = Pipe()
+        process.executableURL = URL(fileURLWithPath: psql ?? "/usr/bin/env")
+        process.arguments =
+            (psql == nil ? ["psql"] : []) + ["-q", "-d", postgres + "/postgres", "-c", "CREATE DATABASE \(name)"]
+        process.standardError = errors
         try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure("psql could not create database \(name)") }
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard waitForExit(process) == 0 else { throw Failure("psql could not create database \(name): \(said)") }
         return postgres + "/" + name
     }
 }

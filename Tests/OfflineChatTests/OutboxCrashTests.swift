@@ -1,6 +1,7 @@
 import ChatTesting
 import Foundation
 import OfflineChat
+import ServerProcess
 import Testing
 
 /// Kill -9 at random points between queueing and acknowledgement: after a restart the server
@@ -129,7 +130,7 @@ enum Probe {
         }
         exited.signal()
         if killerStarted { killerDone.wait() }
-        process.waitUntilExit()
+        ServerProcess.waitForExit(process)
         return result
     }
 

@@ -1,5 +1,6 @@
 import ChatTesting
 import Foundation
+import ServerProcess
 import Testing
 
 @testable import OfflineChat
@@ -22,8 +23,7 @@ import Testing
         ]
         openssl.standardError = FileHandle.nullDevice
         try openssl.run()
-        openssl.waitUntilExit()
-        #expect(openssl.terminationStatus == 0)
+        #expect(ServerProcess.waitForExit(openssl) == 0)
         return (certificate, key)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ServerProcess
 import Testing
 import WebSocket
 
@@ -30,7 +31,7 @@ final class PythonEchoServer {
 
     deinit {
         try? stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
+        ServerProcess.waitForExit(process)
     }
 }
 

@@ -25,9 +25,7 @@ final class NatsProcess: @unchecked Sendable {  // immutable after init; Process
     deinit { stop() }
 
     func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
+        ServerProcess.end(process)
     }
 
     static func freePort() throws -> Int {

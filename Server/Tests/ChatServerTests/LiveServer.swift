@@ -75,8 +75,7 @@ final class LiveServer: ChatdUnderTest, @unchecked Sendable {
         process.standardError = pipe
         try process.run()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
+        return (ServerProcess.waitForExit(process), text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// Where `swift build` put chatd: next to the test bundle.

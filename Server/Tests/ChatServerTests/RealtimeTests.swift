@@ -1,5 +1,6 @@
 import ChatProtocol
 import Foundation
+import ServerProcess
 import Testing
 import WebSocket
 
@@ -203,8 +204,7 @@ extension WebSocketClient {
         #expect(texts == ["py 0", "py 1", "py 2"])
         #expect(try readLine() == "pong")
         #expect(try readLine() == "closed 1000")
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(ServerProcess.waitForExit(process) == 0)
     }
 }
 

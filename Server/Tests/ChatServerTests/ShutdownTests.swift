@@ -1,5 +1,6 @@
 import ChatProtocol
 import Foundation
+import ServerProcess
 import Testing
 import WebSocket
 
@@ -12,8 +13,7 @@ import WebSocket
         let server = try LiveServer()
         _ = try await server.user("alice")
         try server.lifeline.fileHandleForWriting.close()
-        server.process.waitUntilExit()
-        #expect(server.process.terminationStatus == 0)
+        #expect(ServerProcess.waitForExit(server.process) == 0)
         let output = String(decoding: server.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(output.contains("shutting down") && output.contains("stopped"))
     }
