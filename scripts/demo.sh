@@ -38,7 +38,14 @@ network_up() {
     pids+=("$proxy_pid")
     wait_for 5 grep -q "proxy ready" "$dir/proxy.log"
 }
-network_down() { kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; proxy_pid=""; }
+network_down() {
+    kill "$proxy_pid"
+    wait "$proxy_pid" 2>/dev/null || true
+    local kept=() pid  # gone: cleanup must not signal whatever reuses its pid
+    for pid in "${pids[@]}"; do [ "$pid" = "$proxy_pid" ] || kept+=("$pid"); done
+    pids=("${kept[@]}")
+    proxy_pid=""
+}
 
 alice=(--server "http://127.0.0.1:$port" --data "$dir/alice-phone" --as alice)
 carol=(--server "http://127.0.0.1:$port" --data "$dir/carol-phone" --as carol)

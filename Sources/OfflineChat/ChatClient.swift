@@ -122,13 +122,15 @@ public final class ChatClient: Sendable {
 
     // MARK: - Helpers
 
-    /// Runs `work` and reports its outcome on the callback queue: exactly one callback.
+    /// Runs `work` and reports its outcome on the callback queue: exactly one callback. With
+    /// `session`, the work is one of that session's tasks (its end cancels it, a logout awaits
+    /// it); a session already ended fails `ERROR_USER_NOT_LOGGED_IN` without running it.
     func settle<T: Sendable>(
-        _ work: @escaping @Sendable () async throws -> T, onSuccess: @escaping @Sendable (T) -> Void,
-        onError: @escaping @Sendable (ChatException) -> Void
+        _ work: @escaping @Sendable () async throws -> T, in session: UserSession? = nil,
+        onSuccess: @escaping @Sendable (T) -> Void, onError: @escaping @Sendable (ChatException) -> Void
     ) {
         let queue = config.callbackQueue
-        Task {
+        let run = { @Sendable in
             do {
                 let value = try await work()
                 queue.async { onSuccess(value) }
@@ -139,5 +141,10 @@ public final class ChatClient: Sendable {
                 queue.async { onError(exception) }
             }
         }
+        guard let session else {
+            Task { await run() }
+            return
+        }
+        if session.tasks.start(run) == nil { queue.async { onError(.notLoggedIn()) } }
     }
 }

@@ -57,15 +57,18 @@ public final class Connection {
     deinit { if !isClosed { sqlite3_close_v2(handle) } }
 
     /// Closes the connection now (checkpointing and removing the WAL file if it is the last
-    /// one). Later calls on this connection throw `.misuse`; closing twice is harmless.
+    /// one). Later calls on this connection throw `.misuse`; closing twice is harmless. With a
+    /// statement still in use it throws, and the connection is closed all the same: refused
+    /// from now on, its handle let go once that statement is (`sqlite3_close_v2`).
     public func close() throws {
         guard !isClosed else { return }
         statementCache.removeAll()
+        isClosed = true
         let code = sqlite3_close(handle)
         guard code == SQLITE_OK else {
+            sqlite3_close_v2(handle)
             throw SQLiteError(code: ResultCode(rawValue: code), message: "cannot close: statements are still in use")
         }
-        isClosed = true
     }
 
     func checkOpen(_ sql: String) throws {

@@ -36,6 +36,7 @@ extension Statement {
     /// Runs the statement to completion with the parameters `bind` sets (those it leaves
     /// unset are NULL), discarding rows.
     public func run(binding bind: (borrowing ParameterBinder) throws -> Void) throws {
+        try connection.checkOpen(sql)
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         defer { sqlite3_reset(handle) }

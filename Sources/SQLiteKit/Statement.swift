@@ -24,8 +24,10 @@ public final class Statement {
 
     deinit { sqlite3_finalize(handle) }
 
-    /// Binds `arguments` to the `?` parameters in order; the count must match.
+    /// Binds `arguments` to the `?` parameters in order; the count must match. Every run of
+    /// a statement begins here, so a statement of a closed connection is refused here.
     public func bind(_ arguments: [any SQLValueConvertible]) throws {
+        try connection.checkOpen(sql)
         sqlite3_reset(handle)
         // Every parameter is bound below (the count must match), so none keeps an old value.
         let expected = Int(sqlite3_bind_parameter_count(handle))

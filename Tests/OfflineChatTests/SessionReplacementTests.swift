@@ -69,4 +69,37 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: client.cacheDirectory(for: "bob").path))
         #expect(client.getLoggedInUser()?.uid == "bob")
     }
+
+    @Test func aSendWithoutAnOutboxIsOneOfTheSessionsTasksAndALogoutAwaitsIt() async throws {
+        let fake = FakeChatd()
+        let alice = fake.addUser("alice")
+        fake.addUser("bob")
+        let clock = ManualClock()
+        var config = SessionTasksTests.config(fake, clock: clock)
+        config.offline = OfflineConfig(enabled: false)
+        let holding = SessionTasksTests.HoldingTransport(
+            try #require(config.httpTransport), holding: Endpoints.messages)
+        config.httpTransport = holding
+        let (client, session) = try await SessionTasksTests.connectedClient(config, uid: "alice", token: alice)
+        #expect(session.outbox == nil)
+        await clock.waitForSleepers(1)  // the connection's settle check has started
+        let before = session.tasks.count
+        let events = AsyncStream<String>.makeStream()
+        client.sendTextMessage(
+            message: TextMessage(receiverUid: "bob", text: "no outbox", receiverType: .user),
+            onMessageSent: { _ in events.continuation.yield("sent") },
+            onError: { events.continuation.yield("failed \($0.code)") })
+        var arrived = holding.arrived.stream.makeAsyncIterator()
+        _ = await arrived.next()
+        #expect(session.tasks.count == before + 1, "the send is the session's")
+
+        client.logout(onSuccess: { events.continuation.yield("logged out") }, onError: { _ in })
+        holding.release()
+        var heard = events.stream.makeAsyncIterator()
+        // The revocation reached the server first: the send's answer is a 401.
+        let first = await heard.next()
+        #expect(first == "failed \(ErrorCode.unauthorized)", "the send's outcome first: \(first ?? "none")")
+        #expect(await heard.next() == "logged out", "the logout reported after the send it awaited")
+        #expect(session.tasks.count == 0)
+    }
 }

@@ -106,4 +106,15 @@ func open(_ storage: Storage, in dir: TemporaryDirectory) throws -> Connection {
         #expect(error.code == .misuse)
         #expect(try Connection(path: path).scalar("SELECT n FROM t") == 1)
     }
+
+    @Test func aCloseWithAStatementStillHeldFailsYetNothingRunsOnTheConnectionAfterIt() throws {
+        let db = try Connection(path: dir.path("held.sqlite"))
+        try db.execute("CREATE TABLE t(n INTEGER)")
+        let held = try db.prepare("INSERT INTO t VALUES (?)")
+        #expect(throws: SQLiteError.self) { try db.close() }
+        #expect(throws: SQLiteError.self) { try held.run([1]) }
+        #expect(throws: SQLiteError.self) { try held.run { try $0.bind(1, Int64(2)) } }
+        #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO t VALUES (3)") }
+        #expect(try Connection(path: dir.path("held.sqlite")).scalar("SELECT count(*) FROM t") == 0)
+    }
 }

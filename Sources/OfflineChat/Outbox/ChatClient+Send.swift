@@ -118,7 +118,7 @@ extension ChatClient {
             customData: payload.customData, metadata: payload.metadata,
             parentMessageId: message.parentMessageId, callStatus: payload.callStatus)
         guard let outbox = current.outbox, let cache = current.cache else {
-            // No outbox: a plain request, sent or failed.
+            // No outbox: a plain request, sent or failed, as one of the session's tasks.
             settle(
                 {
                     var body = request
@@ -128,7 +128,7 @@ extension ChatClient {
                     }
                     let sent: MessagePayload = try await current.api.send("POST", Endpoints.messages, body: body)
                     return BaseMessage.make(sent, source: .server)
-                }, onSuccess: onMessageSent, onError: onError)
+                }, in: current, onSuccess: onMessageSent, onError: onError)
             return
         }
         let localId: Int64

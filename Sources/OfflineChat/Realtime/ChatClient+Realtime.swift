@@ -41,7 +41,7 @@ extension ChatClient {
     /// `end(_:wipe:)` decides who hears of that).
     private func connectionChanged(_ status: ConnectionStatus, of session: UserSession) {
         // Offline, messages may be missed: no cached stretch reaches the live head any more.
-        if status == .disconnected && !Task.isCancelled {
+        if status == .disconnected {
             try? session.cache?.closeOpenRanges()
             session.sync?.disconnected()
         }

@@ -33,6 +33,9 @@ final class RealtimeConnection: Sendable {
     }
 
     private let state = Locked(State())
+    /// Held while a status is reported, and by `stop()` as it stops the connection: a report
+    /// under way finishes before the stop returns, and none begins after it.
+    private let reporting = Locked(())
 
     init(url: URL, token: String, transport: any RealtimeTransport, config: ChatConfig) {
         self.url = url
@@ -45,7 +48,8 @@ final class RealtimeConnection: Sendable {
 
     /// Connects, and keeps connecting, telling `handlers` (bound to the session that owns this
     /// connection) what happens. The loop and each settle check run as `tasks` of that session,
-    /// so its end cancels them and awaits them (a connect in flight is abandoned, not awaited).
+    /// so its end cancels them (a connect in flight is abandoned, not awaited) and a logout
+    /// awaits them.
     func start(_ handlers: Handlers, in tasks: SessionTasks) {
         state.withLock { state in
             guard state.loop == nil, !state.stopped else { return }
@@ -54,19 +58,22 @@ final class RealtimeConnection: Sendable {
     }
 
     /// Closes the socket and stops reconnecting, for good: the status is `.disconnected` at
-    /// once and the handlers hear nothing more (the loop's last steps are silent). Returns
-    /// whether the connection was up or trying, that is whether the status changed: the owner
-    /// decides who is told (a session replaced by a newer one tells nobody).
+    /// once and the handlers hear nothing more (a report under way finishes first; the loop's
+    /// last steps are silent). Returns whether the connection was up or trying, that is whether
+    /// the status changed: the owner decides who is told (a session replaced by a newer one
+    /// tells nobody).
     @discardableResult
     func stop() -> Bool {
-        let (task, socket, was) = state.withLock { state in
-            defer {
-                state.stopped = true
-                state.loop = nil
-                state.socket = nil
-                state.status = .disconnected
+        let (task, socket, was) = reporting.withLock { _ in
+            state.withLock { state in
+                defer {
+                    state.stopped = true
+                    state.loop = nil
+                    state.socket = nil
+                    state.status = .disconnected
+                }
+                return (state.loop, state.socket, state.status)
             }
-            return (state.loop, state.socket, state.status)
         }
         task?.cancel()
         socket?.close()
@@ -80,14 +87,18 @@ final class RealtimeConnection: Sendable {
         return (try? socket.send(text)) != nil
     }
 
-    /// Reports `status` when it is a change, unless the connection was stopped.
+    /// Reports `status` when it is a change, unless the connection was stopped or its session's
+    /// end cancelled the loop (the stop that follows reports, if anyone is to hear).
     private func set(_ status: ConnectionStatus, _ handlers: Handlers) {
-        let changed = state.withLock { state -> Bool in
-            guard !state.stopped, state.status != status else { return false }
-            state.status = status
-            return true
+        reporting.withLock { _ in
+            guard !Task.isCancelled else { return }
+            let changed = state.withLock { state -> Bool in
+                guard !state.stopped, state.status != status else { return false }
+                state.status = status
+                return true
+            }
+            if changed { handlers.status(status) }
         }
-        if changed { handlers.status(status) }
     }
 
     /// Keeps `opened` as the connection's socket; false once stopped.
