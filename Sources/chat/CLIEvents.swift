@@ -1,11 +1,14 @@
 import Foundation
+import Locking
 import OfflineChat
 
 /// Everything the SDK tells during a run, as named events a command can wait for, plus a
 /// hook for commands that print them as they come (`listen`, `sync`).
 final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, MessageListener, @unchecked Sendable {
+    typealias Printer = @Sendable (String, [String: Any], String) -> Void
+
     /// Someone waiting for the first of some events; resumed exactly once.
-    private final class Waiter: @unchecked Sendable {  // `continuation` is only touched under the owner's lock
+    private final class Waiter: @unchecked Sendable {  // `continuation` is only touched under `state`'s lock
         let names: [String]
         var continuation: CheckedContinuation<String?, Never>?
         init(_ names: [String], _ continuation: CheckedContinuation<String?, Never>) {
@@ -14,15 +17,16 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
         }
     }
 
-    // `seen`, `waiters`, `printer` and `outcome` are only touched under `lock`.
-    private let lock = NSLock()
-    private var seen: [String] = []
-    private var waiters: [Waiter] = []
-    private var printer: (@Sendable (String, [String: Any], String) -> Void)?
-    private var lastOutcome: SyncOutcome?
+    private struct State {
+        var seen: [String] = []
+        var waiters: [Waiter] = []
+        var printer: Printer?
+        var lastOutcome: SyncOutcome?
+    }
+    private let state = Locked(State())
 
     /// The last message sweep's outcome.
-    var outcome: SyncOutcome? { lock.withLock { lastOutcome } }
+    var outcome: SyncOutcome? { state.withLock { $0.lastOutcome } }
 
     func attach(to client: ChatClient) {
         client.addConnectionListener("chat", self)
@@ -32,22 +36,21 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
     }
 
     /// Prints every event from now on: (name, fields, human line).
-    func print(with printer: @escaping @Sendable (String, [String: Any], String) -> Void) {
-        lock.withLock { self.printer = printer }
+    func print(with printer: @escaping Printer) {
+        state.withLock { $0.printer = printer }
     }
 
     private func record(_ name: String, _ fields: [String: Any] = [:], _ human: String? = nil) {
-        let (ready, printer) = lock.withLock {
-            () -> ([CheckedContinuation<String?, Never>], (@Sendable (String, [String: Any], String) -> Void)?) in
-            seen.append(name)
-            if seen.count > 1_000 { seen.removeFirst(500) }  // long `listen` and `open` runs
+        let (ready, printer) = state.withLock { state -> ([CheckedContinuation<String?, Never>], Printer?) in
+            state.seen.append(name)
+            if state.seen.count > 1_000 { state.seen.removeFirst(500) }  // long `listen` and `open` runs
             var ready: [CheckedContinuation<String?, Never>] = []
-            for waiter in waiters where waiter.names.contains(name) {
+            for waiter in state.waiters where waiter.names.contains(name) {
                 if let continuation = waiter.continuation { ready.append(continuation) }
                 waiter.continuation = nil
             }
-            waiters.removeAll { $0.continuation == nil }
-            return (ready, self.printer)
+            state.waiters.removeAll { $0.continuation == nil }
+            return (ready, state.printer)
         }
         if let human { printer?(name, fields, human) }
         ready.forEach { $0.resume(returning: name) }
@@ -61,19 +64,19 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
     /// The first of `names` to have happened (before or within `seconds`), nil on timeout.
     func first(of names: [String], seconds: Double) async -> String? {
         await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-            let waiter = lock.withLock { () -> Waiter? in
-                if seen.contains(where: names.contains) { return nil }
+            let waiter = state.withLock { state -> Waiter? in
+                if state.seen.contains(where: names.contains) { return nil }
                 let waiter = Waiter(names, continuation)
-                waiters.append(waiter)
+                state.waiters.append(waiter)
                 return waiter
             }
             guard let waiter else {
                 // The latest of them: after a connect and a drop, the drop is what holds.
-                continuation.resume(returning: lock.withLock { seen.last(where: names.contains) })
+                continuation.resume(returning: state.withLock { $0.seen.last(where: names.contains) })
                 return
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
-                let late = lock.withLock { () -> CheckedContinuation<String?, Never>? in
+                let late = state.withLock { _ -> CheckedContinuation<String?, Never>? in
                     defer { waiter.continuation = nil }
                     return waiter.continuation
                 }
@@ -82,7 +85,7 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
         }
     }
 
-    func forget(_ name: String) { lock.withLock { seen.removeAll { $0 == name } } }
+    func forget(_ name: String) { state.withLock { state in state.seen.removeAll { $0 == name } } }
 
     func onConnected() { record("connected", [:], "connected") }
     func onDisconnected() { record("disconnected", [:], "disconnected (offline)") }
@@ -100,7 +103,7 @@ final class CLIEvents: ConnectionListener, ConversationListener, SyncListener, M
         record("sync.failed", ["reInstall": reInstall], "sync failed (it resumes on the next connection)")
     }
     func onMessageSyncCompleted(_ messages: [BaseMessage], _ outcome: SyncOutcome) {
-        lock.withLock { lastOutcome = outcome }
+        state.withLock { $0.lastOutcome = outcome }
         record(
             "sync.messages", ["count": messages.count, "outcome": outcome.rawValue],
             "\(messages.count) messages synced: \(outcome == .caughtUp ? "caught up" : "partial, more remain")")

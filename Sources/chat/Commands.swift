@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import OfflineChat
 
 /// The non-interactive commands. Each returns the run's exit status.
@@ -282,17 +283,16 @@ extension CLISession {
 }
 
 /// Counts events down to zero (nil: forever); also a locked number to share with callbacks.
-final class Countdown: @unchecked Sendable {  // `left` under `lock`
-    private let lock = NSLock()
-    private var left: Int?
-    init(_ count: Int?) { left = count }
+final class Countdown: Sendable {
+    private let left: Locked<Int?>
+    init(_ count: Int?) { left = Locked(count) }
     var value: Int? {
-        get { lock.withLock { left } }
-        set { lock.withLock { left = newValue } }
+        get { left.current }
+        set { left.withLock { $0 = newValue } }
     }
     /// True when this was the last one.
     func tick() -> Bool {
-        lock.withLock {
+        left.withLock { left in
             guard let value = left else { return false }
             left = value - 1
             return value - 1 <= 0
@@ -301,33 +301,35 @@ final class Countdown: @unchecked Sendable {  // `left` under `lock`
 }
 
 /// A send's callbacks, awaited: the last word within a time limit.
-final class SendOutcome: @unchecked Sendable {  // state under `lock`
-    enum State {
+final class SendOutcome: Sendable {
+    enum State: Sendable {
         case pending(BaseMessage)
         case sent(BaseMessage)
         case failed(ChatException)
     }
-    private let lock = NSLock()
-    private var state: State?
-    private var settled = false
-    private var waiter: CheckedContinuation<State, Never>?
+    private struct Progress {
+        var state: State?
+        var settled = false
+        var waiter: CheckedContinuation<State, Never>?
+    }
+    private let progress = Locked(Progress())
 
     func set(_ new: State) {
-        let resume = lock.withLock { () -> (CheckedContinuation<State, Never>, State)? in
-            state = new
+        let resume = progress.withLock { progress -> (CheckedContinuation<State, Never>, State)? in
+            progress.state = new
             if case .pending = new { return nil }
-            settled = true
-            defer { waiter = nil }
-            return waiter.map { ($0, new) }
+            progress.settled = true
+            defer { progress.waiter = nil }
+            return progress.waiter.map { ($0, new) }
         }
         resume.map { $0.0.resume(returning: $0.1) }
     }
 
     func final(seconds: Double) async -> State {
         await withCheckedContinuation { continuation in
-            let now = lock.withLock { () -> State? in
-                if settled { return state }
-                waiter = continuation
+            let now = progress.withLock { progress -> State? in
+                if progress.settled { return progress.state }
+                progress.waiter = continuation
                 return nil
             }
             if let now {
@@ -335,12 +337,12 @@ final class SendOutcome: @unchecked Sendable {  // state under `lock`
                 return
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
-                let late = lock.withLock { () -> (CheckedContinuation<State, Never>, State)? in
-                    guard let waiter else { return nil }
-                    self.waiter = nil
+                let late = progress.withLock { progress -> (CheckedContinuation<State, Never>, State)? in
+                    guard let waiter = progress.waiter else { return nil }
+                    progress.waiter = nil
                     return (
                         waiter,
-                        state
+                        progress.state
                             ?? .failed(
                                 ChatException(
                                     errorCode: ChatException.internetUnavailable, errorDescription: "no answer in time")
