@@ -92,12 +92,12 @@ public enum ServerProcess {
     }
 
     /// Blocks until `process` has exited and returns its exit status (or the signal that ended
-    /// it), as `terminationStatus` does. Not `waitUntilExit()`: on Linux, Foundation learns of
-    /// a child's exit when a socket it handed the child closes, and a child spawned at the same
-    /// moment by another thread can inherit that socket and keep it open, so with tests
-    /// starting servers in parallel `waitUntilExit()` waited forever for a process long gone
-    /// (the suite hung past its time limits). The kernel is asked instead (`waitid` with
-    /// `WNOWAIT`, which leaves the child for Foundation to reap).
+    /// it), as `terminationStatus` does; asked again, it answers again. Not `waitUntilExit()`,
+    /// which waits for Foundation to notice the exit: once, with tests starting servers in
+    /// parallel, it waited for good for a chatd Foundation never saw exit (the whole SDK run
+    /// hung past every time limit; the cause inside Foundation was not pinned down). The kernel
+    /// is asked instead: `waitid` with `WNOWAIT` leaves the child for Foundation to reap. Read
+    /// the status from here, not `terminationStatus`, which traps until Foundation has reaped.
     @discardableResult
     public static func waitForExit(_ process: Process) -> Int32 {
         var info = siginfo_t()
@@ -123,18 +123,17 @@ public enum ServerProcess {
     /// Creates a throwaway database on the PostgreSQL server `postgres` (a URL without a
     /// database, as `CHATD_TEST_POSTGRES` holds it) with `psql` (found on `PATH` unless given),
     /// and returns its URL: each test server (or cluster) gets an empty database of its own.
-    /// A failure carries what psql said.
+    /// psql's complaints go to this process's standard error.
     public static func createDatabase(on postgres: String, psql: String? = nil) throws -> String {
         let name = "chatd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let process = Process()
-        let errors = Pipe()
         process.executableURL = URL(fileURLWithPath: psql ?? "/usr/bin/env")
         process.arguments =
             (psql == nil ? ["psql"] : []) + ["-q", "-d", postgres + "/postgres", "-c", "CREATE DATABASE \(name)"]
-        process.standardError = errors
         try process.run()
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard waitForExit(process) == 0 else { throw Failure("psql could not create database \(name): \(said)") }
+        guard waitForExit(process) == 0 else {
+            throw Failure("psql could not create database \(name) (what it said is on standard error)")
+        }
         return postgres + "/" + name
     }
 }

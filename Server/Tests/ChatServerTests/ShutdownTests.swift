@@ -40,7 +40,7 @@ import WebSocket
             }
             return try await group.reduce(into: [MessagePayload]()) { if let message = $1 { $0.append(message) } }
         }
-        #expect(server.process.terminationStatus == 0)
+        #expect(server.stop() == 0, "its exit status (asked again: it has exited)")
         #expect(
             !FileManager.default.fileExists(
                 atPath: server.dataDirectory.appendingPathComponent("chatd.sqlite-wal").path))

@@ -118,16 +118,21 @@ extension ChatClient {
             customData: payload.customData, metadata: payload.metadata,
             parentMessageId: message.parentMessageId, callStatus: payload.callStatus)
         guard let outbox = current.outbox, let cache = current.cache else {
-            // No outbox: a plain request, sent or failed, as one of the session's tasks.
+            // No outbox: a plain request, sent or failed, as one of the session's tasks (a logout
+            // awaits it). Its request runs to its answer even when the session ends: the server
+            // may store the message, and its outcome is reported (`URLSession` would abort a
+            // cancelled request, so the request is not the session task's child).
             settle(
                 {
-                    var body = request
-                    if let media, let attachment = body.attachment {
-                        body.attachment = try await current.api.upload(
-                            try Outbox.read(media), name: attachment.name, mimeType: attachment.mimeType)
-                    }
-                    let sent: MessagePayload = try await current.api.send("POST", Endpoints.messages, body: body)
-                    return BaseMessage.make(sent, source: .server)
+                    try await Task {
+                        var body = request
+                        if let media, let attachment = body.attachment {
+                            body.attachment = try await current.api.upload(
+                                try Outbox.read(media), name: attachment.name, mimeType: attachment.mimeType)
+                        }
+                        let sent: MessagePayload = try await current.api.send("POST", Endpoints.messages, body: body)
+                        return BaseMessage.make(sent, source: .server)
+                    }.value
                 }, in: current, onSuccess: onMessageSent, onError: onError)
             return
         }
