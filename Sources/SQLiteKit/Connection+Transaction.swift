@@ -24,7 +24,8 @@ extension Connection {
             try run("COMMIT")
             return result
         } catch {
-            if sqlite3_get_autocommit(handle) == 0 { try? run("ROLLBACK") }
+            // (A body that closed the connection left nothing to roll back.)
+            if !isClosed && sqlite3_get_autocommit(handle) == 0 { try? run("ROLLBACK") }
             throw error
         }
     }

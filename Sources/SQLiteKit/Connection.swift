@@ -52,7 +52,7 @@ public final class Connection {
         try Connection(path: ":memory:")
     }
 
-    private var isClosed = false
+    private(set) var isClosed = false
 
     deinit { if !isClosed { sqlite3_close_v2(handle) } }
 
@@ -147,11 +147,11 @@ public final class Connection {
         try queryFirst(sql, arguments)?.get(0, as: type)
     }
 
-    /// The rowid of the last successful insert on this connection.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    /// The rowid of the last successful insert on this connection (0 once it is closed).
+    public var lastInsertRowID: Int64 { isClosed ? 0 : sqlite3_last_insert_rowid(handle) }
 
-    /// Rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    /// Rows changed by the last INSERT, UPDATE or DELETE (0 once the connection is closed).
+    public var changes: Int { isClosed ? 0 : Int(sqlite3_changes(handle)) }
 
     /// `PRAGMA user_version`, used by `Migrator`.
     public var userVersion: Int {

@@ -117,4 +117,21 @@ func open(_ storage: Storage, in dir: TemporaryDirectory) throws -> Connection {
         #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO t VALUES (3)") }
         #expect(try Connection(path: dir.path("held.sqlite")).scalar("SELECT count(*) FROM t") == 0)
     }
+
+    @Test func aClosedConnectionAnswersItsCountersWithoutItsHandle() throws {
+        let db = try Connection.inMemory()
+        try db.execute("CREATE TABLE t(n INTEGER)")
+        try db.run("INSERT INTO t VALUES (1)")
+        #expect(db.lastInsertRowID == 1 && db.changes == 1)
+        try db.close()
+        #expect(db.lastInsertRowID == 0 && db.changes == 0)
+        let closing = try Connection.inMemory()
+        let error = try #require(throws: SQLiteError.self) {
+            try closing.transaction { db in
+                try db.close()  // its handle is gone: the failed body must not roll back through it
+                try db.run("INSERT INTO t VALUES (2)")
+            }
+        }
+        #expect(error.code == .misuse)
+    }
 }
