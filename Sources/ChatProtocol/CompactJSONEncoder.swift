@@ -76,6 +76,16 @@ final class JSONByteWriter: Encoder {
             if T.self == GroupPayload.self {
                 return try unsafeBitCast(value, to: GroupPayload.self).writeJSON(to: self)
             }
+            // A history page and a list page: their arrays too (the generic container costs
+            // a third of writing the messages themselves).
+            if T.self == [MessagePayload].self {
+                return try writeArray(unsafeBitCast(value, to: [MessagePayload].self)) { try $0.writeJSON(to: self) }
+            }
+            if T.self == [ConversationPayload].self {
+                return try writeArray(unsafeBitCast(value, to: [ConversationPayload].self)) {
+                    try $0.writeJSON(to: self)
+                }
+            }
         }
         let (outer, written) = (valueStart, bytes.count)
         valueStart = open.count
@@ -83,6 +93,16 @@ final class JSONByteWriter: Encoder {
         try value.encode(to: self)
         while open.count > valueStart { close() }
         if bytes.count == written { unsupported = true }  // it encoded nothing (JSONEncoder writes `{}`)
+    }
+
+    /// `elements` as a JSON array, each written by `write`.
+    private func writeArray<Element>(_ elements: [Element], _ write: (Element) throws -> Void) rethrows {
+        bytes.append(UInt8(ascii: "["))
+        for (index, element) in elements.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            try write(element)
+        }
+        bytes.append(UInt8(ascii: "]"))
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {

@@ -79,6 +79,8 @@ import Testing
             try expectSame(message)
         }
         #expect(try compact.encode(messages) == (try codable.encode(messages)))
+        #expect(try compact.encode([MessagePayload]()) == (try codable.encode([MessagePayload]())))
+        #expect(try compact.encode(["page": messages]) == (try codable.encode(["page": messages])))
         let keys = try JSONSerialization.jsonObject(with: Data(try compact.encode(full))) as? [String: Any]
         #expect(keys?.count == Mirror(reflecting: full).children.count, "a field the writer leaves out")
     }
@@ -122,6 +124,9 @@ import Testing
             try expectSame(conversation)
         }
         #expect(try compact.encode(conversations) == (try codable.encode(conversations)))
+        #expect(try compact.encode([ConversationPayload]()) == (try codable.encode([ConversationPayload]())))
+        let page = Page(items: conversations, next: "c")
+        #expect(try compact.encode(page) == (try codable.encode(page)))
         #expect(try compact.encode([user, bareUser]) == (try codable.encode([user, bareUser])))
         #expect(try compact.encode([group, bareGroup]) == (try codable.encode([group, bareGroup])))
         func keys(_ value: some Encodable) throws -> Int? {
