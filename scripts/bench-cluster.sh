@@ -39,13 +39,10 @@ batching() {  # batching URL...: sends per group commit, over the nodes
 
 echo "== single node, embedded SQLite"
 bench_users --data "$dir/single"
-port=$(free_port)
-"$chatd" --data "$dir/single" --listen "127.0.0.1:$port" --write-rate 0 > "$dir/single.log" 2>&1 &
-pids+=($!)
-wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
+start_chatd "$dir/single.log" --data "$dir/single" --write-rate 0
 measure single-sqlite "http://127.0.0.1:$port"
 batching "http://127.0.0.1:$port"
-kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
+stop_process "$chatd_pid"
 
 echo "== three nodes on PostgreSQL + NATS behind HAProxy"
 # PostgreSQL shares the machine, so the nodes reach it over its Unix socket (docs/DEPLOY.md):

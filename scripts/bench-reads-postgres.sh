@@ -11,10 +11,8 @@ scratch chatd-pglist
 export CHATD_ADMIN_KEY=bench-admin-key
 export CHATD_DATABASE=$(scripts/postgres.sh start "$dir/postgres" "$(free_port)")/postgres
 "$chatd" migrate >/dev/null
-p=$(free_port)
-"$chatd" --listen "127.0.0.1:$p" --write-rate 0 --data "$dir/node" > "$dir/n.log" 2>&1 &
-pids+=($!)
-wait_for 20 curl -sf "http://127.0.0.1:$p/v1/health"
+start_chatd "$dir/n.log" --write-rate 0 --data "$dir/node"
+p=$port
 adm() { curl -s -X POST -H "X-Admin-Key: $CHATD_ADMIN_KEY" -H 'Content-Type: application/json' "$@"; }
 for i in $(seq 0 30); do adm -d "{\"uid\":\"u$i\"}" "http://127.0.0.1:$p/v1/admin/users" >/dev/null; done
 t0=$(adm -d '{}' "http://127.0.0.1:$p/v1/admin/users/u0/tokens" | python3 -c 'import json,sys; print(json.load(sys.stdin)["authToken"])')

@@ -10,10 +10,8 @@ seconds=${1:-10}
 source scripts/cluster-lib.sh
 bench_start chatd-bench-wrk
 bench_users --data "$dir/data"
-port=$(free_port)
-"$chatd" --data "$dir/data" --listen "127.0.0.1:$port" --write-rate 0 ${CHATD_ARGS:-} > "$dir/chatd.log" 2>&1 &
-pids+=($!)
-wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
+# shellcheck disable=SC2086  # CHATD_ARGS is split on purpose
+start_chatd "$dir/chatd.log" --data "$dir/data" --write-rate 0 ${CHATD_ARGS:-}
 url="http://127.0.0.1:$port"
 export BENCH_TOKENS="$dir/tokens"
 

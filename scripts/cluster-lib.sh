@@ -25,6 +25,14 @@ cleanup() {
     rm -rf "$dir"
 }
 
+stop_process() {  # stop_process PID: SIGTERM, waits, and drops it from $pids (cleanup must not signal a reused pid)
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+    local kept=() pid
+    for pid in "${pids[@]}"; do [ "$pid" = "$1" ] || kept+=("$pid"); done
+    pids=("${kept[@]}")
+}
+
 start_chatd() {  # start_chatd LOG ARGS...: $chatd with ARGS on an ephemeral port; sets $chatd_pid and $port
     local log=$1
     shift

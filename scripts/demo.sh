@@ -39,11 +39,7 @@ network_up() {
     wait_for 5 grep -q "proxy ready" "$dir/proxy.log"
 }
 network_down() {
-    kill "$proxy_pid"
-    wait "$proxy_pid" 2>/dev/null || true
-    local kept=() pid  # gone: cleanup must not signal whatever reuses its pid
-    for pid in "${pids[@]}"; do [ "$pid" = "$proxy_pid" ] || kept+=("$pid"); done
-    pids=("${kept[@]}")
+    stop_process "$proxy_pid"
     proxy_pid=""
 }
 

@@ -95,16 +95,6 @@ final class JSONByteWriter: Encoder {
         if bytes.count == written { unsupported = true }  // it encoded nothing (JSONEncoder writes `{}`)
     }
 
-    /// `elements` as a JSON array, each written by `write`.
-    private func writeArray<Element>(_ elements: [Element], _ write: (Element) throws -> Void) rethrows {
-        bytes.append(UInt8(ascii: "["))
-        for (index, element) in elements.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            try write(element)
-        }
-        bytes.append(UInt8(ascii: "]"))
-    }
-
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         if open.count == valueStart { openContainer(object: true) }
         return KeyedEncodingContainer(Keyed<Key>(writer: self))

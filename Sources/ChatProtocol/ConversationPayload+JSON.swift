@@ -60,20 +60,3 @@ extension GroupPayload {
         json.raw("}")
     }
 }
-
-extension JSONByteWriter {
-    func field(_ key: StaticString, _ value: Bool) {
-        raw(key)
-        raw(value ? "true" : "false")
-    }
-
-    func field(_ key: StaticString, strings: [String]) {
-        raw(key)
-        raw("[")
-        for (index, string) in strings.enumerated() {
-            if index > 0 { raw(",") }
-            writeString(string)
-        }
-        raw("]")
-    }
-}

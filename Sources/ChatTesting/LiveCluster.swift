@@ -63,7 +63,7 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
                 Self.haproxyBinary, ["-f", configuration.path, "-db", "-V"], readyWhen: "as the polling mechanism")
             url = URL(string: "http://127.0.0.1:\(port)")!
         } catch {
-            Self.stop(nats)
+            ServerProcess.end(nats)
             for node in nodes { node.stop() }
             try? FileManager.default.removeItem(at: directory)
             throw error
@@ -72,12 +72,8 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
         self.nodes = nodes
     }
 
-    private static func stop(_ process: Process) {
-        ServerProcess.end(process)
-    }
-
     deinit {
-        for process in [haproxy, nats] { Self.stop(process) }
+        for process in [haproxy, nats] { ServerProcess.end(process) }
         for node in nodes { node.stop() }
         try? FileManager.default.removeItem(at: directory)
     }

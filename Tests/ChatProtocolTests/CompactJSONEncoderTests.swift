@@ -43,6 +43,30 @@ import Testing
         #expect(try compact.encode(Page<ConversationPayload>(items: [], next: nil)) == Array(#"{"items":[]}"#.utf8))
     }
 
+    /// Each of `values`, all of them as one array and an empty array: byte for byte what the
+    /// `Encodable` conformance writes through the same encoder (`handWritten` off), and the same
+    /// value decoded back.
+    func expectHandWrittenAsEncodable<T: Codable & Equatable>(
+        _ values: [T], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let codable = CompactJSONEncoder(handWritten: false)
+        for value in values {
+            let written = try compact.encode(value)
+            #expect(
+                written == (try codable.encode(value)), "\(String(decoding: written, as: UTF8.self))",
+                sourceLocation: sourceLocation)
+            try expectSame(value, sourceLocation: sourceLocation)
+        }
+        #expect(try compact.encode(values) == (try codable.encode(values)), sourceLocation: sourceLocation)
+        #expect(try compact.encode([T]()) == (try codable.encode([T]())), sourceLocation: sourceLocation)
+    }
+
+    /// How many keys `value` is written with: as many as the type's stored properties when
+    /// every optional is set (a writer that leaves a field out fails it).
+    func keyCount(_ value: some Encodable) throws -> Int? {
+        (try JSONSerialization.jsonObject(with: Data(try compact.encode(value))) as? [String: Any])?.count
+    }
+
     /// Messages have a writer of their own (`MessagePayload.writeJSON`): byte for byte what
     /// their `Encodable` conformance writes through the same encoder, with every field set and
     /// with each optional one left out; and no field of the type is missing from it.
@@ -73,16 +97,9 @@ import Testing
         empty.reactions = []
         empty.metadata = [:]
         let messages = [full, bare, empty] + JSONReaderTests.everyKind.compactMap(\.message)
-        for message in messages {
-            let written = try compact.encode(message)
-            #expect(written == (try codable.encode(message)), "\(String(decoding: written, as: UTF8.self))")
-            try expectSame(message)
-        }
-        #expect(try compact.encode(messages) == (try codable.encode(messages)))
-        #expect(try compact.encode([MessagePayload]()) == (try codable.encode([MessagePayload]())))
+        try expectHandWrittenAsEncodable(messages)
         #expect(try compact.encode(["page": messages]) == (try codable.encode(["page": messages])))
-        let keys = try JSONSerialization.jsonObject(with: Data(try compact.encode(full))) as? [String: Any]
-        #expect(keys?.count == Mirror(reflecting: full).children.count, "a field the writer leaves out")
+        #expect(try keyCount(full) == Mirror(reflecting: full).children.count, "a field the writer leaves out")
     }
 
     @Test func theHandWrittenConversationUserAndGroupWritersWriteWhatEncodableWrites() throws {
@@ -118,23 +135,14 @@ import Testing
         var withBareUser = bare
         withBareUser.conversationWith = .user(bareUser)
         let conversations = [full, bare, withGroup, withBareUser]
-        for conversation in conversations {
-            let written = try compact.encode(conversation)
-            #expect(written == (try codable.encode(conversation)), "\(String(decoding: written, as: UTF8.self))")
-            try expectSame(conversation)
-        }
-        #expect(try compact.encode(conversations) == (try codable.encode(conversations)))
-        #expect(try compact.encode([ConversationPayload]()) == (try codable.encode([ConversationPayload]())))
+        try expectHandWrittenAsEncodable(conversations)
         let page = Page(items: conversations, next: "c")
         #expect(try compact.encode(page) == (try codable.encode(page)))
-        #expect(try compact.encode([user, bareUser]) == (try codable.encode([user, bareUser])))
-        #expect(try compact.encode([group, bareGroup]) == (try codable.encode([group, bareGroup])))
-        func keys(_ value: some Encodable) throws -> Int? {
-            (try JSONSerialization.jsonObject(with: Data(try compact.encode(value))) as? [String: Any])?.count
-        }
-        #expect(try keys(full) == Mirror(reflecting: full).children.count, "a conversation field left out")
-        #expect(try keys(user) == Mirror(reflecting: user).children.count, "a user field left out")
-        #expect(try keys(group) == Mirror(reflecting: group).children.count, "a group field left out")
+        try expectHandWrittenAsEncodable([user, bareUser])
+        try expectHandWrittenAsEncodable([group, bareGroup])
+        #expect(try keyCount(full) == Mirror(reflecting: full).children.count, "a conversation field left out")
+        #expect(try keyCount(user) == Mirror(reflecting: user).children.count, "a user field left out")
+        #expect(try keyCount(group) == Mirror(reflecting: group).children.count, "a group field left out")
     }
 
     @Test func stringsAreEscapedAsJSONNeedsAndSlashesAreNot() throws {
