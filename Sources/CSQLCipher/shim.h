@@ -1,3 +1,9 @@
 // SQLCipher 3.4.1 (Debian libsqlcipher-dev) exposes the SQLite API under <sqlcipher/sqlite3.h>.
 #define SQLITE_HAS_CODEC 1
 #include <sqlcipher/sqlite3.h>
+
+// sqlite3_config is variadic (Swift cannot call it): SQLITE_CONFIG_MEMSTATUS off. Its
+// statistics cost a process-wide mutex around every allocation SQLite makes.
+static inline int sqlitekit_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}

@@ -47,6 +47,14 @@ public final class Connection {
         }
     }
 
+    /// Turns SQLite's memory statistics off for the whole process (`SQLITE_CONFIG_MEMSTATUS`):
+    /// they put one process-wide mutex around every allocation SQLite makes, which threads
+    /// reading at once queue on. Takes effect only before SQLite's first use in the process
+    /// and returns whether it did. For a process that owns SQLite (chatd); an app's library
+    /// leaves the process's settings alone.
+    @discardableResult
+    public static func disableMemoryStatistics() -> Bool { sqlitekit_disable_memory_statistics() == SQLITE_OK }
+
     /// An in-memory database, gone when the connection closes.
     public static func inMemory() throws -> Connection {
         try Connection(path: ":memory:")

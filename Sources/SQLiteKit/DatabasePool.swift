@@ -1,10 +1,10 @@
 import Foundation
 import Locking
-import Synchronization
 
 /// One SQLite database in WAL mode, shared by threads: a single writer connection (SQLite has
-/// one writer anyway) and a few query-only readers, each used by one caller at a time. The
-/// SDK's cache and chatd's embedded store both sit on one.
+/// one writer anyway) and a few query-only readers, each used by one caller at a time: a read
+/// takes whichever reader is idle and waits only when none is. The SDK's cache and chatd's
+/// embedded store both sit on one.
 ///
 /// ```swift
 /// let pool = try DatabasePool(directory: dir, name: "app.sqlite", readers: 2) { writer in
@@ -20,13 +20,15 @@ public final class DatabasePool: Sendable {
     /// The database file.
     public let path: String
     private let writer: Locked<Connection>
-    private let readers: [Locked<Connection>]
+    /// The readers not in use. A read takes the last (the one used most lately, its cache the
+    /// warmest) and puts it back; `idleCount` counts them, so a read waits while none is idle.
+    private let idle: Locked<[Connection]>
+    private let idleCount: DispatchSemaphore
+    private let readerCount: Int
     /// A connection of its own for `checkpoint()`, opened on first use; never after `close()`
     /// (an open would create the database file again, say after its directory was deleted).
     private let checkpointing = Locked<(connection: Connection?, closed: Bool)>((nil, false))
     private let key: EncryptionKey?
-    /// Counts reads, to pick readers in turn (an atomic: no lock on the read path).
-    private let nextReader = Atomic<Int>(0)
 
     /// Opens (creating) `directory/name`, kept private to this account (`makePrivate`), with
     /// `key` for an encrypted database. The writer opens first and `prepareWriter` readies it
@@ -43,12 +45,15 @@ public final class DatabasePool: Sendable {
         self.path = path
         self.key = key
         self.writer = Locked(writer)
-        self.readers = try (0..<max(1, readers)).map { _ in
+        let opened = try (0..<max(1, readers)).map { _ in
             let reader = try Connection(path: path, key: key)
             try reader.execute("PRAGMA query_only = ON")
             try prepareReader(reader)
-            return Locked(reader)
+            return reader
         }
+        self.idle = Locked(opened)
+        self.readerCount = opened.count
+        self.idleCount = DispatchSemaphore(value: opened.count)
     }
 
     /// Runs `body` with the writer, one caller at a time (the body decides its transaction). The
@@ -73,10 +78,15 @@ public final class DatabasePool: Sendable {
         }
     }
 
-    /// Runs `body` in one read transaction (a consistent snapshot) on the next reader.
+    /// Runs `body` in one read transaction (a consistent snapshot) on an idle reader, waiting
+    /// for one when all are busy. A body must not read from this pool again (it may wait for
+    /// itself).
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
-        let index = nextReader.add(1, ordering: .relaxed).newValue % readers.count
-        return try readers[index].withLock { db in try db.transaction(.deferred) { try body($0) } }
+        idleCount.wait()
+        defer { idleCount.signal() }
+        let reader = idle.withLock { $0.removeLast() }
+        defer { idle.withLock { $0.append(reader) } }
+        return try reader.transaction(.deferred) { try body($0) }
     }
 
     /// Copies what the WAL holds into the database file (SQLite's PASSIVE checkpoint: it
@@ -95,9 +105,12 @@ public final class DatabasePool: Sendable {
         }
     }
 
-    /// Closes every connection, the readers first (the writer's close checkpoints the WAL
-    /// away); throws the first failure after trying them all.
+    /// Closes every connection, the readers first once reads under way have finished (the
+    /// writer's close checkpoints the WAL away); throws the first failure after trying them
+    /// all. Later reads get a closed reader, which refuses them.
     public func close() throws {
+        for _ in 0..<readerCount { idleCount.wait() }
+        defer { for _ in 0..<readerCount { idleCount.signal() } }
         var failure: (any Error)?
         do {
             try checkpointing.withLock { state in
@@ -105,9 +118,10 @@ public final class DatabasePool: Sendable {
                 try state.connection?.close()
             }
         } catch { failure = error }
-        for connection in readers + [writer] {
-            do { try connection.withLock { try $0.close() } } catch { failure = failure ?? error }
+        for reader in idle.current {
+            do { try reader.close() } catch { failure = failure ?? error }
         }
+        do { try writer.withLock { try $0.close() } } catch { failure = failure ?? error }
         if let failure { throw failure }
     }
 

@@ -16,12 +16,48 @@ import Testing
         try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
     }
 
+    /// Runs `body` while another thread holds one of `pool`'s readers in a read.
+    func whileAReaderIsBusy(_ pool: DatabasePool, _ body: () throws -> Void) throws {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            _ = try? pool.read { _ in
+                entered.signal()
+                release.wait()
+            }
+            finished.signal()
+        }
+        entered.wait()
+        defer {
+            release.signal()
+            finished.wait()
+        }
+        try body()
+    }
+
     @Test func everyReaderSeesWhatTheWriterCommittedAndNoReaderCanWrite() throws {
         let pool = try makePool()
         try pool.withWriter { db in try db.transaction { try $0.run("INSERT INTO t VALUES (1), (2)") } }
-        for _ in 0..<4 {  // round robin over both readers, twice
+        func check() throws {
             #expect(try pool.read { try $0.scalar("SELECT count(*) FROM t") as Int? } == 2)
             #expect(throws: SQLiteError.self) { try pool.read { try $0.run("INSERT INTO t VALUES (3)") } }
+        }
+        try check()  // the idle reader used last
+        try whileAReaderIsBusy(pool) { try check() }  // that one busy: the other
+        try pool.close()
+    }
+
+    /// A read takes a reader that is idle: it never queues behind a busy one while another idles.
+    @Test func aReadTakesAnIdleReaderWhileAnotherIsBusy() throws {
+        let pool = try makePool(readers: 2)
+        try whileAReaderIsBusy(pool) {
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                for _ in 0..<4 { _ = try? pool.read { try $0.scalar("SELECT count(*) FROM t") as Int? } }
+                done.signal()
+            }
+            #expect(done.wait(timeout: .now() + 30) == .success, "four reads while one reader is held")
         }
         try pool.close()
     }

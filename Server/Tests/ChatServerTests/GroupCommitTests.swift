@@ -80,9 +80,9 @@ struct GroupCommitTests {
         for index in [0, 2] {
             #expect((try jobs[index].outcome!.get() as? (message: MessagePayload, created: Bool))?.created == true)
         }
-        let texts = try store.messages(
-            MessageQuery(scope: .conversation(ConversationPayload.directID("ann", "ben"))), for: "ann"
-        ).compactMap(\.text)
+        let page = try store.messages(
+            MessageQuery(scope: .conversation(ConversationPayload.directID("ann", "ben"))), for: "ann")
+        let texts = try JSONDecoder().decode([MessagePayload].self, from: Data(page.bytes)).compactMap(\.text)
         #expect(texts.sorted() == ["one", "two"])
         let after = try ["ann", "ben", "cat"].map { try store.position(of: $0) }
         #expect(

@@ -14,6 +14,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 16:
+            try db.execute("ALTER TABLE messages DROP COLUMN body")
         case 15:
             try db.execute("CREATE INDEX messages_by_conversation ON messages(conversation_id, id)")
         case 14:

@@ -157,6 +157,13 @@ enum PostgresSchema {
             -- messages_unread begins with the same two columns: every send wrote both.
             DROP INDEX messages_by_conversation;
             """
+        ),
+        (
+            4, "message bodies",
+            """
+            -- Each message's JSON as the API answers it (SQLite's migration 16).
+            ALTER TABLE messages ADD COLUMN body text;
+            """
         )
     ]
 

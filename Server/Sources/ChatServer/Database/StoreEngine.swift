@@ -45,6 +45,7 @@ final class SQLiteEngine: StoreEngine {
 
     /// Opens (creating and migrating) `directory/chatd.sqlite`.
     init(directory: URL, readers: Int) throws {
+        Connection.disableMemoryStatistics()  // before the first open, or it is too late
         pool = try DatabasePool(
             directory: directory, name: "chatd.sqlite", readers: readers,
             prepareWriter: { writer in

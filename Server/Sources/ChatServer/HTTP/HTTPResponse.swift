@@ -22,11 +22,15 @@ public struct HTTPResponse: Sendable {
     /// A JSON body (`CompactJSONEncoder`: keys in the types' order).
     public static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
         do {
-            let body = try CompactJSONEncoder().encode(value)
-            return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: body)
+            return .json(EncodedJSON(bytes: try CompactJSONEncoder().encode(value)), status: status)
         } catch {
             return .error(HTTPError(500, .internalError, "cannot encode the response: \(error)"))
         }
+    }
+
+    /// A JSON body written before (`EncodedJSON`), sent as it is.
+    public static func json(_ encoded: EncodedJSON, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: encoded.bytes)
     }
 
     /// A JSON error body `{"code", "message"}`.

@@ -264,6 +264,14 @@ enum Schema {
                 -- messages_unread begins with the same two columns: every send wrote both.
                 DROP INDEX messages_by_conversation;
                 """)
+        migrator.register(
+            16, "message bodies",
+            sql: """
+                -- Each message's JSON as the API answers it, reactions included (Store.keepBody),
+                -- written with every change of the message: a history page splices these texts.
+                -- Rows from before it stay NULL and are built from their columns when read.
+                ALTER TABLE messages ADD COLUMN body TEXT;
+                """)
         return migrator
     }()
 }

@@ -63,6 +63,7 @@ extension Store {
             seq: 0, kind: kind, conversationId: conversationId, message: message,
             receipt: receipt, block: block, reaction: reaction, notification: notification,
             group: group, at: stamp())
+        if let message { try Self.keepBody(of: message, db) }
         // Encoded once: replays and realtime frames serve this text with each reader's `seq` in front.
         let body = try StoredChange.body(of: change)
         changes.append(PublishedChange(id: 0, change: change, body: body, audience: Array(Set(audience)).sorted()))

@@ -319,9 +319,18 @@ extension Store {
         return message
     }
 
-    /// Messages matching `query` that `uid` may read, oldest first: the `limit` newest before
-    /// the anchor, or the `limit` oldest after it (`query.direction`).
-    public func messages(_ query: MessageQuery, for uid: String) throws -> [MessagePayload] {
+    /// Keeps `message`'s JSON in its row (`body`), as a page of messages answers it. Every
+    /// change of a message records it (`record`), so the text is current when the write commits.
+    static func keepBody(of message: MessagePayload, _ db: any SQLDatabase) throws {
+        let body = String(decoding: try CompactJSONEncoder().encode(message), as: UTF8.self)
+        try db.runLater("UPDATE messages SET body = ? WHERE id = ?", [body, message.id])
+    }
+
+    /// Messages matching `query` that `uid` may read, oldest first, as a JSON array of
+    /// `MessagePayload`: the `limit` newest before the anchor, or the `limit` oldest after it
+    /// (`query.direction`). Each message is its kept text (`keepBody`), spliced unparsed; a
+    /// message stored before bodies were kept is built from its columns.
+    public func messages(_ query: MessageQuery, for uid: String) throws -> EncodedJSON {
         try read { db in
             switch query.scope {
             case .conversation(let id): try Self.requireMember(db, uid, id)
@@ -329,11 +338,23 @@ extension Store {
             }
             let (conditions, arguments) = try query.whereClause()
             let order = query.newestFirst ? "DESC" : "ASC"
-            let rows = try db.query(
-                "SELECT \(Self.messageColumns) FROM messages WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
+            var rows = try db.query(
+                "SELECT id, body FROM messages WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
                 arguments + [query.limit])
-            let messages = try Self.withReactions(try rows.map(Self.message(from:)), db)
-            return query.newestFirst ? messages.reversed() : messages
+            if query.newestFirst { rows.reverse() }
+            let unkept = try rows.filter { try $0.get(1, as: String?.self) == nil }.map {
+                try $0.get(0, as: Int64.self)
+            }
+            let built = try Self.loadMessages(db, ids: unkept)
+            var array = EncodedJSON.Array()
+            for row in rows {
+                if let body = try row.get(1, as: String?.self) {
+                    array.append(body)
+                } else if let message = built[try row.get(0)] {
+                    array.append(try CompactJSONEncoder().encode(message))
+                }
+            }
+            return array.closed()
         }
     }
 }

@@ -65,8 +65,10 @@ public final class Store: Sendable {
                 postgres: url, clock: clock, retention: retention,
                 connections: connections ?? configuration.databaseConnections)
         }
+        // A reader for each request thread: a read never waits for another to finish.
         return try Store(
-            directory: configuration.dataDirectory, clock: clock, retention: retention, readers: connections ?? 4)
+            directory: configuration.dataDirectory, clock: clock, retention: retention,
+            readers: connections ?? Int(configuration.workerThreads))
     }
 
     init(engine: any StoreEngine, clock: any ServerClock, retention: Int64) throws {

@@ -1,0 +1,24 @@
+/// JSON text already written (kept message bodies, stored changes), answered as it is.
+public struct EncodedJSON: Sendable, Equatable {
+    public var bytes: [UInt8]
+
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// `[a,b,…]` from element texts, each appended unparsed.
+    struct Array {
+        private var bytes: [UInt8] = [UInt8(ascii: "[")]
+        private var empty = true
+
+        init() { bytes.reserveCapacity(16_384) }
+
+        mutating func append(_ element: String) { append(element.utf8) }
+
+        mutating func append(_ element: some Sequence<UInt8>) {
+            if !empty { bytes.append(UInt8(ascii: ",")) }
+            empty = false
+            bytes.append(contentsOf: element)
+        }
+
+        func closed() -> EncodedJSON { EncodedJSON(bytes: bytes + [UInt8(ascii: "]")]) }
+    }
+}

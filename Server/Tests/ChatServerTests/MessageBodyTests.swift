@@ -1,0 +1,99 @@
+import ChatProtocol
+import Foundation
+import SQLiteKit
+import Testing
+
+@testable import ChatServer
+
+/// A page of messages splices each message's kept JSON (`Store.keepBody`): after every kind of
+/// change to a message the page must read exactly as the message built from its columns, and
+/// rows kept from before bodies existed must read the same way.
+struct MessageBodyTests {
+    /// The page `uid` reads, and the same messages built from their columns and encoded.
+    static func pageAndRebuilt(
+        _ store: Store, _ query: MessageQuery, for uid: String
+    ) throws -> (page: String, rebuilt: String) {
+        let page = String(decoding: try store.messages(query, for: uid).bytes, as: UTF8.self)
+        let ids = try JSONDecoder().decode([MessagePayload].self, from: Data(page.utf8)).map(\.id)
+        let built = try store.read { db in try Store.loadMessages(db, ids: ids) }
+        let rebuilt = try ids.map { id in
+            String(decoding: try CompactJSONEncoder().encode(try #require(built[id])), as: UTF8.self)
+        }
+        return (page, "[" + rebuilt.joined(separator: ",") + "]")
+    }
+
+    static func expectCurrent(
+        _ store: Store, _ query: MessageQuery, for uid: String, after change: String, allKept: Bool = true,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let (page, rebuilt) = try pageAndRebuilt(store, query, for: uid)
+        #expect(page == rebuilt, "after \(change)", sourceLocation: sourceLocation)
+        let unkept = try store.read { db in
+            try db.scalar("SELECT count(*) FROM messages WHERE body IS NULL", as: Int.self)
+        }
+        #expect(!allKept || unkept == 0, "every message keeps its body", sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: GroupCommitTests.engines) func everyChangeOfAMessageKeepsItsPageCurrent(engine: String) throws {
+        let store = try GroupCommitTests.store(engine)
+        for uid in ["ann", "ben", "cat"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        let direct = MessageQuery(scope: .conversation(ConversationPayload.directID("ann", "ben")))
+        let first = try store.send(from: "ann", SendMessageRequest(muid: "m1", receiver: "ben", text: "hello")).message
+        try Self.expectCurrent(store, direct, for: "ben", after: "a send")
+        _ = try store.edit(
+            first.id, by: "ann", EditMessageRequest(text: "hello, edited", metadata: ["k": .string("v")]))
+        try Self.expectCurrent(store, direct, for: "ben", after: "an edit")
+        _ = try store.react("👍", to: first.id, by: "ben")
+        _ = try store.react("🎉", to: first.id, by: "ann")
+        try Self.expectCurrent(store, direct, for: "ann", after: "reactions")
+        _ = try store.unreact("🎉", from: first.id, by: "ann")
+        try Self.expectCurrent(store, direct, for: "ann", after: "a reaction removed")
+        let reply = try store.send(
+            from: "ben", SendMessageRequest(muid: "r1", receiver: "ann", text: "a reply", parentMessageId: first.id)
+        ).message
+        try Self.expectCurrent(store, direct, for: "ann", after: "a reply (the parent's count)")
+        try Self.expectCurrent(store, MessageQuery(scope: .thread(parentId: first.id)), for: "ann", after: "a reply")
+        _ = try store.delete(reply.id, by: "ben")
+        try Self.expectCurrent(store, direct, for: "ann", after: "a deleted reply (the parent's count again)")
+        let call = try store.send(
+            from: "ann", SendMessageRequest(muid: "c1", receiver: "ben", category: .call, type: "audio")
+        ).message
+        _ = try store.edit(call.id, by: "ben", EditMessageRequest(callStatus: .ongoing))
+        try Self.expectCurrent(store, direct, for: "ben", after: "a call's move")
+        _ = try store.delete(first.id, by: "ann")
+        try Self.expectCurrent(store, direct, for: "ben", after: "a deletion")
+        let (page, _) = try Self.pageAndRebuilt(store, direct, for: "ben")
+        #expect(try JSONDecoder().decode([MessagePayload].self, from: Data(page.utf8)).count == 3)
+
+        _ = try store.createGroup(CreateGroupRequest(guid: "g1", name: "G"), by: "ann", passwordHash: nil)
+        _ = try store.addMember("g1", "cat", scope: .participant, by: "ann")
+        _ = try store.send(
+            from: "cat", SendMessageRequest(muid: "g1m", receiver: "g1", receiverType: .group, text: "hi all"))
+        let group = MessageQuery(scope: .conversation(ConversationPayload.groupID("g1")))
+        try Self.expectCurrent(store, group, for: "ann", after: "a member's action message and a group send")
+    }
+
+    /// Rows from before the column (NULL) are built from their columns, among kept ones.
+    @Test(arguments: GroupCommitTests.engines) func messagesStoredBeforeBodiesReadTheSame(engine: String) throws {
+        let store = try GroupCommitTests.store(engine)
+        for uid in ["ann", "ben"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        var ids: [Int64] = []
+        for index in 1...4 {
+            let sent = try store.send(
+                from: "ann", SendMessageRequest(muid: "m\(index)", receiver: "ben", text: "text \(index)"))
+            ids.append(sent.message.id)
+        }
+        _ = try store.react("👍", to: ids[1], by: "ben")
+        let query = MessageQuery(scope: .conversation(ConversationPayload.directID("ann", "ben")))
+        let before = String(decoding: try store.messages(query, for: "ben").bytes, as: UTF8.self)
+        try store.write { db, _ in
+            try db.run("UPDATE messages SET body = NULL WHERE id = ? OR id = ?", [ids[1], ids[2]])
+        }
+        #expect(
+            try store.read { db in try db.scalar("SELECT count(*) FROM messages WHERE body IS NULL", as: Int.self) }
+                == 2)
+        let after = String(decoding: try store.messages(query, for: "ben").bytes, as: UTF8.self)
+        #expect(after == before)
+        try Self.expectCurrent(store, query, for: "ben", after: "two bodies dropped", allKept: false)
+    }
+}
