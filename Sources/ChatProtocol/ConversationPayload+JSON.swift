@@ -3,7 +3,16 @@
 /// share of its encoding. The bytes are exactly those of the synthesized conformances
 /// (declaration order, `nil` left out), which `CompactJSONEncoderTests` checks field by field.
 extension ConversationPayload {
-    func writeJSON(to json: JSONByteWriter) throws {
+    /// This conversation as `CompactJSONEncoder` writes it, except that its last message is
+    /// `lastMessageJSON`, a message's JSON written before (chatd keeps each message's), spliced
+    /// as it is in place of `lastMessage`; nil writes `lastMessage` as usual.
+    public func json(lastMessageJSON: String?) throws -> [UInt8] {
+        let writer = JSONByteWriter(handWritten: true)
+        try writeJSON(to: writer, lastMessageJSON: lastMessageJSON)
+        return writer.bytes
+    }
+
+    func writeJSON(to json: JSONByteWriter, lastMessageJSON: String? = nil) throws {
         json.field("{\"conversationId\":", conversationId)
         json.field(",\"conversationType\":", conversationType.rawValue)
         json.raw(",\"conversationWith\":")
@@ -11,7 +20,10 @@ extension ConversationPayload {
         case .user(let user): try user.writeJSON(to: json)
         case .group(let group): try group.writeJSON(to: json)
         }
-        if let lastMessage {
+        if let lastMessageJSON {
+            json.raw(",\"lastMessage\":")
+            json.bytes.append(contentsOf: lastMessageJSON.utf8)
+        } else if let lastMessage {
             json.raw(",\"lastMessage\":")
             try lastMessage.writeJSON(to: json)
         }

@@ -145,6 +145,24 @@ import Testing
         #expect(try keyCount(group) == Mirror(reflecting: group).children.count, "a group field left out")
     }
 
+    /// chatd splices a message's kept JSON as a conversation's last message: the bytes are the
+    /// conversation's with that message, and nil writes the conversation as it is.
+    @Test func aConversationWithItsLastMessageWrittenBeforeIsTheSameBytes() throws {
+        let message = try #require(JSONReaderTests.everyKind.first?.message)
+        let user = UserPayload(uid: "bob", name: "Bob")
+        let conversation = ConversationPayload(
+            conversationId: "alice~bob", conversationType: .user, conversationWith: .user(user), lastMessage: message,
+            unreadMessageCount: 1, lastDeliveredMessageId: nil, lastReadMessageId: 2, peerDeliveredMessageId: nil,
+            peerReadMessageId: nil, updatedAt: 5)
+        var withoutMessage = conversation
+        withoutMessage.lastMessage = nil
+        let kept = String(decoding: try compact.encode(message), as: UTF8.self)
+        #expect(try withoutMessage.json(lastMessageJSON: kept) == (try compact.encode(conversation)))
+        let none: String? = nil
+        #expect(try conversation.json(lastMessageJSON: none) == (try compact.encode(conversation)))
+        #expect(try withoutMessage.json(lastMessageJSON: none) == (try compact.encode(withoutMessage)))
+    }
+
     @Test func stringsAreEscapedAsJSONNeedsAndSlashesAreNot() throws {
         let text = "quote \" backslash \\ slash / newline \n tab \t return \r bell \u{07} nul \u{00} é 😀 \u{2028}"
         try expectSame(text)

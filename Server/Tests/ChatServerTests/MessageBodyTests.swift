@@ -73,6 +73,41 @@ struct MessageBodyTests {
         try Self.expectCurrent(store, group, for: "ann", after: "a member's action message and a group send")
     }
 
+    /// The conversation list splices each last message's kept JSON: a page reads as the same
+    /// values encoded, each last message as its columns give it, peers with the blocks between
+    /// them, pages joined by their cursor; last messages stored before bodies read the same.
+    @Test(arguments: GroupCommitTests.engines) func theListsLastMessagesAreTheirKeptBodies(engine: String) throws {
+        let store = try GroupCommitTests.store(engine)
+        for uid in ["ann", "ben", "cat"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        let hi = try store.send(from: "ann", SendMessageRequest(muid: "m1", receiver: "ben", text: "hi")).message
+        _ = try store.react("👍", to: hi.id, by: "ben")
+        _ = try store.send(from: "cat", SendMessageRequest(muid: "m2", receiver: "ann", text: "yo"))
+        _ = try store.setBlock("cat", by: "ann", blocking: true)
+        func list(limit: Int = 30, cursor: String? = nil) throws -> (bytes: [UInt8], page: Page<ConversationPayload>) {
+            let bytes = try store.conversations(for: "ann", cursor: cursor, limit: limit).bytes
+            return (bytes, try JSONDecoder().decode(Page<ConversationPayload>.self, from: Data(bytes)))
+        }
+        let (bytes, page) = try list()
+        #expect(bytes == (try CompactJSONEncoder().encode(page)), "the shape of a page encoded from its values")
+        #expect(page.items.map(\.conversationId) == ["ann~cat", "ann~ben"])
+        #expect(page.next == nil)
+        #expect(page.items[0].conversationWith.user?.blockedByMe == true)
+        #expect(page.items[1].conversationWith.user?.blockedByMe == nil)
+        for item in page.items {
+            let last = try #require(item.lastMessage)
+            let built = try store.read { db in try Store.loadMessages(db, ids: [last.id]) }
+            #expect(try CompactJSONEncoder().encode(last) == (try CompactJSONEncoder().encode(built[last.id])))
+        }
+        #expect(page.items[1].lastMessage?.reactions?.first?.count == 1)
+        let first = try list(limit: 1)
+        #expect(first.page.next != nil)
+        let second = try list(limit: 1, cursor: first.page.next)
+        #expect((first.page.items + second.page.items).map(\.conversationId) == ["ann~cat", "ann~ben"])
+        try store.write { db, _ in try db.run("UPDATE messages SET body = NULL") }
+        #expect(try list().bytes == bytes, "last messages stored before bodies were kept")
+        #expect(try store.conversation("ann~ben", for: "ann").bytes == (try CompactJSONEncoder().encode(page.items[1])))
+    }
+
     /// Rows from before the column (NULL) are built from their columns, among kept ones.
     @Test(arguments: GroupCommitTests.engines) func messagesStoredBeforeBodiesReadTheSame(engine: String) throws {
         let store = try GroupCommitTests.store(engine)

@@ -1,3 +1,5 @@
+import ChatProtocol
+
 /// JSON text already written (kept message bodies, stored changes), answered as it is.
 public struct EncodedJSON: Sendable, Equatable {
     public var bytes: [UInt8]
@@ -20,5 +22,12 @@ public struct EncodedJSON: Sendable, Equatable {
         }
 
         func closed() -> EncodedJSON { EncodedJSON(bytes: bytes + [UInt8(ascii: "]")]) }
+    }
+
+    /// A `Page` of `items`: `{"items":[…],"next":…}`, `next` left out on the last page.
+    static func page(_ items: Array, next: String?) throws -> EncodedJSON {
+        var bytes = Swift.Array(#"{"items":"#.utf8) + items.closed().bytes
+        if let next { bytes += Swift.Array(#","next":"#.utf8) + (try CompactJSONEncoder().encode(next)) }
+        return EncodedJSON(bytes: bytes + [UInt8(ascii: "}")])
     }
 }

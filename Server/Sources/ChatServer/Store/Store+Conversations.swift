@@ -22,44 +22,55 @@ extension Store {
         }
     }
 
+    /// A conversation of `m.uid` in one row: its members' receipts, its last message's kept
+    /// JSON (`keepBody`), and for a one-to-one conversation the peer (`userColumns`, last) with
+    /// the blocks between the two.
     static let conversationQuery = """
         SELECT c.id, c.type, c.last_message_id, c.updated_at, m.peer, m.delivered_id, m.read_id, m.unread,
-               p.delivered_id AS peer_delivered_id, p.read_id AS peer_read_id
+               p.delivered_id AS peer_delivered_id, p.read_id AS peer_read_id, lm.body,
+               CASE WHEN EXISTS(SELECT 1 FROM blocks WHERE blocker = m.uid AND blocked = m.peer) THEN 1 ELSE 0 END,
+               CASE WHEN EXISTS(SELECT 1 FROM blocks WHERE blocker = m.peer AND blocked = m.uid) THEN 1 ELSE 0 END,
+               u.uid, u.name, u.avatar, u.metadata, u.tags, u.role, u.last_active_at
         FROM conversation_members m
         JOIN conversations c ON c.id = m.conversation_id
         LEFT JOIN conversation_members p ON p.conversation_id = m.conversation_id AND p.uid = m.peer
+        LEFT JOIN messages lm ON lm.id = c.last_message_id
+        LEFT JOIN users u ON u.uid = m.peer
         """
 
     /// One row of `conversationQuery`, read by position.
     struct ConversationRow {
         let id: String, isGroup: Bool, lastMessageId: Int64?, updatedAt: Int64, peer: String?
         let deliveredId: Int64?, readId: Int64?, unread: Int, peerDeliveredId: Int64?, peerReadId: Int64?
+        let lastMessageBody: String?, blockedByMe: Bool, hasBlockedMe: Bool, peerUser: UserPayload?
 
         init(_ row: Row) throws {
             (id, isGroup, lastMessageId, updatedAt) = (
                 try row.get(0), try row.get(1, as: String.self) == "group", try row.get(2), try row.get(3)
             )
             (peer, deliveredId, readId, unread) = (try row.get(4), try row.get(5), try row.get(6), try row.get(7))
-            (peerDeliveredId, peerReadId) = (try row.get(8), try row.get(9))
+            (peerDeliveredId, peerReadId, lastMessageBody) = (try row.get(8), try row.get(9), try row.get(10))
+            (blockedByMe, hasBlockedMe) = (try row.get(11, as: Int.self) == 1, try row.get(12, as: Int.self) == 1)
+            peerUser = try row.get(13, as: String?.self) == nil ? nil : try Store.user(from: row, at: 13)
+        }
+
+        /// The peer as the caller sees them (a peer without a user row by their uid).
+        var flaggedPeer: UserPayload? {
+            guard let peer else { return nil }
+            var user = peerUser ?? UserPayload(uid: peer, name: peer)
+            if blockedByMe { user.blockedByMe = true }
+            if hasBlockedMe { user.hasBlockedMe = true }
+            return user
         }
     }
 
-    /// The conversations in `rows` (`conversationQuery`) as `uid` sees them. Their peers, the
-    /// block flags between them and `uid`, and their last messages are read once for all rows.
-    func conversations(from rows: [Row], for uid: String, _ db: any SQLDatabase) throws -> [ConversationPayload] {
+    /// The conversations in `rows` (`conversationQuery`) as `uid` sees them, each as JSON with
+    /// its last message's kept text spliced in. A last message stored before bodies were kept
+    /// is built from its columns.
+    func conversations(from rows: [Row], for uid: String, _ db: any SQLDatabase) throws -> [[UInt8]] {
         let rows = try rows.map(ConversationRow.init)
-        let lastMessages = try Self.loadMessages(db, ids: rows.compactMap(\.lastMessageId))
-        let peerIds = rows.compactMap { $0.isGroup ? nil : $0.peer }
-        let found =
-            try peerIds.isEmpty
-            ? []
-            : db.query(
-                "SELECT \(Self.userColumns) FROM users WHERE uid IN (SELECT value FROM json_each(?))",
-                [try Self.json(peerIds) ?? "[]"]
-            ).map(Self.user(from:))
-        let known = Dictionary(found.map { ($0.uid, $0) }) { first, _ in first }
-        let peers = try Self.flagged(peerIds.map { known[$0] ?? UserPayload(uid: $0, name: $0) }, for: uid, db)
-        let peerByUid = Dictionary(zip(peerIds, peers)) { first, _ in first }
+        let unkept = try Self.loadMessages(
+            db, ids: rows.compactMap { $0.lastMessageBody == nil ? $0.lastMessageId : nil })
         func positive(_ value: Int64?) -> Int64? { value.flatMap { $0 > 0 ? $0 : nil } }
         return try rows.map { row in
             let with: ConversationPeer
@@ -68,24 +79,24 @@ extension Store {
                     try Self.visibleGroup(db, String(row.id.dropFirst(ConversationPayload.groupID("").count)), for: uid)
                 )
             } else {
-                guard let peer = row.peer.flatMap({ peerByUid[$0] }) else {
-                    throw StoreError.broken("conversation \(row.id) has no peer")
-                }
+                guard let peer = row.flaggedPeer else { throw StoreError.broken("conversation \(row.id) has no peer") }
                 with = .user(peer)
             }
-            return ConversationPayload(
+            let conversation = ConversationPayload(
                 conversationId: row.id, conversationType: row.isGroup ? .group : .user, conversationWith: with,
-                lastMessage: row.lastMessageId.flatMap { lastMessages[$0] },
+                lastMessage: row.lastMessageId.flatMap { unkept[$0] },
                 unreadMessageCount: row.unread,
                 lastDeliveredMessageId: positive(row.deliveredId), lastReadMessageId: positive(row.readId),
                 peerDeliveredMessageId: positive(row.peerDeliveredId),
                 peerReadMessageId: positive(row.peerReadId),
                 updatedAt: row.updatedAt)
+            return try conversation.json(lastMessageJSON: row.lastMessageBody)
         }
     }
 
-    /// The caller's conversations, most recent activity first. `cursor` is the previous page's `next`.
-    public func conversations(for uid: String, cursor: String?, limit: Int) throws -> Page<ConversationPayload> {
+    /// The caller's conversations, most recent activity first, as a `Page` of
+    /// `ConversationPayload` in JSON. `cursor` is the previous page's `next`.
+    public func conversations(for uid: String, cursor: String?, limit: Int) throws -> EncodedJSON {
         let (beforeTime, beforeId) = try Self.decodeListCursor(cursor)
         return try read { db in
             let rows = try db.query(
@@ -94,13 +105,14 @@ extension Store {
                 WHERE m.uid = ? AND (c.updated_at < ? OR (c.updated_at = ? AND c.id < ?))
                 ORDER BY c.updated_at DESC, c.id DESC LIMIT ?
                 """, [uid, beforeTime, beforeTime, beforeId, limit + 1])
-            let items = try conversations(from: Array(rows.prefix(limit)), for: uid, db)
-            let next =
-                rows.count > limit
-                ? items.last.map {
-                    ConversationListCursor.encode(updatedAt: $0.updatedAt, conversationId: $0.conversationId)
-                } : nil
-            return Page(items: items, next: next)
+            let page = Array(rows.prefix(limit))
+            var items = EncodedJSON.Array()
+            for item in try conversations(from: page, for: uid, db) { items.append(item) }
+            var next: String?
+            if rows.count > limit, let last = page.last {
+                next = ConversationListCursor.encode(updatedAt: try last.get(3), conversationId: try last.get(0))
+            }
+            return try EncodedJSON.page(items, next: next)
         }
     }
 
@@ -112,15 +124,15 @@ extension Store {
         return position
     }
 
-    /// One conversation of the caller.
-    public func conversation(_ id: String, for uid: String) throws -> ConversationPayload {
+    /// One conversation of the caller, as JSON.
+    public func conversation(_ id: String, for uid: String) throws -> EncodedJSON {
         try read { db in
             try Self.requireMember(db, uid, id)
             guard let row = try db.queryFirst("\(Self.conversationQuery) WHERE m.uid = ? AND c.id = ?", [uid, id])
             else {
                 throw StoreError.notFound("no conversation \(id)")
             }
-            return try conversations(from: [row], for: uid, db)[0]
+            return EncodedJSON(bytes: try conversations(from: [row], for: uid, db)[0])
         }
     }
 

@@ -4,14 +4,15 @@ import SQLiteKit
 extension Store {
     static let userColumns = "uid, name, avatar, metadata, tags, role, last_active_at"
 
-    /// A row that begins with `userColumns`, read by position (each list reads one per peer).
-    static func user(from row: Row) throws -> UserPayload {
-        let tags: String? = try row.get(4)
+    /// A row with `userColumns` from position `at` on, read by position (each list reads one
+    /// per peer).
+    static func user(from row: Row, at start: Int = 0) throws -> UserPayload {
+        let tags: String? = try row.get(start + 4)
         return UserPayload(
-            uid: try row.get(0), name: try row.get(1), avatar: try row.get(2),
-            metadata: try decodeJSON([String: JSONValue].self, try row.get(3)),
+            uid: try row.get(start), name: try row.get(start + 1), avatar: try row.get(start + 2),
+            metadata: try decodeJSON([String: JSONValue].self, try row.get(start + 3)),
             tags: tags == "[]" ? [] : try decodeJSON([String].self, tags) ?? [],
-            role: try row.get(5), lastActiveAt: try row.get(6))
+            role: try row.get(start + 5), lastActiveAt: try row.get(start + 6))
     }
 
     /// Creates a user; 409 when the uid is taken.
