@@ -58,6 +58,7 @@ public struct RouteContext: Sendable {
 
     /// `application/json` or a `+json` type, with any parameters (`; charset=utf-8`).
     static func isJSON(_ contentType: String?) -> Bool {
+        if contentType == "application/json" { return true }  // most bodies; Foundation's trimming costs
         guard let essence = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         else { return false }
         return essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json"))

@@ -6,18 +6,18 @@ extension Store {
     /// group's rules: 404 for a deleted group or a private one the caller is not in, 403
     /// `banned` for a banned user.
     static func requireMember(_ db: any SQLDatabase, _ uid: String, _ conversationId: String) throws {
-        guard let type: String = try db.scalar("SELECT type FROM conversations WHERE id = ?", [conversationId]) else {
-            throw StoreError.notFound("no conversation \(conversationId)")
-        }
-        if type == "group" {
+        guard
+            let row = try db.queryFirst(
+                """
+                SELECT c.type, m.uid FROM conversations c
+                LEFT JOIN conversation_members m ON m.conversation_id = c.id AND m.uid = ? WHERE c.id = ?
+                """, [uid, conversationId])
+        else { throw StoreError.notFound("no conversation \(conversationId)") }
+        if try row.get(0, as: String.self) == "group" {
             _ = try memberScope(db, String(conversationId.dropFirst(ConversationPayload.groupID("").count)), uid)
             return
         }
-        guard
-            try db.scalar(
-                "SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?",
-                [conversationId, uid], as: Int.self) != nil
-        else {
+        guard try row.get(1, as: String?.self) != nil else {
             throw StoreError.forbidden("you are not part of conversation \(conversationId)")
         }
     }
