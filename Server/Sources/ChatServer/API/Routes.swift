@@ -52,7 +52,7 @@ struct Routes {
             let limit =
                 try context.intQuery("limit", in: 1...Int64(ChangelogPage.maxLimit)) ?? Int64(ChangelogPage.maxLimit)
             let page = try store.changes(for: uid, cursor: context.request.query["cursor"], limit: Int(limit))
-            return .json(EncodedJSON(bytes: page.json))
+            return .json(page.json)
         }
         signedIn(&router, "GET", Endpoints.notifications) { context, uid in
             let before = try context.intQuery("before", in: 1...Int64.max)

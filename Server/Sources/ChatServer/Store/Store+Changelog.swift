@@ -198,7 +198,7 @@ extension Store {
         return try read { db in
             let head = try Self.head(db, of: uid)
             guard let cursor, !cursor.isEmpty else {
-                return RawChangelogPage(payloads: [], hasMore: false, cursor: self.cursor(head), serverTime: serverTime)
+                return RawChangelogPage(changes: [], hasMore: false, cursor: self.cursor(head), serverTime: serverTime)
             }
             let after = try position(db, of: uid, at: try Cursor.decode(cursor), head: head)
             guard after <= head else { throw StoreError(.invalidCursor, "the cursor is ahead of the changelog") }
@@ -206,7 +206,7 @@ extension Store {
             // Positions have no gaps: a missing next one was pruned.
             if after < head, page.changes.first?.pts != after + 1 { throw Cursor.expired }
             return RawChangelogPage(
-                payloads: page.changes.map { StoredChange.json(body: $0.body, position: $0.pts) },
+                changes: page.changes,
                 hasMore: page.hasMore, cursor: self.cursor(page.changes.last?.pts ?? after), serverTime: serverTime)
         }
     }
@@ -234,16 +234,26 @@ extension Store {
 /// A changelog page whose changes are the stored JSON texts with the reader's `seq`, spliced
 /// into the response without decoding (the wire shape is `ChangelogPage`).
 public struct RawChangelogPage: Sendable {
-    public var payloads: [String]
+    /// The changes as stored (`StoredChange.body`) with the reader's position of each.
+    public var changes: [(pts: Int64, body: String)]
     public var hasMore: Bool
     public var cursor: String
     public var serverTime: Int64
 
-    /// `{"changes":[…],"cursor":…,"hasMore":…,"serverTime":…}` (keys sorted, like every answer).
-    public var json: [UInt8] {
-        var text = #"{"changes":["#
-        text += payloads.joined(separator: ",")
-        text += #"],"cursor":"\#(cursor)","hasMore":\#(hasMore),"serverTime":\#(serverTime)}"#
-        return Array(text.utf8)
+    /// Each change as the reader sees it (its JSON with `seq`).
+    public var payloads: [String] { changes.map { StoredChange.json(body: $0.body, position: $0.pts) } }
+
+    /// `{"changes":[…],"cursor":…,"hasMore":…,"serverTime":…}` (keys sorted, like every
+    /// answer), written straight into one buffer: a replay page is a thousand changes.
+    public var json: EncodedJSON {
+        var bytes = Array(#"{"changes":["#.utf8)
+        bytes.reserveCapacity(changes.reduce(64) { $0 + $1.body.utf8.count + 32 })
+        for (index, change) in changes.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: change.body.utf8)
+            bytes.append(contentsOf: StoredChange.ending(change.pts).utf8)
+        }
+        bytes.append(contentsOf: #"],"cursor":"\#(cursor)","hasMore":\#(hasMore),"serverTime":\#(serverTime)}"#.utf8)
+        return EncodedJSON(bytes: bytes)
     }
 }
