@@ -12,6 +12,13 @@ public struct RowCursor: ~Copyable {
     public func text(_ column: Int32) -> String { columnText(handle, column) }
 
     public func textOrNil(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    /// Hands `body` the text's UTF-8 bytes as SQLite holds them (nil for NULL), valid only
+    /// during the call: for text copied once, into an answer, with no String made of it.
+    public func withText<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>?) throws -> T) rethrows -> T {
+        guard let bytes = sqlite3_column_text(handle, column) else { return try body(nil) }
+        return try body(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))))
+    }
 }
 
 extension Statement {

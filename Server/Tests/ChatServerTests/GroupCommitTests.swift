@@ -115,7 +115,7 @@ struct GroupCommitTests {
             #expect(try store.position(of: uid) == 120)
             let page = try store.changes(
                 for: uid, cursor: ChangelogCursor.encode(epoch: store.epoch, position: 0), limit: 1000)
-            #expect(page.payloads.count == 120)
+            #expect(page.count == 120)
         }
     }
 }

@@ -70,14 +70,14 @@ import Testing
         }
         let start = try store.changes(
             for: "ben", cursor: ChangelogCursor.encode(epoch: store.epoch, position: 0), limit: 100)
-        #expect(start.payloads.count == 1)
+        #expect(start.count == 1)
         let naiveSeen = try naiveRead(after: 0)
         #expect(naiveSeen.count == 1)
 
         try naive.execute("SELECT pg_advisory_unlock(7)")
         try late.join()
         let next = try store.changes(for: "ben", cursor: start.cursor, limit: 100)
-        #expect(next.payloads.count == 1, "the late change has the next position")
+        #expect(next.count == 1, "the late change has the next position")
         #expect(
             try naiveRead(after: naiveSeen.last!).isEmpty, "the naive reader moved past the late change and lost it")
         #expect(try naive.scalar("SELECT count(*) FROM inbox WHERE uid = 'ben'") == 2 as Int64)
@@ -101,9 +101,8 @@ import Testing
                 finalPass = done.load(ordering: .acquiring)
                 for uid in Self.uids {
                     let page = try store.changes(for: uid, cursor: cursors[uid], limit: 50)
-                    let positions = try page.payloads.map {
-                        try JSONDecoder().decode(ChangePayload.self, from: Data($0.utf8)).seq
-                    }
+                    let positions = try JSONDecoder().decode(ChangelogPage.self, from: Data(page.json.bytes)).changes
+                        .map(\.seq)
                     seen.withLock { $0[uid, default: []] += positions }
                     cursors[uid] = page.cursor
                 }

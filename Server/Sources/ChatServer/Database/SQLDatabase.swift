@@ -23,6 +23,13 @@ public protocol SQLDatabase: AnyObject {
     /// Runs statements that do not depend on each other's answers, in order, and returns the
     /// rows of each: PostgreSQL runs them in one round trip.
     func queries(_ statements: [(sql: String, arguments: [any SQLValueConvertible])]) throws -> [[Row]]
+    /// Runs a query whose rows are an integer and a text, and hands `body` each row's integer
+    /// and the text's UTF-8 bytes (nil for NULL), valid only during the call: kept JSON
+    /// (message bodies, changes) copied once, into an answer, with no row values built.
+    func forEachText(
+        _ sql: String, _ arguments: [any SQLValueConvertible],
+        _ body: (Int64, UnsafeBufferPointer<UInt8>?) throws -> Void
+    ) throws
     /// Runs SQL text that may hold several statements and no parameters (schema changes).
     func execute(_ sql: String) throws
     /// Rows changed by the last INSERT, UPDATE or DELETE.
@@ -33,6 +40,21 @@ public protocol SQLDatabase: AnyObject {
 }
 
 extension SQLDatabase {
+    /// `forEachText` over the rows `query` returns (PostgreSQL's connection reads whole results).
+    public func forEachText(
+        _ sql: String, _ arguments: [any SQLValueConvertible],
+        _ body: (Int64, UnsafeBufferPointer<UInt8>?) throws -> Void
+    ) throws {
+        for row in try query(sql, arguments) {
+            let number: Int64 = try row.get(0)
+            guard var text = try row.get(1, as: String?.self) else {
+                try body(number, nil)
+                continue
+            }
+            try text.withUTF8 { try body(number, $0) }
+        }
+    }
+
     public func run(_ sql: String) throws { try run(sql, []) }
 
     public func query(_ sql: String) throws -> [Row] { try query(sql, []) }
@@ -93,6 +115,16 @@ extension Connection: SQLDatabase {
     public func lockRows(_ table: String, where column: String, is value: String) throws {}
 
     public func runLater(_ sql: String, _ arguments: [any SQLValueConvertible]) throws { try run(sql, arguments) }
+
+    public func forEachText(
+        _ sql: String, _ arguments: [any SQLValueConvertible],
+        _ body: (Int64, UnsafeBufferPointer<UInt8>?) throws -> Void
+    ) throws {
+        try forEachRow(sql, arguments) { row in
+            try row.withText(1) { try body(row.int64(0), $0) }
+            return true
+        }
+    }
 
     public func queries(_ statements: [(sql: String, arguments: [any SQLValueConvertible])]) throws -> [[Row]] {
         try statements.map { try query($0.sql, $0.arguments) }

@@ -159,13 +159,15 @@ extension Store {
         _ db: any SQLDatabase, for uid: String, after position: Int64,
         limit: Int
     ) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
-        let rows = try db.query(
-            """
-            SELECT i.pts, c.payload FROM inbox i JOIN changes c ON c.id = i.change
-            WHERE i.uid = ? AND i.pts > ? ORDER BY i.pts LIMIT ?
-            """, [uid, position, limit + 1])
+        let rows = try db.query(pageQuery, [uid, position, limit + 1])
         return (try rows.prefix(limit).map { (try $0.get(0), try $0.get(1)) }, rows.count > limit)
     }
+
+    /// A user's changes after a position (`?2`), at most `?3`, each with its position.
+    static let pageQuery = """
+        SELECT i.pts, c.payload FROM inbox i JOIN changes c ON c.id = i.change
+        WHERE i.uid = ?1 AND i.pts > ?2 ORDER BY i.pts LIMIT ?3
+        """
 
     /// `uid`'s position: how many changes they have seen (0 before any).
     static func head(_ db: any SQLDatabase, of uid: String) throws -> Int64 {
@@ -197,17 +199,24 @@ extension Store {
         let serverTime = clock.now() / 1000
         return try read { db in
             let head = try Self.head(db, of: uid)
-            guard let cursor, !cursor.isEmpty else {
-                return RawChangelogPage(changes: [], hasMore: false, cursor: self.cursor(head), serverTime: serverTime)
-            }
+            var page = RawChangelogPage(serverTime: serverTime)
+            guard let cursor, !cursor.isEmpty else { return page.closed(cursor: self.cursor(head)) }
             let after = try position(db, of: uid, at: try Cursor.decode(cursor), head: head)
             guard after <= head else { throw StoreError(.invalidCursor, "the cursor is ahead of the changelog") }
-            let page = try Self.changes(db, for: uid, after: after, limit: limit)
-            // Positions have no gaps: a missing next one was pruned.
-            if after < head, page.changes.first?.pts != after + 1 { throw Cursor.expired }
-            return RawChangelogPage(
-                changes: page.changes,
-                hasMore: page.hasMore, cursor: self.cursor(page.changes.last?.pts ?? after), serverTime: serverTime)
+            var last = after
+            try db.forEachText(Self.pageQuery, [uid, after, limit + 1]) { pts, body in
+                guard page.count < limit else {
+                    page.hasMore = true
+                    return
+                }
+                // Positions have no gaps: a missing next one was pruned.
+                if page.count == 0 && pts != after + 1 { throw Cursor.expired }
+                guard let body else { throw StoreError.broken("change at \(pts) has no payload") }
+                page.append(body, position: pts)
+                last = pts
+            }
+            if after < head && page.count == 0 { throw Cursor.expired }
+            return page.closed(cursor: self.cursor(last))
         }
     }
 
@@ -231,29 +240,38 @@ extension Store {
     }
 }
 
-/// A changelog page whose changes are the stored JSON texts with the reader's `seq`, spliced
-/// into the response without decoding (the wire shape is `ChangelogPage`).
+/// A changelog page, its changes' stored JSON texts with the reader's `seq` written straight
+/// into the answer without decoding (the wire shape is `ChangelogPage`; a replay page is a
+/// thousand changes).
 public struct RawChangelogPage: Sendable {
-    /// The changes as stored (`StoredChange.body`) with the reader's position of each.
-    public var changes: [(pts: Int64, body: String)]
-    public var hasMore: Bool
-    public var cursor: String
-    public var serverTime: Int64
+    /// `{"changes":[…],"cursor":…,"hasMore":…,"serverTime":…}` once `closed`.
+    public private(set) var json = EncodedJSON(bytes: Array(#"{"changes":["#.utf8))
+    /// The changes in it.
+    public private(set) var count = 0
+    public fileprivate(set) var hasMore = false
+    /// Where the next page starts.
+    public private(set) var cursor = ""
+    let serverTime: Int64
 
-    /// Each change as the reader sees it (its JSON with `seq`).
-    public var payloads: [String] { changes.map { StoredChange.json(body: $0.body, position: $0.pts) } }
+    init(serverTime: Int64) {
+        self.serverTime = serverTime
+        json.bytes.reserveCapacity(65_536)
+    }
 
-    /// `{"changes":[…],"cursor":…,"hasMore":…,"serverTime":…}` (keys sorted, like every
-    /// answer), written straight into one buffer: a replay page is a thousand changes.
-    public var json: EncodedJSON {
-        var bytes = Array(#"{"changes":["#.utf8)
-        bytes.reserveCapacity(changes.reduce(64) { $0 + $1.body.utf8.count + 32 })
-        for (index, change) in changes.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: change.body.utf8)
-            bytes.append(contentsOf: StoredChange.ending(change.pts).utf8)
-        }
-        bytes.append(contentsOf: #"],"cursor":"\#(cursor)","hasMore":\#(hasMore),"serverTime":\#(serverTime)}"#.utf8)
-        return EncodedJSON(bytes: bytes)
+    /// Appends a change as stored (`StoredChange.body`) with the reader's position.
+    mutating func append(_ body: UnsafeBufferPointer<UInt8>, position: Int64) {
+        if count > 0 { json.bytes.append(UInt8(ascii: ",")) }
+        json.bytes.append(contentsOf: body)
+        json.bytes.append(contentsOf: StoredChange.ending(position).utf8)
+        count += 1
+    }
+
+    /// The page ending at `cursor` (keys sorted, like every answer).
+    func closed(cursor: String) -> RawChangelogPage {
+        var page = self
+        page.cursor = cursor
+        page.json.bytes.append(
+            contentsOf: #"],"cursor":"\#(cursor)","hasMore":\#(hasMore),"serverTime":\#(serverTime)}"#.utf8)
+        return page
     }
 }

@@ -338,19 +338,26 @@ extension Store {
             }
             let (conditions, arguments) = try query.whereClause()
             let order = query.newestFirst ? "DESC" : "ASC"
-            var rows = try db.query(
+            // The texts are copied out of SQLite once, into `kept`; each row notes where its
+            // text is (nil: none kept), so a newest-first page can be answered oldest first.
+            var kept: [UInt8] = []
+            kept.reserveCapacity(16_384)
+            var rows: [(id: Int64, text: Range<Int>?)] = []
+            try db.forEachText(
                 "SELECT id, body FROM messages WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
-                arguments + [query.limit])
-            if query.newestFirst { rows.reverse() }
-            let unkept = try rows.filter { try $0.get(1, as: String?.self) == nil }.map {
-                try $0.get(0, as: Int64.self)
+                arguments + [query.limit]
+            ) { id, body in
+                guard let body else { return rows.append((id, nil)) }
+                kept.append(contentsOf: body)
+                rows.append((id, kept.count - body.count..<kept.count))
             }
-            let built = try Self.loadMessages(db, ids: unkept)
+            if query.newestFirst { rows.reverse() }
+            let built = try Self.loadMessages(db, ids: rows.filter { $0.text == nil }.map(\.id))
             var array = EncodedJSON.Array()
             for row in rows {
-                if let body = try row.get(1, as: String?.self) {
-                    array.append(body)
-                } else if let message = built[try row.get(0)] {
+                if let text = row.text {
+                    array.append(kept[text])
+                } else if let message = built[row.id] {
                     array.append(try CompactJSONEncoder().encode(message))
                 }
             }
