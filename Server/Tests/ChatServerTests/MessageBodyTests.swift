@@ -108,6 +108,48 @@ struct MessageBodyTests {
         #expect(try store.conversation("ann~ben", for: "ann").bytes == (try CompactJSONEncoder().encode(page.items[1])))
     }
 
+    /// A page asks for the reader's member row; whoever has none gets the reason, whether the
+    /// conversation holds messages or not, and a member of an empty one gets an empty page.
+    @Test(arguments: GroupCommitTests.engines) func aPageIsForMembersAndEveryOtherReaderLearnsWhy(
+        engine: String
+    ) throws {
+        let store = try GroupCommitTests.store(engine)
+        for uid in ["ann", "ben", "cat", "dan"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        func code(_ conversation: String, for uid: String) -> ErrorCode? {
+            do {
+                _ = try store.messages(MessageQuery(scope: .conversation(conversation)), for: uid)
+                return nil
+            } catch let error as StoreError {
+                return error.code
+            } catch {
+                return .internalError
+            }
+        }
+        _ = try store.send(from: "ann", SendMessageRequest(muid: "d1", receiver: "ben", text: "private"))
+        #expect(code("ann~ben", for: "cat") == .forbidden)
+        #expect(code("ann~zed", for: "ann") == .notFound)
+        _ = try store.createGroup(CreateGroupRequest(guid: "open", name: "Open"), by: "ann", passwordHash: nil)
+        _ = try store.createGroup(
+            CreateGroupRequest(guid: "closed", name: "Closed", type: .private), by: "ann", passwordHash: nil)
+        #expect(
+            String(
+                decoding: try store.messages(MessageQuery(scope: .conversation("group_closed")), for: "ann").bytes,
+                as: UTF8.self
+            ).hasPrefix("["))
+        for member in ["ben", "cat", "dan"] { _ = try store.addMember("open", member, scope: .participant, by: "ann") }
+        _ = try store.send(
+            from: "ann", SendMessageRequest(muid: "g1", receiver: "open", receiverType: .group, text: "to all"))
+        try store.kick("open", "ben", by: "ann")
+        _ = try store.ban("open", "cat", by: "ann")
+        #expect(code("group_open", for: "dan") == nil)
+        #expect(code("group_open", for: "ben") == .forbidden, "kicked")
+        #expect(code("group_open", for: "cat") == .banned)
+        #expect(code("group_closed", for: "ben") == .notFound, "a private group is hidden from outsiders")
+        try store.deleteGroup("open", by: "ann")
+        #expect(code("group_open", for: "dan") == .notFound, "deleted")
+        #expect(code("group_open", for: "ann") == .notFound, "deleted for its owner too")
+    }
+
     /// Rows from before the column (NULL) are built from their columns, among kept ones.
     @Test(arguments: GroupCommitTests.engines) func messagesStoredBeforeBodiesReadTheSame(engine: String) throws {
         let store = try GroupCommitTests.store(engine)

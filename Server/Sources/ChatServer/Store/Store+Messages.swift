@@ -332,11 +332,16 @@ extension Store {
     /// message stored before bodies were kept is built from its columns.
     public func messages(_ query: MessageQuery, for uid: String) throws -> EncodedJSON {
         try read { db in
+            var (conditions, arguments) = try query.whereClause()
             switch query.scope {
-            case .conversation(let id): try Self.requireMember(db, uid, id)
+            case .conversation(let id):
+                // A member's row is what lets them read (a ban or a group's deletion removes
+                // it), so the page asks for it: a page with messages needs no other check, and
+                // an empty one asks `requireMember` below whether it is a 404, a 403 or empty.
+                conditions += " AND EXISTS (SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?)"
+                arguments += [id, uid]
             case .thread(let parentId): _ = try Self.readableMessage(db, id: parentId, uid: uid)
             }
-            let (conditions, arguments) = try query.whereClause()
             let order = query.newestFirst ? "DESC" : "ASC"
             // The texts are copied out of SQLite once, into `kept`; each row notes where its
             // text is (nil: none kept), so a newest-first page can be answered oldest first.
@@ -351,6 +356,7 @@ extension Store {
                 kept.append(contentsOf: body)
                 rows.append((id, kept.count - body.count..<kept.count))
             }
+            if rows.isEmpty, case .conversation(let id) = query.scope { try Self.requireMember(db, uid, id) }
             if query.newestFirst { rows.reverse() }
             let built = try Self.loadMessages(db, ids: rows.filter { $0.text == nil }.map(\.id))
             var array = EncodedJSON.Array()
