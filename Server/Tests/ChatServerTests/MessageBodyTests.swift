@@ -150,6 +150,22 @@ struct MessageBodyTests {
         #expect(code("group_open", for: "ann") == .notFound, "deleted for its owner too")
     }
 
+    /// Kept bodies are `MessagePayload`'s JSON as it was when they were written. A change of its
+    /// fields must come with a migration (SQLite and PostgreSQL) setting `messages.body` back
+    /// to NULL, or pages keep serving the old shape; this list is the reminder.
+    @Test func aChangeOfTheMessageShapeComesWithAMigrationThatResetsKeptBodies() {
+        let message = MessagePayload(
+            id: 1, muid: nil, conversationId: "a~b", sender: "a", receiver: "b", receiverType: .user,
+            category: .message, type: "text", text: nil, attachment: nil, customData: nil, metadata: nil, sentAt: 0,
+            updatedAt: 0, editedAt: nil, deletedAt: nil)
+        #expect(
+            Mirror(reflecting: message).children.compactMap(\.label) == [
+                "id", "muid", "conversationId", "sender", "receiver", "receiverType", "category", "type", "text",
+                "attachment", "customData", "metadata", "sentAt", "updatedAt", "editedAt", "deletedAt", "reactions",
+                "parentMessageId", "replyCount", "callStatus", "action"
+            ], "MessagePayload changed: add migrations that set messages.body = NULL, then update this list")
+    }
+
     /// Rows from before the column (NULL) are built from their columns, among kept ones.
     @Test(arguments: GroupCommitTests.engines) func messagesStoredBeforeBodiesReadTheSame(engine: String) throws {
         let store = try GroupCommitTests.store(engine)

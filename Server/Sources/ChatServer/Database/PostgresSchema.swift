@@ -161,7 +161,8 @@ enum PostgresSchema {
         (
             4, "message bodies",
             """
-            -- Each message's JSON as the API answers it (SQLite's migration 16).
+            -- Each message's JSON as the API answers it (SQLite's migration 16: what a change of
+            -- MessagePayload's JSON owes it).
             ALTER TABLE messages ADD COLUMN body text;
             """
         )

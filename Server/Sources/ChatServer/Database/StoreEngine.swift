@@ -56,7 +56,9 @@ final class SQLiteEngine: StoreEngine {
                 try Schema.migrator.migrate(writer)
             },
             prepareReader: { reader in
-                try reader.execute("PRAGMA cache_size = -16000")
+                // 64 MB of page cache shared out among the readers (at least 2 MB each), however
+                // many request threads there are; the OS caches the file beneath.
+                try reader.execute("PRAGMA cache_size = -\(max(2_000, 64_000 / max(1, readers)))")
                 try reader.addGreatestAndLeast()
             })
         checkpointer = Checkpointer(pool: pool)

@@ -269,7 +269,9 @@ enum Schema {
             sql: """
                 -- Each message's JSON as the API answers it, reactions included (Store.keepBody),
                 -- written with every change of the message: a history page splices these texts.
-                -- Rows from before it stay NULL and are built from their columns when read.
+                -- Rows from before it stay NULL and are built from their columns when read. A
+                -- later change to MessagePayload's JSON must set it back to NULL in a migration
+                -- (both engines), or pages serve the old shape.
                 ALTER TABLE messages ADD COLUMN body TEXT;
                 """)
         return migrator
