@@ -25,4 +25,17 @@ import Testing
             #expect(token(header) == nil, "\(String(describing: header))")
         }
     }
+
+    @Test func aJSONBodyIsJSONOrAPlusJSONTypeInAnyCaseWithParameters() {
+        for type in [
+            "application/json", "application/json; charset=utf-8", " Application/JSON ;charset=UTF-8",
+            "\tapplication/json\t", "application/problem+json", "APPLICATION/VND.API+JSON; x=y"
+        ] {
+            #expect(RouteContext.isJSON(type), "\(type)")
+        }
+        for type in [nil, "", "text/plain", "application/jsonx", "text/json", "application/json-patch", "+json", "json"]
+        {
+            #expect(!RouteContext.isJSON(type), "\(String(describing: type))")
+        }
+    }
 }

@@ -13,15 +13,16 @@ public struct EncodedJSON: Sendable, Equatable {
 
         init() { bytes.reserveCapacity(16_384) }
 
-        mutating func append(_ element: String) { append(element.utf8) }
-
         mutating func append(_ element: some Sequence<UInt8>) {
             if !empty { bytes.append(UInt8(ascii: ",")) }
             empty = false
             bytes.append(contentsOf: element)
         }
 
-        func closed() -> EncodedJSON { EncodedJSON(bytes: bytes + [UInt8(ascii: "]")]) }
+        consuming func closed() -> EncodedJSON {
+            bytes.append(UInt8(ascii: "]"))
+            return EncodedJSON(bytes: bytes)
+        }
     }
 
     /// A `Page` of `items`: `{"items":[…],"next":…}`, `next` left out on the last page.

@@ -38,10 +38,7 @@ public struct HTTPRequest: Sendable {
                 (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
             })
         else { return nil }
-        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        var token = bytes.dropFirst(scheme.count)
-        while let first = token.first, isBlank(first) { token = token.dropFirst() }
-        while let last = token.last, isBlank(last) { token = token.dropLast() }
+        let token = bytes.dropFirst(scheme.count).trimmingBlanks
         return token.isEmpty ? nil : String(Substring(token))
     }
 }
@@ -78,5 +75,17 @@ extension HTTPRequest {
 
         /// Whether `raw` holds a `%` (read as bytes).
         static func hasEscape(_ raw: String) -> Bool { raw.utf8.contains(UInt8(ascii: "%")) }
+    }
+}
+
+extension Substring.UTF8View {
+    /// Without the spaces and tabs around it (HTTP's optional whitespace), read as bytes:
+    /// header values are read on every request.
+    var trimmingBlanks: Substring.UTF8View {
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var bytes = self
+        while let first = bytes.first, isBlank(first) { bytes = bytes.dropFirst() }
+        while let last = bytes.last, isBlank(last) { bytes = bytes.dropLast() }
+        return bytes
     }
 }

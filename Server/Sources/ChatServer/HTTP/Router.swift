@@ -57,10 +57,13 @@ public struct RouteContext: Sendable {
     }
 
     /// `application/json` or a `+json` type, with any parameters (`; charset=utf-8`).
+    /// Read as bytes: every request with a body asks (Foundation's trimming was 2.5% of a send).
     static func isJSON(_ contentType: String?) -> Bool {
-        if contentType == "application/json" { return true }  // most bodies; Foundation's trimming costs
-        guard let essence = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        else { return false }
+        guard let contentType else { return false }
+        let essence = String(
+            decoding: contentType.utf8.prefix { $0 != UInt8(ascii: ";") }.trimmingBlanks.map {
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0
+            }, as: UTF8.self)
         return essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json"))
     }
 

@@ -103,10 +103,10 @@ extension Store {
                 "(uid IN (SELECT blocked FROM blocks WHERE blocker = ?1) OR uid IN (SELECT blocker FROM blocks WHERE blocked = ?1))"
             }
         return try read { db in
-            try db.query(
+            let rows = try db.query(
                 "SELECT \(Self.userColumns) FROM users WHERE \(filter) AND uid > ?2 ORDER BY uid LIMIT ?3",
-                [caller, after ?? "", limit]
-            ).map { try Self.flagged(try Self.user(from: $0), for: caller, db) }
+                [caller, after ?? "", limit])
+            return try Self.flagged(try rows.map { try Self.user(from: $0) }, for: caller, db)
         }
     }
 }

@@ -152,15 +152,10 @@ extension Store {
     func changes(
         for uid: String, after position: Int64, limit: Int
     ) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
-        try read { db in try Self.changes(db, for: uid, after: position, limit: limit) }
-    }
-
-    static func changes(
-        _ db: any SQLDatabase, for uid: String, after position: Int64,
-        limit: Int
-    ) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
-        let rows = try db.query(pageQuery, [uid, position, limit + 1])
-        return (try rows.prefix(limit).map { (try $0.get(0), try $0.get(1)) }, rows.count > limit)
+        try read { db in
+            let rows = try db.query(Self.pageQuery, [uid, position, limit + 1])
+            return (try rows.prefix(limit).map { (try $0.get(0), try $0.get(1)) }, rows.count > limit)
+        }
     }
 
     /// A user's changes after a position (`?2`), at most `?3`, each with its position.

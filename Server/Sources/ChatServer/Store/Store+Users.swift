@@ -55,7 +55,7 @@ extension Store {
         let sql = "SELECT \(Self.userColumns) FROM users WHERE \(conditions.clause) ORDER BY uid LIMIT ?"
         let finalArguments = conditions.arguments + [limit]
         return try read { db in
-            try db.query(sql, finalArguments).map { try Self.flagged(try Self.user(from: $0), for: caller, db) }
+            try Self.flagged(try db.query(sql, finalArguments).map { try Self.user(from: $0) }, for: caller, db)
         }
     }
 
