@@ -22,14 +22,13 @@ public struct CompactJSONEncoder: Sendable {
 
     /// `value` as compact JSON bytes (through `JSONEncoder` when this encoder cannot write it).
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        let writer = JSONByteWriter(handWritten: handWritten)
-        do {
-            try writer.encodeValue(value)
-            if !writer.unsupported { return writer.bytes }
-        } catch is JSONByteWriter.Unsupported {}
-        let fallback = JSONEncoder()
-        fallback.outputFormatting = [.withoutEscapingSlashes]
-        return Array(try fallback.encode(value))
+        try JSONByteWriter.written(
+            handWritten: handWritten, { try $0.encodeValue(value) },
+            orElse: {
+                let fallback = JSONEncoder()
+                fallback.outputFormatting = [.withoutEscapingSlashes]
+                return Array(try fallback.encode(value))
+            })
     }
 }
 
@@ -57,6 +56,19 @@ final class JSONByteWriter: Encoder {
     init(handWritten: Bool = true) {
         self.handWritten = handWritten
         bytes.reserveCapacity(1024)
+    }
+
+    /// What `write` writes on a fresh writer, or `fallback()`'s bytes when a value asked for
+    /// what this writer does not write.
+    static func written(
+        handWritten: Bool = true, _ write: (JSONByteWriter) throws -> Void, orElse fallback: () throws -> [UInt8]
+    ) throws -> [UInt8] {
+        let writer = JSONByteWriter(handWritten: handWritten)
+        do {
+            try write(writer)
+            if !writer.unsupported { return writer.bytes }
+        } catch is Unsupported {}
+        return try fallback()
     }
 
     /// Writes `value`, closing whatever containers it opened.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The conversation list's entries written by hand, with the user or group each is with: after
 /// the messages (`MessagePayload.writeJSON`), the list's `Encodable` path was the largest
 /// share of its encoding. The bytes are exactly those of the synthesized conformances
@@ -7,9 +9,15 @@ extension ConversationPayload {
     /// `lastMessageJSON`, a message's JSON written before (chatd keeps each message's), spliced
     /// as it is in place of `lastMessage`; nil writes `lastMessage` as usual.
     public func json(lastMessageJSON: String?) throws -> [UInt8] {
-        let writer = JSONByteWriter(handWritten: true)
-        try writeJSON(to: writer, lastMessageJSON: lastMessageJSON)
-        return writer.bytes
+        try JSONByteWriter.written(
+            { try writeJSON(to: $0, lastMessageJSON: lastMessageJSON) },
+            orElse: {
+                var whole = self
+                if let lastMessageJSON {
+                    whole.lastMessage = try JSONDecoder().decode(MessagePayload.self, from: Data(lastMessageJSON.utf8))
+                }
+                return try CompactJSONEncoder().encode(whole)
+            })
     }
 
     func writeJSON(to json: JSONByteWriter, lastMessageJSON: String? = nil) throws {

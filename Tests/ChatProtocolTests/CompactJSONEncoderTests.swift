@@ -145,6 +145,17 @@ import Testing
         #expect(try keyCount(group) == Mirror(reflecting: group).children.count, "a group field left out")
     }
 
+    /// chatd writes a message once per change, for its kept text and inside the change: a change
+    /// with its message written before is the same bytes, for every kind that carries one.
+    @Test func aChangeWithItsMessageWrittenBeforeIsTheSameBytes() throws {
+        let withMessages = JSONReaderTests.everyKind.filter { $0.message != nil }
+        #expect(!withMessages.isEmpty)
+        for change in withMessages {
+            let kept = try compact.encode(try #require(change.message))
+            #expect(try change.json(messageJSON: kept) == (try compact.encode(change)), "\(change.kind)")
+        }
+    }
+
     /// chatd splices a message's kept JSON as a conversation's last message: the bytes are the
     /// conversation's with that message, and nil writes the conversation as it is.
     @Test func aConversationWithItsLastMessageWrittenBeforeIsTheSameBytes() throws {

@@ -25,11 +25,12 @@ enum StoredChange {
     /// How `CompactJSONEncoder` begins a change whose `seq` is 0 (its first key).
     static let opening = Array(#"{"seq":0,"#.utf8)
 
-    /// The change encoded without `seq`, its closing brace cut off.
-    static func body(of change: ChangePayload) throws -> String {
+    /// The change encoded without `seq`, its closing brace cut off; its message as
+    /// `messageJSON` when that is given (`ChangePayload.json(messageJSON:)`).
+    static func body(of change: ChangePayload, messageJSON: [UInt8]? = nil) throws -> String {
         var zeroed = change
         zeroed.seq = 0
-        let json = try CompactJSONEncoder().encode(zeroed)
+        let json = try messageJSON.map { try zeroed.json(messageJSON: $0) } ?? CompactJSONEncoder().encode(zeroed)
         guard json.starts(with: opening), json.last == UInt8(ascii: "}") else {
             throw StoreError.broken("a change did not encode with `seq` first")
         }
@@ -63,9 +64,11 @@ extension Store {
             seq: 0, kind: kind, conversationId: conversationId, message: message,
             receipt: receipt, block: block, reaction: reaction, notification: notification,
             group: group, at: stamp())
-        if let message { try Self.keepBody(of: message, db) }
+        // The message is encoded once, for its kept text and inside the change.
+        let messageJSON = try message.map { try CompactJSONEncoder().encode($0) }
+        if let message, let messageJSON { try Self.keepBody(messageJSON, of: message.id, db) }
         // Encoded once: replays and realtime frames serve this text with each reader's `seq` in front.
-        let body = try StoredChange.body(of: change)
+        let body = try StoredChange.body(of: change, messageJSON: messageJSON)
         changes.append(PublishedChange(id: 0, change: change, body: body, audience: Array(Set(audience)).sorted()))
         return change
     }

@@ -319,11 +319,10 @@ extension Store {
         return message
     }
 
-    /// Keeps `message`'s JSON in its row (`body`), as a page of messages answers it. Every
+    /// Keeps message `id`'s JSON in its row (`body`), as a page of messages answers it. Every
     /// change of a message records it (`record`), so the text is current when the write commits.
-    static func keepBody(of message: MessagePayload, _ db: any SQLDatabase) throws {
-        let body = String(decoding: try CompactJSONEncoder().encode(message), as: UTF8.self)
-        try db.runLater("UPDATE messages SET body = ? WHERE id = ?", [body, message.id])
+    static func keepBody(_ json: [UInt8], of id: Int64, _ db: any SQLDatabase) throws {
+        try db.runLater("UPDATE messages SET body = ? WHERE id = ?", [String(decoding: json, as: UTF8.self), id])
     }
 
     /// Messages matching `query` that `uid` may read, oldest first, as a JSON array of
