@@ -131,12 +131,15 @@ public final class RealtimeHub: Sendable {
 
     func send(_ commands: [Command]) {
         guard !commands.isEmpty else { return }
-        guard self.commands.append(commands) else {
-            for case .register(let socket, _, _) in commands { socket.close() }
-            return
+        switch self.commands.append(commands) {
+        case .refused: for case .register(let socket, _, _) in commands { socket.close() }
+        case .behindOthers: break  // the loop was woken for those and takes these with them
+        case .first:
+            // A writer publishes under its lock: one wake per burst, not one per commit,
+            // spares it a system call and the switch to the loop that may follow.
+            var byte: UInt8 = 1
+            _ = Glibc.write(wake.write, &byte, 1)
         }
-        var byte: UInt8 = 1
-        _ = Glibc.write(wake.write, &byte, 1)
     }
 
     func send(_ command: Command) { send([command]) }
@@ -324,12 +327,22 @@ struct RealtimeSession: Sendable {
 final class CommandQueue: Sendable {
     private let state = Locked((items: [RealtimeHub.Command](), closed: false))
 
-    /// Queues `commands`; false once the hub has stopped.
-    func append(_ commands: [RealtimeHub.Command]) -> Bool {
-        state.withLock {
-            guard !$0.closed else { return false }
-            $0.items += commands
-            return true
+    /// Where `append` put commands.
+    enum Queued {
+        /// Nowhere: the hub has stopped.
+        case refused
+        /// Into an empty queue: the loop needs waking.
+        case first
+        /// Behind commands the loop has not taken yet (it was woken for them).
+        case behindOthers
+    }
+
+    /// Queues `commands`.
+    func append(_ commands: [RealtimeHub.Command]) -> Queued {
+        state.withLock { state in
+            guard !state.closed else { return .refused }
+            defer { state.items += commands }
+            return state.items.isEmpty ? .first : .behindOthers
         }
     }
 

@@ -85,10 +85,14 @@ public struct MediaStore: Sendable {
         guard fsync(fd) == 0 else { throw StoreError.broken("cannot sync \(url.lastPathComponent)") }
     }
 
+    /// SHA-256 fetched from OpenSSL's provider once: `EVP_sha256()` is fetched again by every
+    /// digest, behind a lock all request threads share (every request hashes its token).
+    private nonisolated(unsafe) static let sha256 = EVP_MD_fetch(nil, "SHA256", nil) ?? EVP_sha256()
+
     static func sha256Hex(_ bytes: [UInt8]) -> String {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
-        _ = EVP_Digest(bytes, bytes.count, &digest, &length, EVP_sha256(), nil)
+        _ = EVP_Digest(bytes, bytes.count, &digest, &length, sha256, nil)
         let hex = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(64)
