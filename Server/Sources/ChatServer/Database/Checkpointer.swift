@@ -7,7 +7,11 @@ import SQLiteKit
 /// every send waiting for that lock waited for it (wrk's sends: p99 42–45 ms with the
 /// automatic checkpoint, 8–10 ms without). The writer wakes this thread every
 /// `commitsPerCheckpoint` commits; it runs a PASSIVE checkpoint (`DatabasePool.checkpoint`),
-/// which blocks nobody. The writer keeps a much larger automatic limit as a backstop.
+/// which blocks nobody, then copies what was committed meanwhile with the writer held (a few
+/// commits' frames). Only a WAL that is all in the database starts over at the next commit:
+/// under a steady stream of sends the first pass never caught up, and the WAL grew to the
+/// automatic limit (400 MB), each commit appending to fresh file space. The writer keeps
+/// that much larger automatic limit as a backstop.
 final class Checkpointer: Sendable {
     /// About SQLite's own 1,000-page step at a send's dozen pages a commit.
     static let commitsPerCheckpoint = 64
@@ -25,8 +29,12 @@ final class Checkpointer: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     /// `checkpointed` hears each checkpoint's outcome (frames in the WAL, frames now in the
-    /// database), on the checkpointer's thread.
-    init(pool: DatabasePool, checkpointed: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) {
+    /// database), on the checkpointer's thread; `betweenPasses` runs after the first pass
+    /// (tests commit there, as the writer does meanwhile under load).
+    init(
+        pool: DatabasePool, checkpointed: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+        betweenPasses: @escaping @Sendable () -> Void = {}
+    ) {
         self.pool = pool
         Thread.detachNewThread { [self] in
             while true {
@@ -36,7 +44,13 @@ final class Checkpointer: Sendable {
                     return state.stopped
                 }
                 if stop { break }
-                if let (frames, done) = try? self.pool?.checkpoint() { checkpointed(frames, done) }
+                guard let pool = self.pool, var outcome = try? pool.checkpoint() else { continue }
+                betweenPasses()
+                // Commits came in meanwhile (the outcome counts only the frames there were when
+                // it began): the rest is copied with the writer held, so the WAL is whole in the
+                // database and the next commit starts it over.
+                outcome = (try? pool.withWriter { _ in try pool.checkpoint() }) ?? outcome
+                checkpointed(outcome.frames, outcome.checkpointed)
             }
             done.signal()
         }
