@@ -35,9 +35,9 @@ import Testing
         try pool.close()
     }
 
-    /// Commits that land while the first pass copies are copied too (the second pass, with
-    /// the writer held): the WAL is then all in the database, and the next commit starts it
-    /// over from its beginning instead of growing it.
+    /// Once the WAL is large, commits that land while the first pass copies are copied too
+    /// (the second pass, with the writer held): the WAL is then all in the database, and the
+    /// next commit starts it over from its beginning instead of growing it.
     @Test func commitsDuringACheckpointAreCopiedTooAndTheWALStartsOver() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("checkpointer-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -48,7 +48,7 @@ import Testing
         }
         let outcomes = AsyncStream<(Int, Int)>.makeStream()
         let checkpointer = Checkpointer(
-            pool: pool, checkpointed: { outcomes.continuation.yield(($0, $1)) },
+            pool: pool, restartFrames: 1, checkpointed: { outcomes.continuation.yield(($0, $1)) },
             betweenPasses: { for n in 0..<50 { try? commit(-n) } })
         for n in 0..<Checkpointer.commitsPerCheckpoint {
             try commit(n)

@@ -7,14 +7,17 @@ import SQLiteKit
 /// every send waiting for that lock waited for it (wrk's sends: p99 42–45 ms with the
 /// automatic checkpoint, 8–10 ms without). The writer wakes this thread every
 /// `commitsPerCheckpoint` commits; it runs a PASSIVE checkpoint (`DatabasePool.checkpoint`),
-/// which blocks nobody, then copies what was committed meanwhile with the writer held (a few
-/// commits' frames). Only a WAL that is all in the database starts over at the next commit:
-/// under a steady stream of sends the first pass never caught up, and the WAL grew to the
-/// automatic limit (400 MB), each commit appending to fresh file space. The writer keeps
-/// that much larger automatic limit as a backstop.
+/// which blocks nobody. Only a WAL that is all in the database starts over at the next
+/// commit, and under a steady stream of sends that pass never catches up: the WAL grew to the
+/// automatic limit (400 MB), each commit appending to fresh file space. So once the WAL holds
+/// `restartFrames`, the checkpoint also copies what was committed meanwhile, with the writer
+/// held (about 2 ms under wrk's sends, so only every few hundred commits). The writer keeps
+/// the much larger automatic limit as a backstop.
 final class Checkpointer: Sendable {
     /// About SQLite's own 1,000-page step at a send's dozen pages a commit.
     static let commitsPerCheckpoint = 64
+    /// The WAL's size, in frames, from which a checkpoint makes it start over (16 MB).
+    let restartFrames: Int
 
     private struct State {
         var commits = 0
@@ -32,10 +35,12 @@ final class Checkpointer: Sendable {
     /// database), on the checkpointer's thread; `betweenPasses` runs after the first pass
     /// (tests commit there, as the writer does meanwhile under load).
     init(
-        pool: DatabasePool, checkpointed: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+        pool: DatabasePool, restartFrames: Int = 4_096,
+        checkpointed: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
         betweenPasses: @escaping @Sendable () -> Void = {}
     ) {
         self.pool = pool
+        self.restartFrames = restartFrames
         Thread.detachNewThread { [self] in
             while true {
                 wake.wait()
@@ -46,10 +51,12 @@ final class Checkpointer: Sendable {
                 if stop { break }
                 guard let pool = self.pool, var outcome = try? pool.checkpoint() else { continue }
                 betweenPasses()
-                // Commits came in meanwhile (the outcome counts only the frames there were when
-                // it began): the rest is copied with the writer held, so the WAL is whole in the
-                // database and the next commit starts it over.
-                outcome = (try? pool.withWriter { _ in try pool.checkpoint() }) ?? outcome
+                if outcome.frames >= restartFrames {
+                    // Commits came in meanwhile (the outcome counts only the frames there were
+                    // when it began): the rest is copied with the writer held, so the WAL is
+                    // whole in the database and the next commit starts it over.
+                    outcome = (try? pool.withWriter { _ in try pool.checkpoint() }) ?? outcome
+                }
                 checkpointed(outcome.frames, outcome.checkpointed)
             }
             done.signal()
