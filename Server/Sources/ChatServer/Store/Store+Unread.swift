@@ -18,13 +18,13 @@ extension Store {
     /// last insert: it counts for everyone else who has not read past it, and the sender has
     /// read everything up to it (their count is 0: the conversation is locked, so no message
     /// comes after theirs yet). Every member's row is visited, so the uids it returns are the
-    /// conversation's members.
+    /// conversation's members; each row also brings the new message's id.
     static let countSentMessage = """
         UPDATE conversation_members SET
             unread = CASE WHEN uid = ?1 THEN 0 WHEN read_id < last_insert_rowid() THEN unread + 1 ELSE unread END,
             read_id = CASE WHEN uid = ?1 THEN greatest(read_id, last_insert_rowid()) ELSE read_id END,
             delivered_id = CASE WHEN uid = ?1 THEN greatest(delivered_id, last_insert_rowid()) ELSE delivered_id END
-        WHERE conversation_id = ?2 RETURNING uid
+        WHERE conversation_id = ?2 RETURNING uid, last_insert_rowid()
         """
 
     /// Message `id` by `sender` was deleted (it was not before).
