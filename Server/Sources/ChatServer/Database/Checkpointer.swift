@@ -11,16 +11,22 @@ import SQLiteKit
 /// commit, and under a steady stream of sends that pass never catches up: the WAL grew to the
 /// automatic limit (400 MB), each commit appending to fresh file space. So once the WAL holds
 /// `restartFrames`, the checkpoint also copies what was committed meanwhile, with the writer
-/// held (about 2 ms under wrk's sends, so only every few hundred commits). The writer keeps
+/// held (about 2 ms under wrk's sends, so only every few hundred commits). When the writes
+/// pause (`idle`), what they left is checkpointed whole the same way, so reads go to the
+/// database file alone instead of looking up each page in the WAL's index. The writer keeps
 /// the much larger automatic limit as a backstop.
 final class Checkpointer: Sendable {
     /// About SQLite's own 1,000-page step at a send's dozen pages a commit.
     static let commitsPerCheckpoint = 64
     /// The WAL's size, in frames, from which a checkpoint makes it start over (16 MB).
     let restartFrames: Int
+    /// How long without a wake counts as the writes having paused.
+    let idle: DispatchTimeInterval
 
     private struct State {
         var commits = 0
+        /// `commits` when the last checkpoint began.
+        var checkpointedThrough = 0
         var pending = false
         var stopped = false
     }
@@ -35,23 +41,24 @@ final class Checkpointer: Sendable {
     /// database), on the checkpointer's thread; `betweenPasses` runs after the first pass
     /// (tests commit there, as the writer does meanwhile under load).
     init(
-        pool: DatabasePool, restartFrames: Int = 4_096,
+        pool: DatabasePool, restartFrames: Int = 4_096, idle: DispatchTimeInterval = .seconds(1),
         checkpointed: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
         betweenPasses: @escaping @Sendable () -> Void = {}
     ) {
         self.pool = pool
         self.restartFrames = restartFrames
+        self.idle = idle
         Thread.detachNewThread { [self] in
             while true {
-                wake.wait()
-                let stop = state.withLock { state in
-                    state.pending = false
-                    return state.stopped
+                let paused = wake.wait(timeout: .now() + idle) == .timedOut
+                let (stop, fresh) = state.withLock { state in
+                    defer { (state.pending, state.checkpointedThrough) = (false, state.commits) }
+                    return (state.stopped, state.commits != state.checkpointedThrough)
                 }
                 if stop { break }
-                guard let pool = self.pool, var outcome = try? pool.checkpoint() else { continue }
+                guard fresh, let pool = self.pool, var outcome = try? pool.checkpoint() else { continue }
                 betweenPasses()
-                if outcome.frames >= restartFrames {
+                if paused || outcome.frames >= restartFrames {
                     // Commits came in meanwhile (the outcome counts only the frames there were
                     // when it began): the rest is copied with the writer held, so the WAL is
                     // whole in the database and the next commit starts it over.
