@@ -31,6 +31,13 @@ struct MessageBodyTests {
         return (left as? NSObject)?.isEqual(right) == true
     }
 
+    /// Messages without a kept text (no row in `message_bodies`, or a NULL body there).
+    static let unkeptCount = """
+        SELECT count(*) FROM messages m
+        LEFT JOIN message_bodies b ON b.conversation_id = m.conversation_id AND b.id = m.id
+        WHERE b.body IS NULL
+        """
+
     static func expectCurrent(
         _ store: Store, _ query: MessageQuery, for uid: String, after change: String, allKept: Bool = true,
         sourceLocation: SourceLocation = #_sourceLocation
@@ -39,7 +46,7 @@ struct MessageBodyTests {
         #expect(
             try sameJSON(page, rebuilt), "after \(change): \(page) against \(rebuilt)", sourceLocation: sourceLocation)
         let unkept = try store.read { db in
-            try db.scalar("SELECT count(*) FROM messages WHERE body IS NULL", as: Int.self)
+            try db.scalar(Self.unkeptCount, as: Int.self)
         }
         #expect(!allKept || unkept == 0, "every message keeps its body", sourceLocation: sourceLocation)
     }
@@ -139,7 +146,7 @@ struct MessageBodyTests {
         #expect(first.page.next != nil)
         let second = try list(limit: 1, cursor: first.page.next)
         #expect((first.page.items + second.page.items).map(\.conversationId) == ["ann~cat", "ann~ben"])
-        try store.write { db, _ in try db.run("UPDATE messages SET body = NULL") }
+        try store.write { db, _ in try db.run("UPDATE message_bodies SET body = NULL") }
         #expect(try list().bytes == bytes, "last messages stored before bodies were kept")
         #expect(try store.conversation("ann~ben", for: "ann").bytes == (try CompactJSONEncoder().encode(page.items[1])))
     }
@@ -187,7 +194,7 @@ struct MessageBodyTests {
     }
 
     /// Kept bodies are `MessagePayload`'s JSON as it was when they were written. A change of its
-    /// fields must come with a migration (SQLite and PostgreSQL) setting `messages.body` back
+    /// fields must come with a migration (SQLite and PostgreSQL) setting `message_bodies.body` back
     /// to NULL, or pages keep serving the old shape; this list is the reminder.
     @Test func aChangeOfTheMessageShapeComesWithAMigrationThatResetsKeptBodies() {
         let message = MessagePayload(
@@ -199,7 +206,45 @@ struct MessageBodyTests {
                 "id", "muid", "conversationId", "sender", "receiver", "receiverType", "category", "type", "text",
                 "attachment", "customData", "metadata", "sentAt", "updatedAt", "editedAt", "deletedAt", "reactions",
                 "parentMessageId", "replyCount", "callStatus", "action"
-            ], "MessagePayload changed: add migrations that set messages.body = NULL, then update this list")
+            ], "MessagePayload changed: add migrations that set message_bodies.body = NULL, then update this list")
+    }
+
+    /// An export from before `message_bodies` kept each message's text in its `messages` row:
+    /// it imports, and every message reads as before (texts built from their columns).
+    @Test(arguments: GroupCommitTests.engines) func anExportFromBeforeTheBodiesTableImports(engine: String) throws {
+        let source = try GroupCommitTests.store("sqlite")
+        for uid in ["ann", "ben"] { _ = try source.createUser(CreateUserRequest(uid: uid)) }
+        let first = try source.send(from: "ann", SendMessageRequest(muid: "o1", receiver: "ben", text: "one")).message
+        _ = try source.send(from: "ben", SendMessageRequest(muid: "o2", receiver: "ann", text: "two"))
+        _ = try source.react("👍", to: first.id, by: "ben")
+        let direct = MessageQuery(scope: .conversation(ConversationPayload.directID("ann", "ben")))
+        let (before, _) = try Self.pageAndRebuilt(source, direct, for: "ben")
+        var lines: [String] = []
+        try source.export { lines.append($0) }
+        // The old shape: each body back in its message's row, no `message_bodies` lines.
+        var bodies: [Int64: DeploymentExport.Value] = [:]
+        for line in lines.dropFirst() {
+            let row = try JSONDecoder().decode(DeploymentExport.Line.self, from: Data(line.utf8))
+            if row.table == "message_bodies", case .integer(let id)? = row.row["id"] { bodies[id] = row.row["body"] }
+        }
+        #expect(bodies.count == 2)
+        let old =
+            try [lines[0]]
+            + lines.dropFirst().compactMap { line -> String? in
+                let parsed = try JSONDecoder().decode(DeploymentExport.Line.self, from: Data(line.utf8))
+                guard parsed.table != "message_bodies" else { return nil }
+                guard parsed.table == "messages", case .integer(let id)? = parsed.row["id"] else { return line }
+                var row = parsed.row
+                row["body"] = bodies[id]
+                return String(
+                    decoding: try JSONEncoder().encode(DeploymentExport.Line(table: parsed.table, row: row)),
+                    as: UTF8.self)
+            }
+        let target = try GroupCommitTests.store(engine)
+        try target.importDeployment(lines: old, keepEpoch: true)
+        let (after, rebuilt) = try Self.pageAndRebuilt(target, direct, for: "ben")
+        #expect(try Self.sameJSON(after, before) && Self.sameJSON(after, rebuilt), "\(after) against \(before)")
+        #expect(try target.read { try $0.scalar(Self.unkeptCount, as: Int.self) } == 2, "built from their columns")
     }
 
     /// Rows from before the column (NULL) are built from their columns, among kept ones.
@@ -216,10 +261,10 @@ struct MessageBodyTests {
         let query = MessageQuery(scope: .conversation(ConversationPayload.directID("ann", "ben")))
         let before = String(decoding: try store.messages(query, for: "ben").bytes, as: UTF8.self)
         try store.write { db, _ in
-            try db.run("UPDATE messages SET body = NULL WHERE id = ? OR id = ?", [ids[1], ids[2]])
+            try db.run("UPDATE message_bodies SET body = NULL WHERE id = ? OR id = ?", [ids[1], ids[2]])
         }
         #expect(
-            try store.read { db in try db.scalar("SELECT count(*) FROM messages WHERE body IS NULL", as: Int.self) }
+            try store.read { db in try db.scalar(Self.unkeptCount, as: Int.self) }
                 == 2)
         let after = String(decoding: try store.messages(query, for: "ben").bytes, as: UTF8.self)
         #expect(after == before)

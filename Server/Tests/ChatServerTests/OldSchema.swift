@@ -14,6 +14,14 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 17:
+            try db.execute(
+                """
+                ALTER TABLE messages ADD COLUMN body TEXT;
+                UPDATE messages SET body = (SELECT body FROM message_bodies b
+                                            WHERE b.conversation_id = messages.conversation_id AND b.id = messages.id);
+                DROP TABLE message_bodies;
+                """)
         case 16:
             try db.execute("ALTER TABLE messages DROP COLUMN body")
         case 15:

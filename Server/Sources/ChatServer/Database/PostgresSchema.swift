@@ -165,6 +165,20 @@ enum PostgresSchema {
             -- MessagePayload's JSON owes it).
             ALTER TABLE messages ADD COLUMN body text;
             """
+        ),
+        (
+            5, "message bodies by conversation",
+            """
+            -- The kept JSON in a table keyed by conversation (SQLite's migration 17); every
+            -- message has a row, a NULL body is built from its columns.
+            CREATE TABLE message_bodies(
+                conversation_id text NOT NULL,
+                id bigint NOT NULL,
+                body text,
+                PRIMARY KEY (conversation_id, id));
+            INSERT INTO message_bodies(conversation_id, id, body) SELECT conversation_id, id, body FROM messages;
+            ALTER TABLE messages DROP COLUMN body;
+            """
         )
     ]
 

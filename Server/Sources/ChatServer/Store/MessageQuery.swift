@@ -38,8 +38,10 @@ public struct MessageQuery: Sendable {
     /// Forward queries (after an anchor) page oldest-first; everything else newest-first.
     var newestFirst: Bool { afterId == nil && sentAfter == nil && updatedAfter == nil }
 
-    /// SQL conditions with their arguments, in order.
-    func whereClause() throws -> (String, [any SQLValueConvertible]) {
+    /// SQL conditions with their arguments, in order, and whether they are a conversation's
+    /// message-id anchors alone (no filter: the kept texts answer such a page by themselves,
+    /// `Store.keptPage`).
+    func whereClause() throws -> (clause: String, arguments: [any SQLValueConvertible], onlyAnchors: Bool) {
         var conditions = SQLConditions()
         func add(_ condition: String, _ values: [any SQLValueConvertible] = []) { conditions.add(condition, values) }
         switch scope {
@@ -48,6 +50,7 @@ public struct MessageQuery: Sendable {
         }
         if let afterId { add("id > ?", [afterId]) }
         if let beforeId { add("id < ?", [beforeId]) }
+        let anchors = conditions.conditions.count
         if let sentAfter { add("sent_at > ?", [sentAfter]) }
         if let sentBefore { add("sent_at < ?", [sentBefore]) }
         try conditions.oneOf("category", categories)
@@ -59,7 +62,8 @@ public struct MessageQuery: Sendable {
         if let updatedAfter { add("updated_at > ?", [updatedAfter]) }
         if updatesOnly { add("(edited_at IS NOT NULL OR deleted_at IS NOT NULL)") }
         if let sender { add("sender = ?", [sender]) }
-        return (conditions.clause, conditions.arguments)
+        let isConversation = if case .conversation = scope { true } else { false }
+        return (conditions.clause, conditions.arguments, isConversation && conditions.conditions.count == anchors)
     }
 
     /// Makes `%`, `_` and `\` match themselves in a LIKE pattern (scalar by scalar: a

@@ -274,6 +274,22 @@ enum Schema {
                 -- (both engines), or pages serve the old shape.
                 ALTER TABLE messages ADD COLUMN body TEXT;
                 """)
+        migrator.register(
+            17, "message bodies by conversation",
+            sql: """
+                -- The kept JSON moves to a table ordered by conversation: a history page reads its
+                -- texts from neighbouring rows of one b-tree instead of finding each message's row
+                -- by id. Every message has a row here; a NULL body is built from its columns. A
+                -- later change to MessagePayload's JSON sets these bodies back to NULL (both
+                -- engines).
+                CREATE TABLE message_bodies(
+                    conversation_id TEXT NOT NULL,
+                    id INTEGER NOT NULL,
+                    body TEXT,
+                    PRIMARY KEY(conversation_id, id)) WITHOUT ROWID;
+                INSERT INTO message_bodies(conversation_id, id, body) SELECT conversation_id, id, body FROM messages;
+                ALTER TABLE messages DROP COLUMN body;
+                """)
         return migrator
     }()
 }

@@ -66,7 +66,7 @@ extension Store {
             group: group, at: stamp())
         // The message is encoded once, for its kept text and inside the change.
         let messageJSON = try message.map { try CompactJSONEncoder().encode($0) }
-        if let message, let messageJSON { try Self.keepBody(messageJSON, of: message.id, db) }
+        if let message, let messageJSON { try Self.keepBody(messageJSON, of: message, db) }
         // Encoded once: replays and realtime frames serve this text with each reader's `seq` in front.
         let body = try StoredChange.body(of: change, messageJSON: messageJSON)
         changes.append(PublishedChange(id: 0, change: change, body: body, audience: Array(Set(audience)).sorted()))

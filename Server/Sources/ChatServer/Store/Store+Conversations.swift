@@ -34,7 +34,7 @@ extension Store {
         FROM conversation_members m
         JOIN conversations c ON c.id = m.conversation_id
         LEFT JOIN conversation_members p ON p.conversation_id = m.conversation_id AND p.uid = m.peer
-        LEFT JOIN messages lm ON lm.id = c.last_message_id
+        LEFT JOIN message_bodies lm ON lm.conversation_id = c.id AND lm.id = c.last_message_id
         LEFT JOIN users u ON u.uid = m.peer
         """
 

@@ -331,11 +331,24 @@ extension Store {
         return message
     }
 
-    /// Keeps message `id`'s JSON in its row (`body`), as a page of messages answers it. Every
+    /// Keeps `message`'s JSON (`message_bodies`), as a page of messages answers it. Every
     /// change of a message records it (`record`), so the text is current when the write commits.
-    static func keepBody(_ json: [UInt8], of id: Int64, _ db: any SQLDatabase) throws {
-        try db.runLater("UPDATE messages SET body = ? WHERE id = ?", [String(decoding: json, as: UTF8.self), id])
+    static func keepBody(_ json: [UInt8], of message: MessagePayload, _ db: any SQLDatabase) throws {
+        try db.runLater(
+            """
+            INSERT INTO message_bodies(conversation_id, id, body) VALUES (?, ?, ?)
+            ON CONFLICT(conversation_id, id) DO UPDATE SET body = excluded.body
+            """, [message.conversationId, message.id, String(decoding: json, as: UTF8.self)])
     }
+
+    /// A conversation's page by its anchors alone: the kept texts in conversation order.
+    static let keptPage = "SELECT id, body FROM message_bodies"
+    /// Any other page: the messages' rows, each with its kept text.
+    static let keptRows = """
+        SELECT id, (SELECT body FROM message_bodies b WHERE b.conversation_id = messages.conversation_id
+                                                      AND b.id = messages.id)
+        FROM messages
+        """
 
     /// Messages matching `query` that `uid` may read, oldest first, as a JSON array of
     /// `MessagePayload`: the `limit` newest before the anchor, or the `limit` oldest after it
@@ -343,7 +356,8 @@ extension Store {
     /// message stored before bodies were kept is built from its columns.
     public func messages(_ query: MessageQuery, for uid: String) throws -> EncodedJSON {
         try read { db in
-            var (conditions, arguments) = try query.whereClause()
+            let clause = try query.whereClause()
+            var (conditions, arguments) = (clause.clause, clause.arguments)
             switch query.scope {
             case .conversation(let id):
                 // A member's row is what lets them read (a ban or a group's deletion removes
@@ -360,7 +374,7 @@ extension Store {
             kept.reserveCapacity(16_384)
             var rows: [(id: Int64, text: Range<Int>?)] = []
             try db.forEachText(
-                "SELECT id, body FROM messages WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
+                "\(clause.onlyAnchors ? Self.keptPage : Self.keptRows) WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
                 arguments + [query.limit]
             ) { id, body in
                 guard let body else { return rows.append((id, nil)) }
