@@ -11,14 +11,16 @@ import SQLiteKit
 /// commit, and under a steady stream of sends that pass never catches up: the WAL grew to the
 /// automatic limit (400 MB), each commit appending to fresh file space. So once the WAL holds
 /// `restartFrames`, the checkpoint also copies what was committed meanwhile, with the writer
-/// held (about 2 ms under wrk's sends, so only every few hundred commits). When the writes
+/// held (about 2 ms under wrk's sends, so only every few thousand commits). When the writes
 /// pause (`idle`), what they left is checkpointed whole the same way, so reads go to the
 /// database file alone instead of looking up each page in the WAL's index. The writer keeps
 /// the much larger automatic limit as a backstop.
 final class Checkpointer: Sendable {
     /// About SQLite's own 1,000-page step at a send's dozen pages a commit.
     static let commitsPerCheckpoint = 64
-    /// The WAL's size, in frames, from which a checkpoint makes it start over (16 MB).
+    /// The WAL's size, in frames, from which a checkpoint makes it start over (64 MB): each
+    /// start-over holds the writer a few milliseconds (the second pass, then a sync of the new
+    /// WAL's header), which at 16 MB was often enough to lift delivery's p99 by 2 ms.
     let restartFrames: Int
     /// How long without a wake counts as the writes having paused.
     let idle: DispatchTimeInterval
@@ -41,7 +43,7 @@ final class Checkpointer: Sendable {
     /// database), on the checkpointer's thread; `betweenPasses` runs after the first pass
     /// (tests commit there, as the writer does meanwhile under load).
     init(
-        pool: DatabasePool, restartFrames: Int = 4_096, idle: DispatchTimeInterval = .seconds(1),
+        pool: DatabasePool, restartFrames: Int = 16_384, idle: DispatchTimeInterval = .seconds(1),
         checkpointed: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
         betweenPasses: @escaping @Sendable () -> Void = {}
     ) {
