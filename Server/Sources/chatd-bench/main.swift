@@ -106,7 +106,9 @@ for (index, socket) in sockets.enumerated() {
 }
 
 print("\(clients) realtime clients connected; sending …")
-// 3. Sends from 8 connections, random sender → receiver among the 50.
+// 3. Sends from 8 connections, random sender → receiver among the 50; each send's own
+// round trip is kept too, so delivery's latency can be read against it.
+let sendLatencies = Locked(Latencies())
 let sendSeconds = parallel(workers) { worker in
     let client = try BenchHTTPClient(port: port)
     var random = SystemRandomNumberGenerator()
@@ -114,10 +116,13 @@ let sendSeconds = parallel(workers) { worker in
         let from = Int.random(in: 0..<clients, using: &random)
         var to = Int.random(in: 0..<clients - 1, using: &random)
         if to >= from { to += 1 }
+        let sentAt = now()
         let body = try JSONEncoder().encode(
-            SendMessageRequest(muid: "w\(worker)-\(index)", receiver: "u\(to)", text: "\(now()) hello"))
+            SendMessageRequest(muid: "w\(worker)-\(index)", receiver: "u\(to)", text: "\(sentAt) hello"))
         let (status, _) = try client.request("POST", "/v1/messages", token: tokens[from], body: Array(body))
         guard status == 201 else { throw ConnectionError("send answered \(status)") }
+        let answered = now() - sentAt
+        sendLatencies.withLock { $0.samples.append(answered) }
     }
 }
 let sendRate = Double(totalSends) / sendSeconds
@@ -176,12 +181,14 @@ while true {
 let replaySeconds = Double(now() - replayStart) / 1e9
 
 let samples = latencies.withLock { $0 }
+let sendSamples = sendLatencies.withLock { $0 }
 print(
     """
 
     chatd benchmark (release, loopback, \(workers) HTTP connections, \(clients) realtime clients)
       baseline GET /v1/health        \(format(healthRate)) req/s
       POST /v1/messages              \(format(sendRate)) sends/s   = \(format(sendRate / healthRate, 3)) × baseline
+      a send's answer                p50 \(format(sendSamples.percentile(0.5), 2)) ms   p99 \(format(sendSamples.percentile(0.99), 2)) ms
       send → realtime delivery       p50 \(format(samples.percentile(0.5), 2)) ms   p99 \(format(samples.percentile(0.99), 2)) ms   (\(samples.samples.count) of \(totalSends) delivered, \(dropped.load(ordering: .relaxed)) clients dropped as slow)
       GET a conversation's newest 30 \(format(historyRate)) req/s   = \(format(historyRate / healthRate, 3)) × baseline
       GET the conversation list (30) \(format(listRate)) req/s   = \(format(listRate / healthRate, 3)) × baseline
