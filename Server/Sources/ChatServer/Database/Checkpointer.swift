@@ -18,12 +18,6 @@ import SQLiteKit
 final class Checkpointer: Sendable {
     /// About SQLite's own 1,000-page step at a send's dozen pages a commit.
     static let commitsPerCheckpoint = 64
-    /// The WAL's size, in frames, from which a checkpoint makes it start over (64 MB): each
-    /// start-over holds the writer a few milliseconds (the second pass, then a sync of the new
-    /// WAL's header), which at 16 MB was often enough to lift delivery's p99 by 2 ms.
-    let restartFrames: Int
-    /// How long without a wake counts as the writes having paused.
-    let idle: DispatchTimeInterval
 
     private struct State {
         var commits = 0
@@ -39,17 +33,19 @@ final class Checkpointer: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
 
-    /// `checkpointed` hears each checkpoint's outcome (frames in the WAL, frames now in the
-    /// database), on the checkpointer's thread; `betweenPasses` runs after the first pass
-    /// (tests commit there, as the writer does meanwhile under load).
+    /// `restartFrames` is the WAL's size, in frames, from which a checkpoint makes it start
+    /// over (64 MB): each start-over holds the writer a few milliseconds (the second pass, then
+    /// a sync of the new WAL's header), which at 16 MB was often enough to lift delivery's p99
+    /// by 2 ms. `idle` without a wake counts as the writes having paused. `checkpointed` hears
+    /// each checkpoint's outcome (frames in the WAL, frames now in the database), on the
+    /// checkpointer's thread; `betweenPasses` runs after the first pass (tests commit there,
+    /// as the writer does meanwhile under load).
     init(
         pool: DatabasePool, restartFrames: Int = 16_384, idle: DispatchTimeInterval = .seconds(1),
         checkpointed: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
         betweenPasses: @escaping @Sendable () -> Void = {}
     ) {
         self.pool = pool
-        self.restartFrames = restartFrames
-        self.idle = idle
         Thread.detachNewThread { [self] in
             while true {
                 let paused = wake.wait(timeout: .now() + idle) == .timedOut
