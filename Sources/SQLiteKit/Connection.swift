@@ -55,6 +55,28 @@ public final class Connection {
     @discardableResult
     public static func disableMemoryStatistics() -> Bool { sqlitekit_disable_memory_statistics() == SQLITE_OK }
 
+    /// Flushes the database file and its journal (the WAL) to disk, as a commit or checkpoint
+    /// that syncs would (`fdatasync` on Linux). SQLite before 3.21 cannot name its journal
+    /// (SQLCipher 3.4.1): there, the database file only.
+    public func syncFiles() throws {
+        try sync(SQLITE_FCNTL_FILE_POINTER)
+        #if SystemSQLite
+        try sync(SQLITE_FCNTL_JOURNAL_POINTER)
+        #endif
+    }
+
+    /// Syncs the file that the file control `pointer` names (none yet: nothing to sync).
+    private func sync(_ pointer: Int32) throws {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        var code = sqlite3_file_control(handle, "main", pointer, &file)
+        if code == SQLITE_OK, let file, let sync = file.pointee.pMethods?.pointee.xSync {
+            code = sync(file, SQLITE_SYNC_NORMAL)
+        }
+        guard code == SQLITE_OK else {
+            throw SQLiteError(code: ResultCode(rawValue: code), message: "cannot sync \(path)")
+        }
+    }
+
     /// An in-memory database, gone when the connection closes.
     public static func inMemory() throws -> Connection {
         try Connection(path: ":memory:")

@@ -105,6 +105,18 @@ public final class DatabasePool: Sendable {
         }
     }
 
+    /// Flushes the database file and its WAL to disk from `checkpoint()`'s connection, locking
+    /// nobody out. A checkpoint syncs both (the WAL before it copies, the database after), so
+    /// one run with the writer held holds it for as long as those syncs take; flushed just
+    /// before, they find little left to write. Does nothing before the first checkpoint.
+    public func syncFiles() throws {
+        try checkpointing.withLock { state in
+            if state.closed { throw SQLiteError(code: .misuse, message: "the pool is closed") }
+            guard let db = state.connection else { return }
+            try db.syncFiles()
+        }
+    }
+
     /// Closes every connection, the readers first once reads under way have finished (the
     /// writer's close checkpoints the WAL away); throws the first failure after trying them
     /// all. Later reads get a closed reader, which refuses them.

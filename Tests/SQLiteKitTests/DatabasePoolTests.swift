@@ -101,8 +101,10 @@ import Testing
             try pool.withWriter { try $0.run("INSERT INTO t VALUES (?, ?)", [n, String(repeating: "x", count: 2_000)]) }
         }
         let grown = try walBytes()
+        try pool.syncFiles()  // before any checkpoint: nothing to flush from
         let (frames, checkpointed) = try pool.checkpoint()
         #expect(frames > 100 && checkpointed == frames, "every frame is in the database now")
+        try pool.syncFiles()  // the database file and the WAL, from the checkpoint's connection
         for n in 200..<400 {
             try pool.withWriter { try $0.run("INSERT INTO t VALUES (?, ?)", [n, String(repeating: "x", count: 2_000)]) }
         }
@@ -121,6 +123,7 @@ import Testing
         #expect(throws: SQLiteError.self) { try pool.withWriter { try $0.run("INSERT INTO t VALUES (1)") } }
         #expect(throws: SQLiteError.self) { try pool.read { try $0.scalar("SELECT count(*) FROM t") as Int? } }
         #expect(throws: SQLiteError.self) { try pool.checkpoint() }
+        #expect(throws: SQLiteError.self) { try pool.syncFiles() }
         #expect(!FileManager.default.fileExists(atPath: pool.path), "no use of a closed pool creates its file")
     }
 
