@@ -57,3 +57,10 @@ func occurrences(of pattern: String, in bytes: [UInt8]) -> Int {
 func tail(of bytes: [UInt8], _ length: Int = 512) -> String {
     String(decoding: bytes.suffix(length), as: UTF8.self)
 }
+
+/// A sender and a different receiver among `clients` users, at random.
+func randomPair(among clients: Int, using random: inout SystemRandomNumberGenerator) -> (from: Int, to: Int) {
+    let from = Int.random(in: 0..<clients, using: &random)
+    let to = Int.random(in: 0..<clients - 1, using: &random)
+    return (from, to >= from ? to + 1 : to)
+}

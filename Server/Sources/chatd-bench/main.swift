@@ -34,7 +34,8 @@ defer { try? FileManager.default.removeItem(at: data) }
 MemoryAllocator.keepFreedMemory()
 print("preparing \(clients) users and a \(backlogSize)-change backlog …")
 let backlogStart = now()
-let tokens: [String] = try {
+var backlogSeconds = 0.0
+let (tokens, storeSendRate): ([String], Double) = try {
     var tokens: [String] = []
     let store = try Store(directory: data, clock: SystemClock(), readers: 1)
     for index in 0..<clients {
@@ -46,10 +47,20 @@ let tokens: [String] = try {
         _ = try store.send(
             from: "archive", SendMessageRequest(muid: "b\(index)", receiver: "u0", text: "backlog \(index)"))
     }
+    backlogSeconds = Double(now() - backlogStart) / 1e9
+    // The store alone: step 3's sends from as many threads, straight into `Store.send` (group
+    // commit and all) with no HTTP in front: the most sends a second chatd could answer.
+    let seconds = parallel(workers) { worker in
+        var random = SystemRandomNumberGenerator()
+        for index in 0..<(totalSends / workers) {
+            let (from, to) = randomPair(among: clients, using: &random)
+            _ = try store.send(
+                from: "u\(from)", SendMessageRequest(muid: "s\(worker)-\(index)", receiver: "u\(to)", text: "store"))
+        }
+    }
     try store.close()
-    return tokens
+    return (tokens, Double(totalSends) / seconds)
 }()
-let backlogSeconds = Double(now() - backlogStart) / 1e9
 
 // `output` stays referenced while chatd runs (a closed pipe would cost it its log lines).
 let (process, output, port) = try ServerProcess.startChatd(
@@ -113,9 +124,7 @@ let sendSeconds = parallel(workers) { worker in
     let client = try BenchHTTPClient(port: port)
     var random = SystemRandomNumberGenerator()
     for index in 0..<(totalSends / workers) {
-        let from = Int.random(in: 0..<clients, using: &random)
-        var to = Int.random(in: 0..<clients - 1, using: &random)
-        if to >= from { to += 1 }
+        let (from, to) = randomPair(among: clients, using: &random)
         let sentAt = now()
         let body = try JSONEncoder().encode(
             SendMessageRequest(muid: "w\(worker)-\(index)", receiver: "u\(to)", text: "\(sentAt) hello"))
@@ -188,6 +197,7 @@ print(
     chatd benchmark (release, loopback, \(workers) HTTP connections, \(clients) realtime clients)
       baseline GET /v1/health        \(format(healthRate)) req/s
       POST /v1/messages              \(format(sendRate)) sends/s   = \(format(sendRate / healthRate, 3)) × baseline
+      the same sends, store alone    \(format(storeSendRate)) sends/s   = \(format(storeSendRate / healthRate, 3)) × baseline   (in-process Store.send, no HTTP)
       a send's answer                p50 \(format(sendSamples.percentile(0.5), 2)) ms   p99 \(format(sendSamples.percentile(0.99), 2)) ms
       send → realtime delivery       p50 \(format(samples.percentile(0.5), 2)) ms   p99 \(format(samples.percentile(0.99), 2)) ms   (\(samples.samples.count) of \(totalSends) delivered, \(dropped.load(ordering: .relaxed)) clients dropped as slow)
       GET a conversation's newest 30 \(format(historyRate)) req/s   = \(format(historyRate / healthRate, 3)) × baseline
