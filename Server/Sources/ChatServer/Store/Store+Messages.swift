@@ -118,9 +118,9 @@ extension Store {
             }
             guard parent.deletedAt == nil else { throw StoreError.conflict("message \(parentId) is deleted") }
         }
-        // The message, the conversation's last message and the members' counts go in one round
-        // trip: both updates name the new message as the connection's last insert, and the
-        // counts' rows bring back its id. The message itself is built from what was inserted
+        // The message, the conversation's last message, the members' counts and the members go
+        // in one round trip: the updates name the new message as the connection's last insert,
+        // and the members' rows bring back its id. The message itself is built from what was inserted
         // (JSON fields decoded from the stored text, as a read does): a row read back through
         // RETURNING cost SQLite a temporary table, a seventh of the send's statements.
         let (attachment, customData, metadata) = (
@@ -144,9 +144,10 @@ extension Store {
                 "UPDATE conversations SET last_message_id = last_insert_rowid(), updated_at = ? WHERE id = ?",
                 [now, conversationId]
             ),
-            (Self.countSentMessage, [sender, conversationId])
+            (Self.countSentMessage, [sender, conversationId]),
+            (Self.sentMessageAudience, [conversationId])
         ])
-        guard let id = try answers[2].first?.get(1, as: Int64.self) else {
+        guard let id = try answers[3].first?.get(1, as: Int64.self) else {
             throw StoreError.broken("a message went to a conversation without members")
         }
         let message = MessagePayload(
@@ -156,7 +157,7 @@ extension Store {
             customData: try Self.decodeJSON(JSONValue.self, customData),
             metadata: try Self.decodeJSON([String: JSONValue].self, metadata), sentAt: now, updatedAt: now,
             editedAt: nil, deletedAt: nil, parentMessageId: request.parentMessageId, callStatus: callStatus)
-        let members: [String] = try answers[2].map { try $0.get(0) }
+        let members: [String] = try answers[3].map { try $0.get(0) }
         try Self.linkUpload(db, request.attachment, to: message.id, sender: sender)
         try record(
             db, .messageCreated, conversationId: conversationId, message: message, audience: members, into: &changes)
