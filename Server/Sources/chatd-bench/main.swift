@@ -81,8 +81,10 @@ let healthSeconds = parallel(workers) { worker in
 }
 let healthRate = Double(healthCount) / healthSeconds
 
-// 2. 50 realtime clients; each records send→delivery latency of messages addressed to it.
+// 2. 50 realtime clients; each records send→delivery latency of messages addressed to it
+// (a message's text is the time it was sent at, then "hello", or "paced" in step 3's second half).
 let latencies = Locked(Latencies())
+let pacedLatencies = Locked(Latencies())
 let delivered = Atomic<Int>(0)
 var sockets: [WebSocketClient] = []
 for token in tokens {
@@ -108,9 +110,10 @@ for (index, socket) in sockets.enumerated() {
             guard json.contains(me), let range = json.range(of: "\"text\":\"") else { continue }
             let text = json[range.upperBound...].prefix { $0 != "\"" }
             if text == "END" { return }
-            guard let sentAt = UInt64(text.split(separator: " ").first ?? "") else { continue }
+            let words = text.split(separator: " ")
+            guard let sentAt = UInt64(words.first ?? "") else { continue }
             let latency = now() - sentAt
-            latencies.withLock { $0.samples.append(latency) }
+            (words.last == "paced" ? pacedLatencies : latencies).withLock { $0.samples.append(latency) }
             delivered.add(1, ordering: .relaxed)
         }
     }.start()
@@ -135,6 +138,25 @@ let sendSeconds = parallel(workers) { worker in
     }
 }
 let sendRate = Double(totalSends) / sendSeconds
+// The same sends at half that rate, on a schedule (open loop): each is timed from when it was
+// due, so a send the server held up also counts against the ones it delayed. The closed loop
+// above measures delivery at the most sends chatd answers; this, with room to spare.
+let pacedSends = totalSends / 2
+let pacedStart = now() + 10_000_000
+_ = parallel(workers) { worker in
+    let client = try BenchHTTPClient(port: port)
+    var random = SystemRandomNumberGenerator()
+    for index in 0..<(pacedSends / workers) {
+        let due = pacedStart + UInt64(Double(index * workers + worker) / (sendRate / 2) * 1e9)
+        let early = Int64(due) - Int64(now())
+        if early > 0 { usleep(useconds_t(early / 1_000)) }
+        let (from, to) = randomPair(among: clients, using: &random)
+        let body = try JSONEncoder().encode(
+            SendMessageRequest(muid: "p\(worker)-\(index)", receiver: "u\(to)", text: "\(due) paced"))
+        let (status, _) = try client.request("POST", "/v1/messages", token: tokens[from], body: Array(body))
+        guard status == 201 else { throw ConnectionError("send answered \(status)") }
+    }
+}
 print("sent; waiting for deliveries …")
 // An END marker to every client: per-socket order means all earlier deliveries arrived.
 let marker = try BenchHTTPClient(port: port)
@@ -190,6 +212,7 @@ while true {
 let replaySeconds = Double(now() - replayStart) / 1e9
 
 let samples = latencies.withLock { $0 }
+let pacedSamples = pacedLatencies.withLock { $0 }
 let sendSamples = sendLatencies.withLock { $0 }
 print(
     """
@@ -200,6 +223,7 @@ print(
       the same sends, store alone    \(format(storeSendRate)) sends/s   = \(format(storeSendRate / healthRate, 3)) × baseline   (in-process Store.send, no HTTP)
       a send's answer                p50 \(format(sendSamples.percentile(0.5), 2)) ms   p99 \(format(sendSamples.percentile(0.99), 2)) ms
       send → realtime delivery       p50 \(format(samples.percentile(0.5), 2)) ms   p99 \(format(samples.percentile(0.99), 2)) ms   (\(samples.samples.count) of \(totalSends) delivered, \(dropped.load(ordering: .relaxed)) clients dropped as slow)
+      the same at half that rate     p50 \(format(pacedSamples.percentile(0.5), 2)) ms   p99 \(format(pacedSamples.percentile(0.99), 2)) ms   (\(pacedSamples.samples.count) of \(pacedSends) delivered; sent on a schedule, timed from when each was due)
       GET a conversation's newest 30 \(format(historyRate)) req/s   = \(format(historyRate / healthRate, 3)) × baseline
       GET the conversation list (30) \(format(listRate)) req/s   = \(format(listRate / healthRate, 3)) × baseline
       changelog replay               \(format(Double(pages) / replaySeconds, 1)) pages/s = \(format(Double(changes) / replaySeconds)) changes/s (\(changes) changes, \(pages) pages of ≤1000)
