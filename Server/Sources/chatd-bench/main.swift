@@ -49,7 +49,7 @@ let (tokens, storeSendRate): ([String], Double) = try {
     }
     backlogSeconds = Double(now() - backlogStart) / 1e9
     // The store alone: step 3's sends from as many threads, straight into `Store.send` (group
-    // commit and all) with no HTTP in front: the most sends a second chatd could answer.
+    // commit and all) with no HTTP in front: the most sends per second chatd could answer.
     let seconds = parallel(workers) { worker in
         var random = SystemRandomNumberGenerator()
         for index in 0..<(totalSends / workers) {
@@ -81,8 +81,8 @@ let healthSeconds = parallel(workers) { worker in
 }
 let healthRate = Double(healthCount) / healthSeconds
 
-// 2. 50 realtime clients; each records send→delivery latency of messages addressed to it
-// (a message's text is the time it was sent at, then "hello", or "paced" in step 3's second half).
+// 2. 50 realtime clients; each records send→delivery latency of messages addressed to it (a
+// message's text is the time it was sent, then "hello"; or when it was due, then "paced").
 let latencies = Locked(Latencies())
 let pacedLatencies = Locked(Latencies())
 let delivered = Atomic<Int>(0)

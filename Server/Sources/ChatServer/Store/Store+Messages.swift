@@ -120,9 +120,9 @@ extension Store {
         }
         // The message, the conversation's last message, the members' counts and the members go
         // in one round trip: the updates name the new message as the connection's last insert,
-        // and the members' rows bring back its id. The message itself is built from what was inserted
-        // (JSON fields decoded from the stored text, as a read does): a row read back through
-        // RETURNING cost SQLite a temporary table, a seventh of the send's statements.
+        // and the members' rows bring back its id. The message itself is built from what was
+        // inserted (JSON fields decoded from the stored text, as a read does): a row read back
+        // through RETURNING cost SQLite a temporary table, a seventh of the send's statements.
         let (attachment, customData, metadata) = (
             try Self.json(request.attachment), try Self.json(request.customData), try Self.json(request.metadata)
         )
