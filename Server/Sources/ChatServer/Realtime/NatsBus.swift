@@ -12,6 +12,9 @@ import Locking
 final class NatsBus: Sendable {
     private let state = Locked(State())
     static let broadcastSubject = "chatd.all"
+    /// What NATS's callbacks are given to find this bus by (`LiveBuses`), never a pointer to it.
+    private let number = LiveBuses.reserve()
+    private var context: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: number)! }
 
     private struct State {
         var connection: OpaquePointer?
@@ -32,7 +35,7 @@ final class NatsBus: Sendable {
         try Self.check(natsOptions_SetNoEcho(options, true), "no echo")
         try Self.check(natsOptions_SetMaxReconnect(options, -1), "reconnects")
         try Self.check(natsOptions_SetReconnectWait(options, 250), "reconnect wait")
-        let context = Unmanaged.passUnretained(self).toOpaque()
+        LiveBuses.add(self, as: number)
         try Self.check(natsOptions_SetReconnectedCB(options, busReconnected, context), "reconnected callback")
         try Self.check(natsOptions_SetDisconnectedCB(options, busDisconnected, context), "disconnected callback")
         var connection: OpaquePointer?
@@ -51,7 +54,10 @@ final class NatsBus: Sendable {
 
     func deliver(_ message: BusMessage) { state.withLock { $0.handler }?(message) }
 
+    /// Closes the connection. No callback reaches the bus once this has begun, and none that
+    /// began before is still running when it returns.
     func close() {
+        LiveBuses.remove(number)
         let handle = state.withLock { state in
             defer {
                 state.connection = nil
@@ -109,7 +115,6 @@ final class NatsBus: Sendable {
 
     /// A socket of `uid` opens on this node: subscribe for the first one.
     func retain(_ uid: String) {
-        let context = Unmanaged.passUnretained(self).toOpaque()
         state.withLock { state in
             if var entry = state.subscriptions[uid] {
                 entry.sockets += 1
@@ -149,28 +154,58 @@ final class NatsBus: Sendable {
     }
 }
 
+/// The buses NATS's callbacks may reach, by the number each gave NATS as their context. NATS
+/// runs a connection's disconnect on a thread of its own, posted while the connection closes,
+/// so it may come after `close()` has returned and the bus is gone (chatd crashed at exit on
+/// it). A callback reaches its bus only through here, delivering under the lock `close()`
+/// takes to remove the bus: after that a callback finds nothing, and none is still running.
+private enum LiveBuses {
+    private struct State {
+        var next = 1
+        var buses: [Int: Unmanaged<NatsBus>] = [:]
+    }
+    private static let state = Locked(State())
+
+    /// A number for a bus about to be made (never 0: it becomes a non-null context).
+    static func reserve() -> Int {
+        state.withLock { state in
+            defer { state.next += 1 }
+            return state.next
+        }
+    }
+
+    static func add(_ bus: NatsBus, as number: Int) {
+        state.withLock { $0.buses[number] = Unmanaged.passUnretained(bus) }
+    }
+
+    static func remove(_ number: Int) { state.withLock { _ = $0.buses.removeValue(forKey: number) } }
+
+    /// Hands `message` to the bus `context` stands for, if it is still open.
+    static func deliver(_ message: BusMessage, to context: UnsafeMutableRawPointer?) {
+        guard let context else { return }
+        state.withLock { $0.buses[Int(bitPattern: context)]?.takeUnretainedValue().deliver(message) }
+    }
+}
+
 /// NATS calls these on its own threads (C callbacks live outside main.swift).
 private let busMessage:
     @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Void = {
         _, _, message, context in
-        guard let message, let context else { return }
+        guard let message else { return }
         defer { natsMsg_Destroy(message) }
-        let bus = Unmanaged<NatsBus>.fromOpaque(context).takeUnretainedValue()
         guard let data = natsMsg_GetData(message) else { return }
         let bytes = UnsafeBufferPointer(
             start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self),
             count: Int(natsMsg_GetDataLength(message)))
-        if let parsed = BusMessage(bytes) { bus.deliver(parsed) }
+        if let parsed = BusMessage(bytes) { LiveBuses.deliver(parsed, to: context) }
     }
 
 private let busReconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, context in
-    guard let context else { return }
-    Unmanaged<NatsBus>.fromOpaque(context).takeUnretainedValue().deliver(.reconnected)
+    LiveBuses.deliver(.reconnected, to: context)
 }
 
 private let busDisconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, context in
-    guard let context else { return }
-    Unmanaged<NatsBus>.fromOpaque(context).takeUnretainedValue().deliver(.disconnected)
+    LiveBuses.deliver(.disconnected, to: context)
 }
 
 /// What travels on the bus, one line of kind and fields, then the payload:
