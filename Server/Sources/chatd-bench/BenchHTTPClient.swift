@@ -1,3 +1,4 @@
+import ChatProtocol
 import Foundation
 import WebSocket
 
@@ -44,5 +45,14 @@ final class BenchHTTPClient {
         let chunk = try Socket.readSome(fd)
         guard !chunk.isEmpty else { throw ConnectionError("chatd closed the connection") }
         buffer += chunk
+    }
+}
+
+extension BenchHTTPClient {
+    /// `POST /v1/messages` as the token's user; anything but 201 throws.
+    func send(_ message: SendMessageRequest, token: String) throws {
+        let (status, _) = try request(
+            "POST", "/v1/messages", token: token, body: Array(try JSONEncoder().encode(message)))
+        guard status == 201 else { throw ConnectionError("send answered \(status)") }
     }
 }

@@ -129,10 +129,9 @@ let sendSeconds = parallel(workers) { worker in
     for index in 0..<(totalSends / workers) {
         let (from, to) = randomPair(among: clients, using: &random)
         let sentAt = now()
-        let body = try JSONEncoder().encode(
-            SendMessageRequest(muid: "w\(worker)-\(index)", receiver: "u\(to)", text: "\(sentAt) hello"))
-        let (status, _) = try client.request("POST", "/v1/messages", token: tokens[from], body: Array(body))
-        guard status == 201 else { throw ConnectionError("send answered \(status)") }
+        try client.send(
+            SendMessageRequest(muid: "w\(worker)-\(index)", receiver: "u\(to)", text: "\(sentAt) hello"),
+            token: tokens[from])
         let answered = now() - sentAt
         sendLatencies.withLock { $0.samples.append(answered) }
     }
@@ -151,10 +150,9 @@ _ = parallel(workers) { worker in
         let early = Int64(due) - Int64(now())
         if early > 0 { usleep(useconds_t(early / 1_000)) }
         let (from, to) = randomPair(among: clients, using: &random)
-        let body = try JSONEncoder().encode(
-            SendMessageRequest(muid: "p\(worker)-\(index)", receiver: "u\(to)", text: "\(due) paced"))
-        let (status, _) = try client.request("POST", "/v1/messages", token: tokens[from], body: Array(body))
-        guard status == 201 else { throw ConnectionError("send answered \(status)") }
+        try client.send(
+            SendMessageRequest(muid: "p\(worker)-\(index)", receiver: "u\(to)", text: "\(due) paced"),
+            token: tokens[from])
     }
 }
 print("sent; waiting for deliveries …")

@@ -21,10 +21,15 @@ import Testing
         try pool.close()
     }
 
+    /// One commit of row `n` (about a kilobyte).
+    static func insert(_ n: Int, into pool: DatabasePool) throws {
+        try pool.withWriter { try $0.run("INSERT INTO t VALUES (?, ?)", [n, String(repeating: "x", count: 1_000)]) }
+    }
+
     /// `count` commits of a row each, each told to `checkpointer` as the writer tells it.
     static func commit(_ count: Int, to pool: DatabasePool, telling checkpointer: Checkpointer) throws {
         for n in 0..<count {
-            try pool.withWriter { try $0.run("INSERT INTO t VALUES (?, ?)", [n, String(repeating: "x", count: 1_000)]) }
+            try insert(n, into: pool)
             checkpointer.committed()
         }
     }
@@ -45,29 +50,22 @@ import Testing
         }
     }
 
-    /// Once the WAL is large, commits that land while the first pass copies are copied too
-    /// (the second pass, with the writer held): the WAL is then all in the database, and the
+    /// Once the WAL is large, commits that land while the passes before it copy are copied too
+    /// (the last pass, with the writer held): the WAL is then all in the database, and the
     /// next commit starts it over from its beginning instead of growing it.
     @Test func commitsDuringACheckpointAreCopiedTooAndTheWALStartsOver() async throws {
         try await Self.withPool { pool in
-            let pad = String(repeating: "x", count: 1_000)
-            @Sendable func commit(_ n: Int) throws {
-                try pool.withWriter { try $0.run("INSERT INTO t VALUES (?, ?)", [n, pad]) }
-            }
             let outcomes = AsyncStream<(Int, Int)>.makeStream()
             let checkpointer = Checkpointer(
                 pool: pool, restartFrames: 1, idle: .seconds(600),
                 checkpointed: { outcomes.continuation.yield(($0, $1)) },
-                betweenPasses: { for n in 0..<50 { try? commit(-n) } })
-            for n in 0..<Checkpointer.commitsPerCheckpoint {
-                try commit(n)
-                checkpointer.committed()
-            }
+                betweenPasses: { for n in 0..<50 { try? Self.insert(-n, into: pool) } })
+            try Self.commit(Checkpointer.commitsPerCheckpoint, to: pool, telling: checkpointer)
             var heard = outcomes.stream.makeAsyncIterator()
             let outcome = try #require(await heard.next())
             #expect(outcome.1 == outcome.0, "all of the WAL is in the database, the 50 commits too: \(outcome)")
             checkpointer.stop()
-            try commit(1_000)
+            try Self.insert(1_000, into: pool)
             let after = try pool.checkpoint()
             #expect(after.frames <= 4, "the WAL started over: only the last commit is in it (\(after))")
         }
