@@ -1,5 +1,7 @@
 import Foundation
+import Locking
 import SQLiteKit
+import Synchronization
 import Testing
 
 @testable import ChatServer
@@ -37,7 +39,7 @@ import Testing
     @Test func everyFewCommitsTheWALIsCheckpointedOnTheCheckpointersThread() async throws {
         try await Self.withPool { pool in
             let outcomes = AsyncStream<(Int, Int)>.makeStream()
-            // No pause in these commits counts (`idle`): the 64th commit is what wakes it.
+            // No pause in these commits counts (`idle`): the last of them is what wakes it.
             let checkpointer = Checkpointer(pool: pool, idle: .seconds(600)) { outcomes.continuation.yield(($0, $1)) }
             try Self.commit(Checkpointer.commitsPerCheckpoint, to: pool, telling: checkpointer)
             var heard = outcomes.stream.makeAsyncIterator()
@@ -71,8 +73,36 @@ import Testing
         }
     }
 
+    /// Commits that wake it again while it holds the writer all land before the held pass, which
+    /// copies them: the wake after finds the WAL as that pass left it, all in the database (the
+    /// writer's next commit starts it over), and does not hold the writer for it again.
+    @Test func aWALAlreadyAllInTheDatabaseIsNotHeldForAgain() async throws {
+        try await Self.withPool { pool in
+            let outcomes = AsyncStream<(Int, Int)>.makeStream()
+            let held = Atomic(0)
+            let woken = Locked<Checkpointer?>(nil)
+            let checkpointer = Checkpointer(
+                pool: pool, restartFrames: 1, idle: .seconds(600),
+                checkpointed: { outcomes.continuation.yield(($0, $1)) },
+                betweenPasses: {
+                    guard held.add(1, ordering: .relaxed).newValue == 1, let checkpointer = woken.current else {
+                        return
+                    }
+                    try? Self.commit(Checkpointer.commitsPerCheckpoint, to: pool, telling: checkpointer)
+                })
+            woken.withLock { $0 = checkpointer }
+            try Self.commit(Checkpointer.commitsPerCheckpoint, to: pool, telling: checkpointer)
+            var heard = outcomes.stream.makeAsyncIterator()
+            let first = try #require(await heard.next())
+            let second = try #require(await heard.next(), "the commits before the held pass woke it again")
+            #expect(first.1 == first.0 && second == first, "nothing came in after the held pass: \(first), \(second)")
+            #expect(held.load(ordering: .relaxed) == 1, "the writer was held once")
+            checkpointer.stop()
+        }
+    }
+
     /// When the writes pause, what they left is checkpointed whole without waiting for the
-    /// 64th commit, and the next commit starts the WAL over.
+    /// `commitsPerCheckpoint`-th commit, and the next commit starts the WAL over.
     @Test func whenWritesPauseTheirFramesAreCheckpointedWhole() async throws {
         try await Self.withPool { pool in
             let outcomes = AsyncStream<(Int, Int)>.makeStream()

@@ -11,13 +11,17 @@ import SQLiteKit
 /// commit, and under a steady stream of sends that pass never catches up: the WAL grew to the
 /// automatic limit (400 MB), each commit appending to fresh file space. So once the WAL holds
 /// `restartFrames`, the checkpoint also copies what was committed meanwhile, with the writer
-/// held (about 3 ms under wrk's sends, every 1,400 sends or so at about 12 frames a send).
+/// held (1–4 ms under chatd-bench's sends, most of it the WAL's and the database's flushes;
+/// every 1,400 sends or so at about 12 frames a send).
 /// When the writes pause (`idle`), what they left is checkpointed whole the same way, so
 /// reads go to the database file alone instead of looking up each page in the WAL's index.
 /// The writer keeps the much larger automatic limit as a backstop.
 final class Checkpointer: Sendable {
-    /// About SQLite's own 1,000-page step at a send's dozen pages a commit.
-    static let commitsPerCheckpoint = 64
+    /// A pass then copies a few hundred frames (a send writes a dozen pages), a shorter
+    /// burst for the writer and the HTTP threads to share two cores with. At 64 commits,
+    /// SQLite's own 1,000-page step, delivery's p99 in chatd-bench was 4.6–6.4 ms (median
+    /// 5.9 of 8 runs); at 16, 4.1–6.6 ms (median 4.7), in turn with it.
+    static let commitsPerCheckpoint = 16
 
     private struct State {
         var commits = 0
@@ -47,6 +51,8 @@ final class Checkpointer: Sendable {
     ) {
         self.pool = pool
         Thread.detachNewThread { [self] in
+            /// The WAL's frames as the last held pass left it, all in the database.
+            var heldThrough = -1
             while true {
                 let paused = wake.wait(timeout: .now() + idle) == .timedOut
                 let (stop, fresh) = state.withLock { state in
@@ -55,7 +61,10 @@ final class Checkpointer: Sendable {
                 }
                 if stop { break }
                 guard fresh, let pool = self.pool, var outcome = try? pool.checkpoint() else { continue }
-                if paused || outcome.frames >= restartFrames {
+                // Commits that woke it again during a held pass all came before that pass: the
+                // WAL is still as it left it, and the writer's next commit starts it over.
+                let startsOver = outcome == (heldThrough, heldThrough)
+                if (paused || outcome.frames >= restartFrames) && !startsOver {
                     // Commits came in meanwhile (the outcome counts only the frames there were
                     // when it began): the rest is copied with the writer held, so the WAL is
                     // whole in the database and the next commit starts it over. Under load,
@@ -70,6 +79,7 @@ final class Checkpointer: Sendable {
                     try? pool.syncFiles()
                     betweenPasses()
                     outcome = (try? pool.withWriter { _ in try pool.checkpoint() }) ?? outcome
+                    heldThrough = outcome.frames
                 }
                 checkpointed(outcome.frames, outcome.checkpointed)
             }
