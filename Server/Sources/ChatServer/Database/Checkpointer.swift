@@ -12,10 +12,10 @@ import SQLiteKit
 /// automatic limit (400 MB), each commit appending to fresh file space. So once the WAL holds
 /// `restartFrames`, the checkpoint also copies what was committed meanwhile, with the writer
 /// held (1–4 ms under chatd-bench's sends, most of it the WAL's and the database's flushes;
-/// every 1,400 sends or so at about 12 frames a send).
+/// every 5,500 sends or so at about 12 frames a send).
 /// When the writes pause (`idle`), what they left is checkpointed whole the same way, so
 /// reads go to the database file alone instead of looking up each page in the WAL's index.
-/// The writer keeps the much larger automatic limit as a backstop.
+/// The writer keeps SQLite's automatic checkpoint, at 400 MB, as a backstop.
 final class Checkpointer: Sendable {
     /// A pass then copies a few hundred frames (a send writes a dozen pages), a shorter
     /// burst for the writer and the HTTP threads to share two cores with. At 64 commits,
@@ -38,14 +38,16 @@ final class Checkpointer: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     /// `restartFrames` is the WAL's size, in frames, from which a checkpoint makes it start
-    /// over (64 MB): each start-over holds the writer a few milliseconds (the held pass, then
-    /// a sync of the new WAL's header), which at 16 MB was often enough to lift delivery's p99
-    /// by 2 ms. `idle` without a wake counts as the writes having paused. `checkpointed` hears
+    /// over (256 MB, the file's size on disk under steady writes): each start-over holds the
+    /// writer 1–4 ms (the held pass, then a sync of the new WAL's header), whatever the size,
+    /// so a larger WAL holds it less often. Sends that wait on one were a third of
+    /// chatd-bench's slowest 1% at 64 MB; at 16 MB it lifted delivery's p99 by 2 ms. `idle`
+    /// without a wake counts as the writes having paused. `checkpointed` hears
     /// each checkpoint's outcome (frames in the WAL, frames now in the database), on the
     /// checkpointer's thread; `betweenPasses` runs just before the pass with the writer held
     /// (tests commit there, as the writer does meanwhile under load).
     init(
-        pool: DatabasePool, restartFrames: Int = 16_384, idle: DispatchTimeInterval = .seconds(1),
+        pool: DatabasePool, restartFrames: Int = 65_536, idle: DispatchTimeInterval = .seconds(1),
         checkpointed: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
         betweenPasses: @escaping @Sendable () -> Void = {}
     ) {
