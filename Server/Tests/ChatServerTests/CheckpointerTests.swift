@@ -98,6 +98,7 @@ import Testing
             #expect(first.1 == first.0 && second == first, "nothing came in after the held pass: \(first), \(second)")
             #expect(held.load(ordering: .relaxed) == 1, "the writer was held once")
             checkpointer.stop()
+            woken.withLock { $0 = nil }  // the hook held it
         }
     }
 
