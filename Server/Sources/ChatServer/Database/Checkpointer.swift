@@ -53,7 +53,7 @@ final class Checkpointer: Sendable {
     ) {
         self.pool = pool
         Thread.detachNewThread { [self] in
-            /// The WAL's frames as the last held pass left it, all in the database.
+            // The WAL's frames as the last held pass left it, all in the database.
             var heldThrough = -1
             while true {
                 let paused = wake.wait(timeout: .now() + idle) == .timedOut
