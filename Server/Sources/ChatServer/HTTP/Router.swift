@@ -116,25 +116,84 @@ public typealias RouteHandler = @Sendable (RouteContext) throws -> HTTPResponse
 
 /// Matches method and path pattern (`/v1/messages/{id}`) to a handler.
 /// Unknown paths answer 404, known paths with another method 405, thrown `HTTPError`s and
-/// `StoreError`s their status.
+/// `StoreError`s their status. The first route added that matches wins.
 public struct Router: Sendable {
     struct Route: Sendable {
+        enum Segment: Sendable {
+            case literal(String)
+            /// `{name}`: any one segment, handed to the handler as `name`.
+            case parameter(String)
+        }
+
         let method: String
-        let segments: [String]
+        let segments: [Segment]
         let handler: RouteHandler
-        var pattern: String { "/" + segments.joined(separator: "/") }
+        /// As added, which metrics count by.
+        let pattern: String
+
+        /// Whether `path`'s segments fit this route's (compared as bytes: no segment is built
+        /// for a route that does not match).
+        func matches(_ path: [Substring.UTF8View]) -> Bool {
+            guard segments.count == path.count else { return false }
+            for (segment, actual) in zip(segments, path) {
+                if case .literal(let text) = segment, !text.utf8.elementsEqual(actual) { return false }
+            }
+            return true
+        }
+
+        func parameters(in path: [Substring.UTF8View]) -> [String: String] {
+            var parameters: [String: String] = [:]
+            for (segment, actual) in zip(segments, path) {
+                if case .parameter(let name) = segment { parameters[name] = String(Substring(actual)) }
+            }
+            return parameters
+        }
     }
 
-    private var routes: [Route] = []
+    /// Where a route is looked up: its number of segments and its area, the text of its
+    /// second segment (`conversations` in `/v1/conversations/{id}/messages`; the first for a
+    /// one-segment path). A route whose area is a parameter is filed under nil.
+    struct Key: Hashable {
+        let count: Int
+        let area: String?
+    }
+
+    /// The routes by `Key`, each list in the order added (with its place in that order). A
+    /// path is compared only with the routes of its key and those filed under its count with
+    /// no area: a list of every route scanned whole, each pattern compared by building a
+    /// dictionary, was a tenth of a history read.
+    private var routes: [Key: [(order: Int, route: Route)]] = [:]
+    private var count = 0
 
     public init() {}
 
     public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping RouteHandler) {
-        routes.append(Route(method: method, segments: Self.split(pattern), handler: handler))
+        let texts = Self.split(pattern).map { String(Substring($0)) }
+        let segments = texts.map { text -> Route.Segment in
+            text.hasPrefix("{") && text.hasSuffix("}")
+                ? .parameter(String(text.dropFirst().dropLast())) : .literal(text)
+        }
+        let route = Route(
+            method: method, segments: segments, handler: handler, pattern: "/" + texts.joined(separator: "/"))
+        var area: String?
+        if !segments.isEmpty, case .literal(let text) = segments[min(1, segments.count - 1)] { area = text }
+        routes[Key(count: segments.count, area: area), default: []].append((count, route))
+        count += 1
     }
 
-    static func split(_ path: String) -> [String] {
-        path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    /// The routes a path of these segments may match, in the order added.
+    func candidates(_ segments: [Substring.UTF8View]) -> [(order: Int, route: Route)] {
+        // An area is a few bytes: as a `String` it is kept inline, with nothing allocated.
+        let area = segments.isEmpty ? nil : String(Substring(segments[min(1, segments.count - 1)]))
+        let named = area.flatMap { routes[Key(count: segments.count, area: $0)] } ?? []
+        guard let anyArea = routes[Key(count: segments.count, area: nil)] else { return named }
+        return (named + anyArea).sorted { $0.order < $1.order }
+    }
+
+    /// A path's segments, empty ones left out (`//` and a trailing `/` add none), split on the
+    /// byte `/`.
+    static func split(_ path: String) -> [Substring.UTF8View] {
+        path.utf8[...].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
     }
 
     public func respond(to request: HTTPRequest) -> HTTPResponse { routed(request).response }
@@ -144,21 +203,20 @@ public struct Router: Sendable {
     func routed(_ request: HTTPRequest) -> (response: HTTPResponse, route: String) {
         let segments = Self.split(request.path)
         var pathMatched: Route?
-        for route in routes {
-            guard let parameters = Self.match(route.segments, segments) else { continue }
+        for (_, route) in candidates(segments) where route.matches(segments) {
             pathMatched = route
             guard route.method == request.method || (request.method == "HEAD" && route.method == "GET") else {
                 continue
             }
-            let pattern = route.pattern
             do {
-                return (try route.handler(RouteContext(request: request, parameters: parameters)), pattern)
+                let context = RouteContext(request: request, parameters: route.parameters(in: segments))
+                return (try route.handler(context), route.pattern)
             } catch let error as HTTPError {
-                return (.error(error), pattern)
+                return (.error(error), route.pattern)
             } catch let error as StoreError {
-                return (.error(HTTPError(error)), pattern)
+                return (.error(HTTPError(error)), route.pattern)
             } catch {
-                return (.error(HTTPError(500, .internalError, "internal error: \(error)")), pattern)
+                return (.error(HTTPError(500, .internalError, "internal error: \(error)")), route.pattern)
             }
         }
         if let pathMatched {
@@ -168,18 +226,5 @@ public struct Router: Sendable {
             )
         }
         return (.error(.notFound("no endpoint at \(request.path)")), "unmatched")
-    }
-
-    static func match(_ pattern: [String], _ path: [String]) -> [String: String]? {
-        guard pattern.count == path.count else { return nil }
-        var parameters: [String: String] = [:]
-        for (expected, actual) in zip(pattern, path) {
-            if expected.hasPrefix("{") && expected.hasSuffix("}") {
-                parameters[String(expected.dropFirst().dropLast())] = actual
-            } else if expected != actual {
-                return nil
-            }
-        }
-        return parameters
     }
 }
