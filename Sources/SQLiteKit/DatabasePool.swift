@@ -82,11 +82,19 @@ public final class DatabasePool: Sendable {
     /// for one when all are busy. A body must not read from this pool again (it may wait for
     /// itself).
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        try readStatement { reader in try reader.transaction(.deferred) { try body($0) } }
+    }
+
+    /// Runs `body` on an idle reader with no transaction around it, waiting for one when all
+    /// are busy: each statement it runs is its own snapshot. For a body of one statement, it
+    /// spares the `BEGIN` and `COMMIT` (on a read of one short page, a twentieth of its time).
+    /// A body must not read from this pool again (it may wait for itself).
+    public func readStatement<T>(_ body: (Connection) throws -> T) throws -> T {
         idleCount.wait()
         defer { idleCount.signal() }
         let reader = idle.withLock { $0.removeLast() }
         defer { idle.withLock { $0.append(reader) } }
-        return try reader.transaction(.deferred) { try body($0) }
+        return try body(reader)
     }
 
     /// Copies what the WAL holds into the database file (SQLite's PASSIVE checkpoint: it

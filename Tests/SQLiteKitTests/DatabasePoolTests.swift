@@ -127,16 +127,47 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: pool.path), "no use of a closed pool creates its file")
     }
 
-    @Test func aReadIsOneSnapshot() throws {
-        let pool = try makePool(readers: 1)
+    /// The rows a read (`read` or `readStatement`) counts before and after a write that
+    /// commits between its two statements, starting from one row.
+    func countsAroundAWrite(
+        _ pool: DatabasePool, _ read: ((Connection) throws -> (Int?, Int?)) throws -> (Int?, Int?)
+    ) throws -> (before: Int?, after: Int?) {
         try pool.withWriter { try $0.run("INSERT INTO t VALUES (1)") }
-        let (before, after) = try pool.read { db -> (Int?, Int?) in
+        return try read { db in
             let before: Int? = try db.scalar("SELECT count(*) FROM t")
             try pool.withWriter { try $0.run("INSERT INTO t VALUES (2)") }
             return (before, try db.scalar("SELECT count(*) FROM t"))
         }
+    }
+
+    @Test func aReadIsOneSnapshot() throws {
+        let pool = try makePool(readers: 1)
+        let (before, after) = try countsAroundAWrite(pool) { try pool.read($0) }
         #expect(before == 1 && after == 1, "a write committed during the read is not seen by it")
         #expect(try pool.read { try $0.scalar("SELECT count(*) FROM t") as Int? } == 2)
+        try pool.close()
+    }
+
+    /// A read of single statements holds no snapshot: each statement sees what was committed
+    /// before it, and none is kept once the read is over (a kept one would hide later writes
+    /// from the reader's next use, and keep the WAL from starting over).
+    @Test func aReadOfStatementsTakesASnapshotPerStatementAndKeepsNone() throws {
+        let pool = try makePool(readers: 1)
+        let (before, after) = try countsAroundAWrite(pool) { try pool.readStatement($0) }
+        #expect(before == 1 && after == 2)
+        var seen: [Int] = []
+        try pool.readStatement { db in
+            try db.forEachRow("SELECT n FROM t ORDER BY n") { row in
+                seen.append(row.int(0))
+                return false  // stops at the first row, the statement still stepping
+            }
+        }
+        #expect(seen == [1])
+        try pool.withWriter { try $0.run("INSERT INTO t VALUES (3)") }
+        #expect(try pool.readStatement { try $0.scalar("SELECT count(*) FROM t") as Int? } == 3)
+        #expect(try pool.read { try $0.scalar("SELECT count(*) FROM t") as Int? } == 3)
+        let (frames, copied) = try pool.checkpoint()
+        #expect(frames > 0 && frames == copied, "no reader holds a snapshot that keeps frames in the WAL")
         try pool.close()
     }
 

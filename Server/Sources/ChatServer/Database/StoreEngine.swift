@@ -75,7 +75,7 @@ final class SQLiteEngine: StoreEngine {
 
     func read<T>(_ body: (any SQLDatabase) throws -> T) throws -> T { try pool.read(body) }
 
-    func readStatement<T>(_ body: (any SQLDatabase) throws -> T) throws -> T { try read(body) }
+    func readStatement<T>(_ body: (any SQLDatabase) throws -> T) throws -> T { try pool.readStatement(body) }
 
     /// SQLite's AUTOINCREMENT already continues after the largest id inserted.
     func importFinished(_ db: any SQLDatabase) throws {}

@@ -355,46 +355,67 @@ extension Store {
     /// `MessagePayload`: the `limit` newest before the anchor, or the `limit` oldest after it
     /// (`query.direction`). Each message is its kept text (`keepBody`), spliced unparsed; a
     /// message stored before bodies were kept is built from its columns.
+    ///
+    /// Most pages are one statement, its own snapshot, so they are read with no transaction
+    /// around it. A page that needs another statement (an empty page's membership check, a
+    /// thread's parent, a message with no kept text) is read again in one transaction.
     public func messages(_ query: MessageQuery, for uid: String) throws -> EncodedJSON {
-        try read { db in
-            let clause = try query.whereClause()
-            var (conditions, arguments) = (clause.clause, clause.arguments)
-            switch query.scope {
-            case .conversation(let id):
-                // A member's row is what lets them read (a ban or a group's deletion removes
-                // it), so the page asks for it: a page with messages needs no other check, and
-                // an empty one asks `requireMember` below whether it is a 404, a 403 or empty.
-                conditions += " AND EXISTS (SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?)"
-                arguments += [id, uid]
-            case .thread(let parentId): _ = try Self.readableMessage(db, id: parentId, uid: uid)
-            }
-            let order = query.newestFirst ? "DESC" : "ASC"
-            // The texts are copied out of SQLite once, into `kept`; each row notes where its
-            // text is (nil: none kept), so a newest-first page can be answered oldest first.
-            var kept: [UInt8] = []
-            kept.reserveCapacity(16_384)
-            var rows: [(id: Int64, text: Range<Int>?)] = []
-            try db.forEachText(
-                "\(clause.onlyAnchors ? Self.keptPage : Self.keptRows) WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
-                arguments + [query.limit]
-            ) { id, body in
-                guard let body else { return rows.append((id, nil)) }
-                kept.append(contentsOf: body)
-                rows.append((id, kept.count - body.count..<kept.count))
-            }
-            if rows.isEmpty, case .conversation(let id) = query.scope { try Self.requireMember(db, uid, id) }
-            if query.newestFirst { rows.reverse() }
-            let built = try Self.loadMessages(db, ids: rows.filter { $0.text == nil }.map(\.id))
-            var array = EncodedJSON.Array()
-            for row in rows {
-                if let text = row.text {
-                    array.append(kept[text])
-                } else if let message = built[row.id] {
-                    array.append(try CompactJSONEncoder().encode(message))
-                }
-            }
-            return array.closed()
+        if let page = try readStatement({ db in try Self.messages(db, query, for: uid, inOneStatement: true) }) {
+            return page
         }
+        return try read { db in
+            guard let page = try Self.messages(db, query, for: uid, inOneStatement: false) else {
+                throw StoreError.broken("a page read in a transaction asked for another")
+            }
+            return page
+        }
+    }
+
+    /// `messages(query, uid)` read with `db`; nil when `inOneStatement` and the page needs more
+    /// than one statement.
+    static func messages(
+        _ db: any SQLDatabase, _ query: MessageQuery, for uid: String, inOneStatement: Bool
+    ) throws -> EncodedJSON? {
+        let clause = try query.whereClause()
+        var (conditions, arguments) = (clause.clause, clause.arguments)
+        switch query.scope {
+        case .conversation(let id):
+            // A member's row is what lets them read (a ban or a group's deletion removes
+            // it), so the page asks for it: a page with messages needs no other check, and
+            // an empty one asks `requireMember` below whether it is a 404, a 403 or empty.
+            conditions += " AND EXISTS (SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?)"
+            arguments += [id, uid]
+        case .thread(let parentId):
+            if inOneStatement { return nil }
+            _ = try readableMessage(db, id: parentId, uid: uid)
+        }
+        let order = query.newestFirst ? "DESC" : "ASC"
+        // The texts are copied out of SQLite once, into `kept`; each row notes where its
+        // text is (nil: none kept), so a newest-first page can be answered oldest first.
+        var kept: [UInt8] = []
+        kept.reserveCapacity(16_384)
+        var rows: [(id: Int64, text: Range<Int>?)] = []
+        try db.forEachText(
+            "\(clause.onlyAnchors ? keptPage : keptRows) WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
+            arguments + [query.limit]
+        ) { id, body in
+            guard let body else { return rows.append((id, nil)) }
+            kept.append(contentsOf: body)
+            rows.append((id, kept.count - body.count..<kept.count))
+        }
+        if inOneStatement && (rows.isEmpty || rows.contains { $0.text == nil }) { return nil }
+        if rows.isEmpty, case .conversation(let id) = query.scope { try requireMember(db, uid, id) }
+        if query.newestFirst { rows.reverse() }
+        let built = try loadMessages(db, ids: rows.filter { $0.text == nil }.map(\.id))
+        var array = EncodedJSON.Array()
+        for row in rows {
+            if let text = row.text {
+                array.append(kept[text])
+            } else if let message = built[row.id] {
+                array.append(try CompactJSONEncoder().encode(message))
+            }
+        }
+        return array.closed()
     }
 }
 
