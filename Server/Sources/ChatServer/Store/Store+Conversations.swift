@@ -96,9 +96,13 @@ extension Store {
 
     /// The caller's conversations, most recent activity first, as a `Page` of
     /// `ConversationPayload` in JSON. `cursor` is the previous page's `next`.
+    ///
+    /// A page of one-to-one conversations whose last messages are kept is one statement, read
+    /// with no transaction around it; a page with a group (its rules are read apart) or an
+    /// unkept last message is read again in one transaction.
     public func conversations(for uid: String, cursor: String?, limit: Int) throws -> EncodedJSON {
         let (beforeTime, beforeId) = try Self.decodeListCursor(cursor)
-        return try read { db in
+        func page(_ db: any SQLDatabase, inOneStatement: Bool) throws -> EncodedJSON? {
             let rows = try db.query(
                 """
                 \(Self.conversationQuery)
@@ -106,6 +110,14 @@ extension Store {
                 ORDER BY c.updated_at DESC, c.id DESC LIMIT ?
                 """, [uid, beforeTime, beforeTime, beforeId, limit + 1])
             let page = Array(rows.prefix(limit))
+            if inOneStatement,
+                try page.contains(where: { row in
+                    try row.get(1, as: String.self) == "group"
+                        || (try row.get(2, as: Int64?.self) != nil && row.get(10, as: String?.self) == nil)
+                })
+            {
+                return nil
+            }
             var items = EncodedJSON.Array()
             for item in try conversations(from: page, for: uid, db) { items.append(item) }
             var next: String?
@@ -114,6 +126,7 @@ extension Store {
             }
             return try EncodedJSON.page(items, next: next)
         }
+        return try readInOneStatementIfItCan { try page($0, inOneStatement: $1) }
     }
 
     static func decodeListCursor(_ cursor: String?) throws -> (Int64, String) {

@@ -356,19 +356,11 @@ extension Store {
     /// (`query.direction`). Each message is its kept text (`keepBody`), spliced unparsed; a
     /// message stored before bodies were kept is built from its columns.
     ///
-    /// Most pages are one statement, its own snapshot, so they are read with no transaction
-    /// around it. A page that needs another statement (an empty page's membership check, a
-    /// thread's parent, a message with no kept text) is read again in one transaction.
+    /// Most pages are one statement, read with no transaction around it. A page that needs
+    /// another (an empty page's membership check, a thread's parent, a message with no kept
+    /// text) is read again in one transaction (`readInOneStatementIfItCan`).
     public func messages(_ query: MessageQuery, for uid: String) throws -> EncodedJSON {
-        if let page = try readStatement({ db in try Self.messages(db, query, for: uid, inOneStatement: true) }) {
-            return page
-        }
-        return try read { db in
-            guard let page = try Self.messages(db, query, for: uid, inOneStatement: false) else {
-                throw StoreError.broken("a page read in a transaction asked for another")
-            }
-            return page
-        }
+        try readInOneStatementIfItCan { try Self.messages($0, query, for: uid, inOneStatement: $1) }
     }
 
     /// `messages(query, uid)` read with `db`; nil when `inOneStatement` and the page needs more

@@ -134,6 +134,22 @@ public final class Store: Sendable {
         try engine.readStatement(body)
     }
 
+    /// Runs `body` with `inOneStatement` true as `readStatement` (no transaction: two
+    /// statements fewer on SQLite, two round trips on PostgreSQL). A body that would need a
+    /// second statement answers nil at once instead, and then runs again in one transaction
+    /// (`read`), with `inOneStatement` false, where it must answer.
+    func readInOneStatementIfItCan<T: Sendable>(
+        _ body: (_ db: any SQLDatabase, _ inOneStatement: Bool) throws -> T?
+    ) throws -> T {
+        if let answer = try readStatement({ try body($0, true) }) { return answer }
+        return try read { db in
+            guard let answer = try body(db, false) else {
+                throw StoreError.broken("a read in one transaction asked for another")
+            }
+            return answer
+        }
+    }
+
     static func json(_ value: (some Encodable)?) throws -> String? {
         guard let value else { return nil }
         return String(decoding: try CompactJSONEncoder().encode(value), as: UTF8.self)
