@@ -1,8 +1,11 @@
 import Foundation
 import Locking
 
-/// Bearer tokens this node found valid lately, by token hash, so a request does not cost a
-/// database round trip to prove its token again (on PostgreSQL a transaction of its own).
+/// Bearer tokens this node found valid lately, so a request does not cost a database round
+/// trip to prove its token again (on PostgreSQL a transaction of its own). Entries are found by
+/// the token itself, so a request that hits one computes no SHA-256 (a twentieth of a history
+/// read's time); a revocation names the token's hash, which each entry keeps. The tokens stay
+/// in this node's memory while their entries do, as they passed through it in each request.
 ///
 /// A revocation reaches the cache at once on the node that made it (`Store.revoke`) and over
 /// the bus on the others, before their sockets of that token close (`RealtimeHub.received`).
@@ -18,6 +21,8 @@ final class SessionCache: Sendable {
         var lastActiveAt: Int64
         /// When the database said the token was valid, epoch milliseconds.
         let checkedAt: Int64
+        /// The token's SHA-256 (`Store.tokenHash`), which revocations name.
+        let hash: String
     }
 
     /// How long an entry is used, in milliseconds.
@@ -27,7 +32,10 @@ final class SessionCache: Sendable {
     private let state = Locked(State())
 
     private struct State {
+        /// By token.
         var entries: [String: Entry] = [:]
+        /// The token of each entry, by its hash.
+        var tokens: [String: String] = [:]
         var trusted = true
         /// Bumped by every revocation and change of trust: a check that read the database before
         /// one of them must not store what it read (it may be what was just revoked).
@@ -39,11 +47,11 @@ final class SessionCache: Sendable {
         self.capacity = capacity
     }
 
-    /// The entry for `hash` if the database vouched for it within `lifetime` of `now` (epoch ms).
-    func entry(_ hash: String, at now: Int64) -> Entry? {
+    /// The entry for `token` if the database vouched for it within `lifetime` of `now` (epoch ms).
+    func entry(_ token: String, at now: Int64) -> Entry? {
         state.withLock {
             // none while untrusted
-            guard let entry = $0.entries[hash], now - entry.checkedAt < lifetime else { return nil }
+            guard let entry = $0.entries[token], now - entry.checkedAt < lifetime else { return nil }
             return entry
         }
     }
@@ -53,19 +61,23 @@ final class SessionCache: Sendable {
 
     /// Keeps `entry`, read from the database after `currentGeneration` gave `generation`,
     /// unless a revocation (or a change of trust) came in meanwhile.
-    func remember(_ hash: String, _ entry: Entry, readAfter generation: Int) {
+    func remember(_ token: String, _ entry: Entry, readAfter generation: Int) {
         state.withLock {
             guard $0.trusted, generation == $0.generation else { return }
-            if $0.entries.count >= capacity && $0.entries[hash] == nil { $0.entries.removeAll(keepingCapacity: true) }
-            $0.entries[hash] = entry
+            if $0.entries.count >= capacity && $0.entries[token] == nil {
+                $0.entries.removeAll(keepingCapacity: true)
+                $0.tokens.removeAll(keepingCapacity: true)
+            }
+            $0.entries[token] = entry
+            $0.tokens[entry.hash] = token
         }
     }
 
-    /// The token was revoked: never answer for it again.
+    /// The token with this hash was revoked: never answer for it again.
     func forget(_ hash: String) {
         state.withLock {
             $0.generation += 1
-            $0.entries[hash] = nil
+            if let token = $0.tokens.removeValue(forKey: hash) { $0.entries[token] = nil }
         }
     }
 
@@ -76,6 +88,7 @@ final class SessionCache: Sendable {
             $0.trusted = value
             $0.generation += 1
             $0.entries.removeAll()
+            $0.tokens.removeAll()
         }
     }
 }

@@ -37,11 +37,11 @@ extension Store {
         guard let token else { throw StoreError(.unauthorized, "send Authorization: Bearer <authToken>") }
         let now = clock.now()
         let nowSeconds = now / 1000
-        let hash = Self.tokenHash(token)
         var session: SessionCache.Entry
-        if let known = sessions.entry(hash, at: now) {
+        if let known = sessions.entry(token, at: now) {
             session = known
         } else {
+            let hash = Self.tokenHash(token)
             let generation = sessions.currentGeneration
             let row = try readStatement { db in
                 try db.queryFirst(
@@ -56,8 +56,8 @@ extension Store {
             }
             session = SessionCache.Entry(
                 uid: try row.get("uid"), expiresAt: try row.get("expires_at"),
-                lastActiveAt: try row.get("last_active_at", as: Int64?.self) ?? 0, checkedAt: now)
-            sessions.remember(hash, session, readAfter: generation)
+                lastActiveAt: try row.get("last_active_at", as: Int64?.self) ?? 0, checkedAt: now, hash: hash)
+            sessions.remember(token, session, readAfter: generation)
         }
         if session.expiresAt <= nowSeconds {
             throw StoreError(.tokenExpired, "the auth token expired; log in again")
@@ -68,7 +68,7 @@ extension Store {
                 try db.run("UPDATE users SET last_active_at = ? WHERE uid = ?", [nowSeconds, session.uid])
             }
             session.lastActiveAt = nowSeconds
-            sessions.remember(hash, session, readAfter: generation)
+            sessions.remember(token, session, readAfter: generation)
         }
         return (session.uid, session.expiresAt)
     }
