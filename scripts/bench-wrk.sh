@@ -3,10 +3,15 @@
 # on embedded SQLite, each as a ratio to a GET /v1/health baseline taken in the same run:
 # sends (scripts/wrk/send.lua: 16 users, each to the next), a conversation's newest 30 messages
 # and the conversation list (scripts/wrk/read.lua), 16 connections for SECONDS each.
-#   scripts/bench-wrk.sh [SECONDS]      (CHATD_ARGS="--threads 4" passes options to chatd)
+# The runs go in ROUNDS of health, send, history, list, with one more health at the end: each
+# path is measured against the mean of the health runs just before and after it (this host's
+# speed drifts by a fifth within minutes), and its line gives the median over the rounds (rate,
+# latency, ratio; the lower middle one for an even count) with the rounds' ratios after it.
+#   scripts/bench-wrk.sh [SECONDS] [ROUNDS]     (CHATD_ARGS="--threads 4" passes options to chatd)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-10}
+seconds=${1:-5}
+rounds=${2:-3}
 source scripts/cluster-lib.sh
 bench_start chatd-bench-wrk
 bench_users --data "$dir/data"
@@ -22,10 +27,30 @@ rate() {  # rate NAME PATH [WRK ARGS...]: one wrk run, its rate and latency kept
         END { printf "%s %s %s %s\n", name, rate, p50, p99 }' "$dir/$1.wrk" >> "$dir/rates"
 }
 : > "$dir/rates"
-rate send / -s scripts/wrk/send.lua  # also the history the reads find
+for round in $(seq "$rounds"); do
+    rate health /v1/health
+    rate send / -s scripts/wrk/send.lua  # also the history the reads find
+    BENCH_READ=history rate history / -s scripts/wrk/read.lua
+    BENCH_READ=list rate list / -s scripts/wrk/read.lua
+done
 rate health /v1/health
-BENCH_READ=history rate history / -s scripts/wrk/read.lua
-BENCH_READ=list rate list / -s scripts/wrk/read.lua
-awk 'NR == FNR && $1 == "health" { health = $2 } NR == FNR { next }
-     { printf "%-8s %9.0f req/s  p50 %-8s p99 %-8s = %.3f x GET /v1/health (%.0f req/s)\n", $1, $2, $3, $4, $2 / health, health }' \
-    "$dir/rates" "$dir/rates"
+# Each path's ratio against the mean of the health runs around it; the median round per path.
+python3 - "$dir/rates" <<'SUMMARY'
+import statistics, sys
+runs = [line.split() for line in open(sys.argv[1])]
+healths = [float(rate) for name, rate, *_ in runs if name == "health"]
+print("%-8s %9.0f req/s  (median of %d runs: %s)" % (
+    "health", statistics.median(healths), len(healths), " ".join("%.0f" % h for h in healths)))
+rounds, before = {}, 0
+for index, (name, rate, p50, p99) in enumerate(runs):
+    if name == "health":
+        before = index
+        continue
+    after = next(i for i in range(index, len(runs)) if runs[i][0] == "health")
+    baseline = (float(runs[before][1]) + float(runs[after][1])) / 2
+    rounds.setdefault(name, []).append((float(rate) / baseline, float(rate), p50, p99))
+for name, measured in rounds.items():
+    ratio, rate, p50, p99 = sorted(measured)[(len(measured) - 1) // 2]
+    print("%-8s %9.0f req/s  p50 %-8s p99 %-8s = %.3f x GET /v1/health (median round; rounds %s)" % (
+        name, rate, p50, p99, ratio, " ".join("%.3f" % m[0] for m in measured)))
+SUMMARY
