@@ -8,7 +8,9 @@ import WebSocket
 
 // chatd-bench: measures a release chatd process on loopback against a baseline taken in the
 // same run (a trivial GET /v1/health on the same server), so the report shows the cost of
-// chatd's layers over libmicrohttpd.
+// chatd's layers over libmicrohttpd. The baseline is taken again after each measurement, and
+// each is set against the mean of the baselines just before and after it: this host's speed
+// drifts by a fifth within minutes.
 //
 // usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N (chatd's HTTP threads; its default)]
 
@@ -73,13 +75,21 @@ defer {
 }
 
 print("chatd up on port \(port); baseline GETs …")
-// 1. Baseline: trivial GET.
-let healthCount = totalSends
-let healthSeconds = parallel(workers) { worker in
-    let client = try BenchHTTPClient(port: port)
-    for _ in 0..<(healthCount / workers) { _ = try client.request("GET", "/v1/health") }
+// 1. Baseline: trivial GET, from 8 connections.
+func healthRate() -> Double {
+    let healthCount = totalSends
+    let healthSeconds = parallel(workers) { worker in
+        let client = try BenchHTTPClient(port: port)
+        for _ in 0..<(healthCount / workers) { _ = try client.request("GET", "/v1/health") }
+    }
+    return Double(healthCount) / healthSeconds
 }
-let healthRate = Double(healthCount) / healthSeconds
+var baselines = [healthRate()]
+/// The baseline around the measurement just made: the mean of the one before it and one taken now.
+@MainActor func baselineAround() -> Double {
+    baselines.append(healthRate())
+    return (baselines[baselines.count - 2] + baselines[baselines.count - 1]) / 2
+}
 
 // 2. 50 realtime clients; each records send→delivery latency of messages addressed to it (a
 // message's text is the time it was sent, then "hello"; or when it was due, then "paced").
@@ -164,6 +174,7 @@ for index in 0..<clients {
 }
 readers.wait()
 for socket in sockets { socket.shutdown() }
+let sendBaseline = baselineAround()
 
 print("reading history and conversation lists …")
 // 4. A page of history (the newest 30 of a busy conversation) and the conversation list, each
@@ -187,7 +198,9 @@ let historyRate = readRate { index in
         "\(Endpoints.conversations)/\(ConversationPayload.directID("u\(user)", "u\(peer)"))/messages?limit=30", user
     )
 }
+let historyBaseline = baselineAround()
 let listRate = readRate { index in ("\(Endpoints.conversations)?limit=30", index % clients) }
+let listBaseline = baselineAround()
 
 print("replaying the changelog …")
 // 5. Changelog replay of the backlog (u0's view), 1000 changes a page.
@@ -208,6 +221,7 @@ while true {
     if !end.contains("\"hasMore\":true") { break }
 }
 let replaySeconds = Double(now() - replayStart) / 1e9
+let replayBaseline = baselineAround()
 
 let samples = latencies.withLock { $0 }
 let pacedSamples = pacedLatencies.withLock { $0 }
@@ -216,15 +230,15 @@ print(
     """
 
     chatd benchmark (release, loopback, \(workers) HTTP connections, \(clients) realtime clients)
-      baseline GET /v1/health        \(format(healthRate)) req/s
-      POST /v1/messages              \(format(sendRate)) sends/s   = \(format(sendRate / healthRate, 3)) × baseline
-      the same sends, store alone    \(format(storeSendRate)) sends/s   = \(format(storeSendRate / healthRate, 3)) × baseline   (in-process Store.send, no HTTP)
+      baseline GET /v1/health        \(baselines.map { format($0) }.joined(separator: " → ")) req/s   (before the sends and after each measurement)
+      POST /v1/messages              \(format(sendRate)) sends/s   = \(format(sendRate / sendBaseline, 3)) × baseline
+      the same sends, store alone    \(format(storeSendRate)) sends/s   = \(format(storeSendRate / baselines[0], 3)) × first baseline   (in-process Store.send, no HTTP)
       a send's answer                p50 \(format(sendSamples.percentile(0.5), 2)) ms   p99 \(format(sendSamples.percentile(0.99), 2)) ms
       send → realtime delivery       p50 \(format(samples.percentile(0.5), 2)) ms   p99 \(format(samples.percentile(0.99), 2)) ms   (\(samples.samples.count) of \(totalSends) delivered, \(dropped.load(ordering: .relaxed)) clients dropped as slow)
       the same at half that rate     p50 \(format(pacedSamples.percentile(0.5), 2)) ms   p99 \(format(pacedSamples.percentile(0.99), 2)) ms   (\(pacedSamples.samples.count) of \(pacedSends) delivered; sent on a schedule, timed from when each was due)
-      GET a conversation's newest 30 \(format(historyRate)) req/s   = \(format(historyRate / healthRate, 3)) × baseline
-      GET the conversation list (30) \(format(listRate)) req/s   = \(format(listRate / healthRate, 3)) × baseline
+      GET a conversation's newest 30 \(format(historyRate)) req/s   = \(format(historyRate / historyBaseline, 3)) × baseline
+      GET the conversation list (30) \(format(listRate)) req/s   = \(format(listRate / listBaseline, 3)) × baseline
       changelog replay               \(format(Double(pages) / replaySeconds, 1)) pages/s = \(format(Double(changes) / replaySeconds)) changes/s (\(changes) changes, \(pages) pages of ≤1000)
-                                     one page costs \(format((replaySeconds / Double(pages)) * healthRate, 1)) baseline GETs
+                                     one page costs \(format((replaySeconds / Double(pages)) * replayBaseline, 1)) baseline GETs
       backlog preparation (in-process store)  \(format(Double(backlogSize) / backlogSeconds)) sends/s
     """)
