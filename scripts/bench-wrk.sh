@@ -4,9 +4,9 @@
 # sends (scripts/wrk/send.lua: 16 users, each to the next), a conversation's newest 30 messages
 # and the conversation list (scripts/wrk/read.lua), 16 connections for SECONDS each.
 # The runs go in ROUNDS of health, send, history, list, with one more health at the end: each
-# path is measured against the mean of the health runs just before and after it (this host's
-# speed drifts by a fifth within minutes), and its line gives the median over the rounds (rate,
-# latency, ratio; the lower middle one for an even count) with the rounds' ratios after it.
+# path is measured against the mean of the health run that opens its round and the next one
+# (this host's speed drifts by a fifth within minutes), and its line gives the median over the
+# rounds (rate, latency, ratio; the lower middle one for an even count) with the rounds' ratios.
 #   scripts/bench-wrk.sh [SECONDS] [ROUNDS]     (CHATD_ARGS="--threads 4" passes options to chatd)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +34,7 @@ for round in $(seq "$rounds"); do
     BENCH_READ=list rate list / -s scripts/wrk/read.lua
 done
 rate health /v1/health
-# Each path's ratio against the mean of the health runs around it; the median round per path.
+# Each path's ratio against the mean of the health runs around its round; the median round per path.
 python3 - "$dir/rates" <<'SUMMARY'
 import statistics, sys
 runs = [line.split() for line in open(sys.argv[1])]
