@@ -13,16 +13,19 @@ import WebSocket
 // drifts by a fifth within minutes.
 //
 // usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N (chatd's HTTP threads; its default)]
+//                    [--database URL (a fresh PostgreSQL database of its own; SQLite otherwise)]
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    print("usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N]")
+    print("usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]")
     exit(2)
 }
 func option(_ name: String, _ fallback: Int) -> Int {
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
     return Int(arguments[index + 1]) ?? fallback
 }
+/// PostgreSQL at this URL instead of SQLite in a temporary directory.
+let database = arguments.firstIndex(of: "--database").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 let totalSends = option("--sends", 20_000)
 let backlogSize = option("--backlog", 100_000)
 let clients = 50
@@ -39,7 +42,9 @@ let backlogStart = now()
 var backlogSeconds = 0.0
 let (tokens, storeSendRate): ([String], Double) = try {
     var tokens: [String] = []
-    let store = try Store(directory: data, clock: SystemClock(), readers: 1)
+    let store =
+        try database.map { try Store(postgres: $0, clock: SystemClock()) }
+        ?? Store(directory: data, clock: SystemClock(), readers: 1)
     for index in 0..<clients {
         _ = try store.createUser(CreateUserRequest(uid: "u\(index)"))
         tokens.append(try store.issueToken(for: "u\(index)", ttlSeconds: 86_400).authToken)
@@ -67,7 +72,9 @@ let (tokens, storeSendRate): ([String], Double) = try {
 // `output` stays referenced while chatd runs (a closed pipe would cost it its log lines).
 let (process, output, port) = try ServerProcess.startChatd(
     URL(fileURLWithPath: arguments[1]),
-    ["--data", data.path, "--port", "0", "--admin-key", "bench", "--write-rate", "0"]
+    (database.map { ["--database", $0] } ?? ["--data", data.path]) + [
+        "--port", "0", "--admin-key", "bench", "--write-rate", "0"
+    ]
         + (arguments.contains("--threads") ? ["--threads", String(option("--threads", 4))] : []))
 defer {
     process.terminate()
@@ -112,7 +119,10 @@ for (index, socket) in sockets.enumerated() {
         defer { readers.leave() }
         let me = "\"receiver\":\"u\(index)\""
         while true {
-            guard case .text(let json) = try? socket.receive() else {
+            let message = try? socket.receive()
+            // chatd pings every 20 s (a run on PostgreSQL lasts longer): the client has answered.
+            if case .ping = message { continue }
+            guard case .text(let json) = message else {
                 dropped.add(1, ordering: .relaxed)
                 return
             }
@@ -229,7 +239,7 @@ let sendSamples = sendLatencies.withLock { $0 }
 print(
     """
 
-    chatd benchmark (release, loopback, \(workers) HTTP connections, \(clients) realtime clients)
+    chatd benchmark (release, loopback, \(database == nil ? "SQLite" : "PostgreSQL"), \(workers) HTTP connections, \(clients) realtime clients)
       baseline GET /v1/health        \(baselines.map { format($0) }.joined(separator: " → ")) req/s   (before the sends and after each measurement)
       POST /v1/messages              \(format(sendRate)) sends/s   = \(format(sendRate / sendBaseline, 3)) × baseline
       the same sends, store alone    \(format(storeSendRate)) sends/s   = \(format(storeSendRate / baselines[0], 3)) × first baseline   (in-process Store.send, no HTTP)
