@@ -1,40 +1,36 @@
 #!/usr/bin/env python3
-"""What a replay costs in the two data models of bench-send-lean.py: per-user positions against
+"""What a replay costs in the two data models of `lean_models.py`: per-user positions against
 fan-out on read.
 
-Writes SENDS one-to-one changes among 50 users, SHARE of them to or from u0 (so u0 has a
-backlog of several pages), into the changelog of each model, then replays u0's changes from the
-start in pages of 1,000 through Python's `sqlite3` and prints the best of five replays' time a
-page. With positions a page is a range of u0's inbox; fanned out on read it is u0's
-conversations' changes after the cursor, which SQLite gathers from each conversation's index and
-sorts whole before it can stop at 1,000 (the plan is printed).
+Writes SENDS one-to-one sends among 50 users, SHARE of them to or from u0 (so u0 has a backlog
+of several pages), in each model, then replays u0's changes from the start in pages of 1,000
+through Python's `sqlite3` and prints the best of five replays' time a page. With positions a
+page is a range of u0's inbox; fanned out on read it is u0's conversations' changes after the
+cursor, which SQLite gathers from each conversation's index and sorts whole before it can stop
+at 1,000 (the plan is printed).
 
     scripts/bench-replay-lean.py [SENDS] [SHARE]
 """
-import os
 import random
 import shutil
-import sqlite3
 import sys
-import tempfile
 import time
+
+from lean_models import MODELS, USERS, create, open_database, send
 
 sends = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
 share = float(sys.argv[2]) if len(sys.argv) > 2 else 0.35
 random.seed(1)
-users = ["u%d" % index for index in range(50)]
 
 
 def pair():
     if random.random() >= share:
-        return random.sample(users[1:], 2)
-    peer = random.choice(users[1:])
+        return random.sample(USERS[1:], 2)
+    peer = random.choice(USERS[1:])
     return ("u0", peer) if random.random() < 0.5 else (peer, "u0")
 
 
 pairs = [pair() for _ in range(sends)]
-body = ('{"id":%d,"muid":"m%d","conversationId":"%s","sender":"%s","receiver":"%s","receiverType":"user",'
-        '"category":"message","type":"text","text":"hello %d","sentAt":%d,"updatedAt":%d}')
 pages_query = {
     "positions": "SELECT i.pts, c.payload FROM inbox i JOIN changes c ON c.id = i.change "
                  "WHERE i.uid = ? AND i.pts > ? ORDER BY i.pts LIMIT 1000",
@@ -42,38 +38,6 @@ pages_query = {
             "WHERE c.conversation_id IN (SELECT conversation_id FROM members WHERE uid = ?) AND c.id > ? "
             "ORDER BY c.id LIMIT 1000",
 }
-
-
-def build(db, model):
-    """The changelog of `pairs` in `model`, in one transaction."""
-    db.executescript("""
-        CREATE TABLE changes(id INTEGER PRIMARY KEY, conversation_id TEXT, payload TEXT, at INTEGER);
-        CREATE TABLE members(conversation_id TEXT, uid TEXT, PRIMARY KEY(conversation_id, uid)) WITHOUT ROWID;
-        CREATE INDEX members_by_user ON members(uid);
-    """)
-    if model == "positions":
-        db.executescript("""
-            CREATE TABLE heads(uid TEXT PRIMARY KEY, pts INTEGER NOT NULL) WITHOUT ROWID;
-            CREATE TABLE inbox(uid TEXT, pts INTEGER, change INTEGER, PRIMARY KEY(uid, pts)) WITHOUT ROWID;
-        """)
-    else:
-        db.execute("CREATE INDEX changes_by_conversation ON changes(conversation_id, id)")
-    db.execute("BEGIN")
-    for index, a in enumerate(users):
-        if model == "positions":
-            db.execute("INSERT INTO heads VALUES (?, 0)", (a,))
-        for b in users[index + 1:]:
-            db.executemany("INSERT INTO members VALUES (?, ?)", [(a + ":" + b, a), (a + ":" + b, b)])
-    for sent, (a, b) in enumerate(pairs, 1):
-        conversation = ":".join(sorted([a, b], key=users.index))
-        change = db.execute("INSERT INTO changes(conversation_id, payload, at) VALUES (?, ?, ?)",
-                            (conversation, body % (sent, sent, conversation, a, b, sent, sent, sent), sent)).lastrowid
-        if model == "positions":
-            for uid in (a, b):
-                db.execute("UPDATE heads SET pts = pts + 1 WHERE uid = ?", (uid,))
-                db.execute("INSERT INTO inbox VALUES (?, (SELECT pts FROM heads WHERE uid = ?), ?)", (uid, uid, change))
-    db.execute("COMMIT")
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def replay(db, model):
@@ -90,12 +54,14 @@ def replay(db, model):
     return (time.perf_counter_ns() - begun) / 1e6 / pages, pages, changes
 
 
-for model in ("positions", "read"):
-    data = tempfile.mkdtemp(prefix="replay-lean.")
-    db = sqlite3.connect(os.path.join(data, "lean.sqlite"), isolation_level=None)
-    for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "cache_size = -32000"):
-        db.execute("PRAGMA " + pragma)
-    build(db, model)
+for model in MODELS:
+    db, data = open_database("replay-lean.")
+    create(db, model)
+    db.execute("BEGIN")
+    for sent, (sender, receiver) in enumerate(pairs, 1):
+        send(db, model, sent, sender, receiver, "m%d" % sent)
+    db.execute("COMMIT")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     best, pages, changes = min(replay(db, model) for _ in range(5))
     plan = [row[3] for row in db.execute("EXPLAIN QUERY PLAN " + pages_query[model], ("u0", 0))]
     print("%-9s u0's %d changes in %d pages: %.2f ms a page (best of 5); plan: %s"

@@ -20,12 +20,14 @@ guard arguments.count >= 2 else {
     print("usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]")
     exit(2)
 }
-func option(_ name: String, _ fallback: Int) -> Int {
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
-    return Int(arguments[index + 1]) ?? fallback
+/// The argument after `name`, if given.
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
 }
+func option(_ name: String, _ fallback: Int) -> Int { option(name).flatMap { Int($0) } ?? fallback }
 /// PostgreSQL at this URL instead of SQLite in a temporary directory.
-let database = arguments.firstIndex(of: "--database").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+let database = option("--database")
 let totalSends = option("--sends", 20_000)
 let backlogSize = option("--backlog", 100_000)
 let clients = 50

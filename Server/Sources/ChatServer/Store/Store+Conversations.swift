@@ -54,6 +54,10 @@ extension Store {
             peerUser = try row.get(13, as: String?.self) == nil ? nil : try Store.user(from: row, at: 13)
         }
 
+        /// Whether building it reads more than this row: a group's rules, or a last message
+        /// stored before texts were kept.
+        var readsMore: Bool { isGroup || (lastMessageId != nil && lastMessageBody == nil) }
+
         /// The peer as the caller sees them (a peer without a user row by their uid).
         var flaggedPeer: UserPayload? {
             guard let peer else { return nil }
@@ -67,8 +71,7 @@ extension Store {
     /// The conversations in `rows` (`conversationQuery`) as `uid` sees them, each as JSON with
     /// its last message's kept text spliced in. A last message stored before bodies were kept
     /// is built from its columns.
-    func conversations(from rows: [Row], for uid: String, _ db: any SQLDatabase) throws -> [[UInt8]] {
-        let rows = try rows.map(ConversationRow.init)
+    func conversations(from rows: [ConversationRow], for uid: String, _ db: any SQLDatabase) throws -> [[UInt8]] {
         let unkept = try Self.loadMessages(
             db, ids: rows.compactMap { $0.lastMessageBody == nil ? $0.lastMessageId : nil })
         func positive(_ value: Int64?) -> Int64? { value.flatMap { $0 > 0 ? $0 : nil } }
@@ -109,20 +112,13 @@ extension Store {
                 WHERE m.uid = ? AND (c.updated_at < ? OR (c.updated_at = ? AND c.id < ?))
                 ORDER BY c.updated_at DESC, c.id DESC LIMIT ?
                 """, [uid, beforeTime, beforeTime, beforeId, limit + 1])
-            let page = Array(rows.prefix(limit))
-            if inOneStatement,
-                try page.contains(where: { row in
-                    try row.get(1, as: String.self) == "group"
-                        || (try row.get(2, as: Int64?.self) != nil && row.get(10, as: String?.self) == nil)
-                })
-            {
-                return nil
-            }
+            let page = try rows.prefix(limit).map(ConversationRow.init)
+            if inOneStatement && page.contains(where: \.readsMore) { return nil }
             var items = EncodedJSON.Array()
             for item in try conversations(from: page, for: uid, db) { items.append(item) }
             var next: String?
             if rows.count > limit, let last = page.last {
-                next = ConversationListCursor.encode(updatedAt: try last.get(3), conversationId: try last.get(0))
+                next = ConversationListCursor.encode(updatedAt: last.updatedAt, conversationId: last.id)
             }
             return try EncodedJSON.page(items, next: next)
         }
@@ -145,7 +141,7 @@ extension Store {
             else {
                 throw StoreError.notFound("no conversation \(id)")
             }
-            return EncodedJSON(bytes: try conversations(from: [row], for: uid, db)[0])
+            return EncodedJSON(bytes: try conversations(from: [try ConversationRow(row)], for: uid, db)[0])
         }
     }
 
