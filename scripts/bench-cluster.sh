@@ -45,28 +45,9 @@ batching "http://127.0.0.1:$port"
 stop_process "$chatd_pid"
 
 echo "== three nodes on PostgreSQL + NATS behind HAProxy"
-# PostgreSQL shares the machine, so the nodes reach it over its Unix socket (docs/DEPLOY.md):
-# loopback TCP cost 30% of the cluster's sends here.
-pg_port=$(free_port)
-scripts/postgres.sh start "$dir/postgres" "$pg_port" >/dev/null
-database="postgresql:///postgres?host=$dir/postgres&port=$pg_port&user=postgres"
-start_nats
-export CHATD_DATABASE=$database
-"$chatd" migrate >/dev/null
+start_bench_cluster
 bench_users
-servers=() node_urls=()
-for node in one two three; do
-    node_port=$(free_port)
-    "$chatd" --listen "127.0.0.1:$node_port" --nats "$nats_url" --node-id "$node" --write-rate 0 \
-        --data "$dir/node-$node" --media "$dir/media" > "$dir/$node.log" 2>&1 &
-    pids+=($!)
-    wait_for 20 curl -sf "http://127.0.0.1:$node_port/v1/health"
-    servers+=("$node=$node_port")
-    node_urls+=("http://127.0.0.1:$node_port")
-done
-proxy_port=$(free_port)
-start_haproxy "$proxy_port" roundrobin "${servers[@]}"
-measure cluster-haproxy "http://127.0.0.1:$proxy_port"
+measure cluster-haproxy "$front"
 batching "${node_urls[@]}"
 awk -v cluster="$(cat "$dir/cluster-haproxy.sends")" -v single="$(cat "$dir/single-sqlite.sends")" \
     'BEGIN { printf "cluster sends / single-node SQLite sends: %.2f\n", cluster / single }'

@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
 # chatd's hot paths driven by wrk (a load generator nobody here wrote) against one release chatd
-# on embedded SQLite, each as a ratio to a GET /v1/health baseline taken in the same run:
+# on embedded SQLite, or with `cluster` against the PostgreSQL cluster (three nodes, NATS and
+# HAProxy, as scripts/bench-cluster.sh starts it) through its front, each as a ratio to a
+# GET /v1/health baseline taken in the same run on the same front:
 # sends (scripts/wrk/send.lua: 16 users, each to the next), a conversation's newest 30 messages
 # and the conversation list (scripts/wrk/read.lua), 16 connections for SECONDS each.
 # The runs go in ROUNDS of health, send, history, list, with one more health at the end: each
 # path is measured against the mean of the health run that opens its round and the next one
 # (this host's speed drifts by a fifth within minutes), and its line gives the median over the
 # rounds (rate, latency, ratio; the lower middle one for an even count) with the rounds' ratios.
-#   scripts/bench-wrk.sh [SECONDS] [ROUNDS]     (CHATD_ARGS="--threads 4" passes options to chatd)
+#   scripts/bench-wrk.sh [SECONDS] [ROUNDS] [cluster]
+#       (CHATD_ARGS="--threads 4" passes options to the single chatd)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-5}
 rounds=${2:-3}
 source scripts/cluster-lib.sh
 bench_start chatd-bench-wrk
-bench_users --data "$dir/data"
-# shellcheck disable=SC2086  # CHATD_ARGS is split on purpose
-start_chatd "$dir/chatd.log" --data "$dir/data" --write-rate 0 ${CHATD_ARGS:-}
-url="http://127.0.0.1:$port"
+if [ "${3:-}" = cluster ]; then
+    start_bench_cluster
+    bench_users
+    url=$front
+    echo "three chatd nodes on PostgreSQL + NATS behind HAProxy"
+else
+    bench_users --data "$dir/data"
+    # shellcheck disable=SC2086  # CHATD_ARGS is split on purpose
+    start_chatd "$dir/chatd.log" --data "$dir/data" --write-rate 0 ${CHATD_ARGS:-}
+    url="http://127.0.0.1:$port"
+    echo "one chatd on embedded SQLite"
+fi
 export BENCH_TOKENS="$dir/tokens"
 
 rate() {  # rate NAME PATH [WRK ARGS...]: one wrk run, its rate and latency kept in $dir/rates

@@ -15,7 +15,8 @@
 #   7. bench-reads-postgres.sh: the conversation list and a history page on one PostgreSQL
 #      node, with wrk;
 #   8. bench-wrk.sh: sends, a history page and the conversation list on one SQLite node, with
-#      wrk, against the same-run health baseline;
+#      wrk, against the same-run health baseline, and the same through the PostgreSQL cluster's
+#      HAProxy front;
 #   9. lock-bench: `Locked` against `Synchronization.Mutex` with 1 to 64 threads;
 #  10. json-bench: a 30-message history page written by chatd's `CompactJSONEncoder` against
 #      Foundation's `JSONEncoder` in the same run;
@@ -54,8 +55,10 @@ echo
 # 7. reads on PostgreSQL, where every query is a round trip.
 scripts/bench-reads-postgres.sh
 echo
-# 8. chatd's hot paths on SQLite, driven by wrk.
+# 8. chatd's hot paths on SQLite, driven by wrk, then the same through the cluster.
 scripts/bench-wrk.sh
+echo
+scripts/bench-wrk.sh 5 3 cluster
 echo
 # 9. the lock both packages use against Synchronization.Mutex, with more threads than cores.
 swift build -c release --product lock-bench 2>&1 | tail -1

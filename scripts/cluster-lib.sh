@@ -64,6 +64,32 @@ start_haproxy() {  # start_haproxy PORT BALANCE NAME=PORT...: scripts/haproxy.cf
     wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
 }
 
+start_bench_cluster() {  # start_bench_cluster: the benches' cluster; sets $front, $node_urls and exports CHATD_DATABASE
+    # A throwaway PostgreSQL (fsync on), nats-server, three chatd nodes (no write rate limit)
+    # and HAProxy (round robin) in front, all on this machine's cores. PostgreSQL shares the
+    # machine, so the nodes reach it over its Unix socket (docs/DEPLOY.md): loopback TCP cost
+    # 30% of the cluster's sends here.
+    local pg_port node node_port proxy_port servers=()
+    pg_port=$(free_port)
+    scripts/postgres.sh start "$dir/postgres" "$pg_port" >/dev/null
+    export CHATD_DATABASE="postgresql:///postgres?host=$dir/postgres&port=$pg_port&user=postgres"
+    start_nats
+    "$chatd" migrate >/dev/null
+    node_urls=()
+    for node in one two three; do
+        node_port=$(free_port)
+        "$chatd" --listen "127.0.0.1:$node_port" --nats "$nats_url" --node-id "$node" --write-rate 0 \
+            --data "$dir/node-$node" --media "$dir/media" > "$dir/$node.log" 2>&1 &
+        pids+=($!)
+        wait_for 20 curl -sf "http://127.0.0.1:$node_port/v1/health"
+        servers+=("$node=$node_port")
+        node_urls+=("http://127.0.0.1:$node_port")
+    done
+    proxy_port=$(free_port)
+    start_haproxy "$proxy_port" roundrobin "${servers[@]}"
+    front="http://127.0.0.1:$proxy_port"
+}
+
 bench_start() {  # bench_start NAME: a release chatd in $chatd ($CHATD_BINARY, or built), a scratch directory, the benches' admin key
     export PATH="/opt/swift/usr/bin:$PATH"
     if [ -n "${CHATD_BINARY:-}" ]; then
