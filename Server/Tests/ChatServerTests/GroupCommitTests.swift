@@ -78,7 +78,7 @@ struct GroupCommitTests {
         #expect(throws: (any Error).self) { try jobs[1].outcome!.get() }
         #expect((try? jobs[1].outcome!.get()) == nil)
         for index in [0, 2] {
-            #expect((try jobs[index].outcome!.get() as? (message: MessagePayload, created: Bool))?.created == true)
+            #expect((try jobs[index].outcome!.get() as? Store.Sent)?.created == true)
         }
         let page = try store.messages(
             MessageQuery(scope: .conversation(ConversationPayload.directID("ann", "ben"))), for: "ann")

@@ -95,6 +95,7 @@ struct MessageBodyTests {
     /// them, pages joined by their cursor; last messages stored before bodies read the same.
     /// A send answers the message built from what it inserted, not read back: it must be
     /// the message its stored columns give, JSON fields and all, and the body it keeps too.
+    /// Its answer's JSON is the text it kept (encoded once), and a repeat answers the same.
     @Test(arguments: GroupCommitTests.engines) func aSendAnswersTheMessageItsRowHolds(engine: String) throws {
         let store = try GroupCommitTests.store(engine)
         for uid in ["ann", "ben"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
@@ -110,9 +111,22 @@ struct MessageBodyTests {
             SendMessageRequest(muid: "j3", receiver: "ben", type: "custom", customData: .array([]), metadata: [:])
         ]
         for request in sends {
-            let answered = try store.send(from: "ann", request).message
-            let stored = try store.read { try Store.loadMessage($0, id: answered.id) }
+            let sent = try store.sendEncoded(from: "ann", request)
+            let answered = sent.message
+            let stored = try #require(try store.read { try Store.loadMessage($0, id: answered.id) })
             #expect(answered == stored, "\(request.muid)")
+            let kept: String? = try store.read { db in
+                try db.scalar("SELECT body FROM message_bodies WHERE id = ?", [answered.id])
+            }
+            #expect(sent.created && String(decoding: sent.json.bytes, as: UTF8.self) == kept, "\(request.muid)")
+            let json = String(decoding: sent.json.bytes, as: UTF8.self)
+            #expect(
+                try Self.sameJSON(json, String(decoding: try CompactJSONEncoder().encode(stored), as: UTF8.self)),
+                "\(request.muid)")
+            let repeated = try store.sendEncoded(from: "ann", request)
+            #expect(
+                try !repeated.created && Self.sameJSON(String(decoding: repeated.json.bytes, as: UTF8.self), json),
+                "\(request.muid) repeated")
         }
         try Self.expectCurrent(
             store, MessageQuery(scope: .conversation(ConversationPayload.directID("ann", "ben"))), for: "ben",

@@ -14,8 +14,8 @@ extension Routes {
         signedIn(&router, "POST", Endpoints.messages) { context, uid in
             let request = try context.decode(SendMessageRequest.self, commonShape: PlainSendBody.read)
             try Validate.send(request, from: uid, httpsMedia: allowHTTPSMedia)
-            let (message, created) = try store.send(from: uid, request)
-            return .json(message, status: created ? 201 : 200)
+            let sent = try store.sendEncoded(from: uid, request)
+            return .json(sent.json, status: sent.created ? 201 : 200)
         }
         signedIn(&router, "GET", Endpoints.messages + "/{id}") { context, uid in
             return .json(try store.message(try messageID(context), for: uid))

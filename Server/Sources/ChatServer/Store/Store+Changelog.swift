@@ -52,20 +52,22 @@ public struct Position: Sendable, Equatable {
 
 extension Store {
     /// Appends a change for `audience` and queues it for realtime publication; the audience's
-    /// row and positions are given at the end of the transaction (`storeChanges`).
+    /// row and positions are given at the end of the transaction (`storeChanges`). A caller
+    /// that answers with the message too passes it encoded (`messageJSON`, `message` as
+    /// `CompactJSONEncoder` writes it), so it is encoded once.
     @discardableResult
     func record(
         _ db: any SQLDatabase, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
-        receipt: ReceiptPayload? = nil, block: BlockPayload? = nil, reaction: ReactionPayload? = nil,
-        notification: FeedItemPayload? = nil, group: GroupPayload? = nil, audience: [String],
-        into changes: inout [PublishedChange]
+        messageJSON encoded: [UInt8]? = nil, receipt: ReceiptPayload? = nil, block: BlockPayload? = nil,
+        reaction: ReactionPayload? = nil, notification: FeedItemPayload? = nil, group: GroupPayload? = nil,
+        audience: [String], into changes: inout [PublishedChange]
     ) throws -> ChangePayload {
         let change = ChangePayload(
             seq: 0, kind: kind, conversationId: conversationId, message: message,
             receipt: receipt, block: block, reaction: reaction, notification: notification,
             group: group, at: stamp())
         // The message is encoded once, for its kept text and inside the change.
-        let messageJSON = try message.map { try CompactJSONEncoder().encode($0) }
+        let messageJSON = try encoded ?? message.map { try CompactJSONEncoder().encode($0) }
         if let message, let messageJSON { try Self.keepBody(messageJSON, of: message, db) }
         // Encoded once: replays and realtime frames serve this text with each reader's `seq` in front.
         let body = try StoredChange.body(of: change, messageJSON: messageJSON)

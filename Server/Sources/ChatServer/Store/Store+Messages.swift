@@ -71,11 +71,28 @@ extension Store {
         }
     }
 
+    /// A sent message with its JSON as the answer carries it.
+    public struct Sent: Sendable {
+        public let message: MessagePayload
+        /// False for a repeat of one already stored (the original, nothing changed).
+        public let created: Bool
+        /// `message` as `CompactJSONEncoder` writes it: for a new message, the text its change
+        /// and its kept text were made of.
+        public let json: EncodedJSON
+    }
+
     /// Sends a validated message. Idempotent on (sender, muid): a repeat returns the original
     /// with `created == false` and changes nothing.
     public func send(
         from sender: String, _ request: SendMessageRequest
     ) throws -> (message: MessagePayload, created: Bool) {
+        let sent = try sendEncoded(from: sender, request)
+        return (sent.message, sent.created)
+    }
+
+    /// `send`, with the message's JSON: a new message is encoded once, for its change, its kept
+    /// text and the answer.
+    public func sendEncoded(from sender: String, _ request: SendMessageRequest) throws -> Sent {
         // A plain message locks only its conversation: it commits together with others (group
         // commit). A reply (the parent's row), a mention (the mentioned user's feed) or an
         // attachment (its upload) would lock more, so those commit alone.
@@ -96,14 +113,15 @@ extension Store {
     func sendBody(
         _ db: any SQLDatabase, from sender: String, _ request: SendMessageRequest,
         into changes: inout [PublishedChange]
-    ) throws -> (message: MessagePayload, created: Bool) {
+    ) throws -> Sent {
         let (conversationId, now): (String, Int64)
         switch try prepareConversation(db, from: sender, request) {
         case .repeated(let id):
             guard let original = try Self.loadMessage(db, id: id) else {
                 throw StoreError.broken("message \(id) vanished")
             }
-            return (original, false)
+            return Sent(
+                message: original, created: false, json: EncodedJSON(bytes: try CompactJSONEncoder().encode(original)))
         case .ready(let id, let time): (conversationId, now) = (id, time)
         }
         var parent: MessagePayload?
@@ -159,11 +177,13 @@ extension Store {
             editedAt: nil, deletedAt: nil, parentMessageId: request.parentMessageId, callStatus: callStatus)
         let members: [String] = try answers[3].map { try $0.get(0) }
         try Self.linkUpload(db, request.attachment, to: message.id, sender: sender)
+        let json = try CompactJSONEncoder().encode(message)
         try record(
-            db, .messageCreated, conversationId: conversationId, message: message, audience: members, into: &changes)
+            db, .messageCreated, conversationId: conversationId, message: message, messageJSON: json,
+            audience: members, into: &changes)
         if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
         try notifyAbout(message, parent: parent, members: members, db, into: &changes)
-        return (message, true)
+        return Sent(message: message, created: true, json: EncodedJSON(bytes: json))
     }
 
     /// Where a send goes: a repeat of one already stored (its id), or a conversation the sender
