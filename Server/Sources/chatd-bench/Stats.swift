@@ -32,26 +32,6 @@ func parallel(_ workers: Int, _ body: @escaping @Sendable (Int) throws -> Void) 
 
 func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
 
-/// How many times `pattern` occurs in `bytes`, by a plain scan (the bench's own look at a page
-/// must cost little next to chatd's work on it; Foundation's string search and the standard
-/// library's `ranges(of:)` each cost more than chatd's whole answer).
-func occurrences(of pattern: String, in bytes: [UInt8]) -> Int {
-    let needle = Array(pattern.utf8)
-    return bytes.withUnsafeBufferPointer { haystack in
-        var count = 0
-        var index = 0
-        while index + needle.count <= haystack.count {
-            if haystack[index] == needle[0] && haystack[index..<index + needle.count].elementsEqual(needle) {
-                count += 1
-                index += needle.count
-            } else {
-                index += 1
-            }
-        }
-        return count
-    }
-}
-
 /// The text of a page's small tail (its `cursor`, `hasMore` and `serverTime` come after the
 /// changes), decoded on its own.
 func tail(of bytes: [UInt8], _ length: Int = 512) -> String {
