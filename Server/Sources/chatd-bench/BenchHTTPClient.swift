@@ -1,4 +1,5 @@
 import ChatProtocol
+import ChatServer
 import Foundation
 import WebSocket
 
@@ -16,30 +17,40 @@ final class BenchHTTPClient {
 
     deinit { Socket.close(fd) }
 
-    /// Sends one request and returns (status, body).
+    /// Sends one request and returns (status, body). The answer's head is read as bytes:
+    /// chatd's status line and its `Content-Length` header (libmicrohttpd's spelling).
     func request(_ method: String, _ path: String, token: String? = nil, body: [UInt8] = []) throws -> (Int, [UInt8]) {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Length: \(body.count)\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
         if !body.isEmpty { head += "Content-Type: application/json\r\n" }
         try Socket.writeAll(fd, Array((head + "\r\n").utf8) + body)
-        let terminator = Array("\r\n\r\n".utf8)
-        var headEnd: Range<Int>?
-        while headEnd == nil {
-            headEnd = buffer.firstRange(of: terminator)
-            if headEnd == nil { try fill() }
+        var headEnd: Int?
+        while true {
+            headEnd = buffer.withUnsafeBytes { find(Self.terminator, in: $0) }
+            if headEnd != nil { break }
+            try fill()
         }
-        let headText = String(decoding: buffer[..<headEnd!.lowerBound], as: UTF8.self)
-        let status = Int(headText.split(separator: " ").dropFirst().first ?? "") ?? 0
-        var length = 0
-        for line in headText.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
-            length = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+        let bodyStart = headEnd! + Self.terminator.count
+        let (status, length) = buffer.withUnsafeBytes { bytes -> (Int, Int) in
+            let head = UnsafeRawBufferPointer(rebasing: bytes[..<bodyStart])
+            // "HTTP/1.1 201 …": the status is the three digits after the first space.
+            let status = head.count > 12 ? head[9..<12].reduce(0) { $0 * 10 + Int($1) - 48 } : 0
+            guard let field = find(Self.contentLength, in: head) else { return (status, 0) }
+            var length = 0
+            for byte in head[(field + Self.contentLength.count)...] {
+                guard (48...57).contains(byte) else { break }
+                length = length * 10 + Int(byte) - 48
+            }
+            return (status, length)
         }
-        let bodyStart = headEnd!.upperBound
         while buffer.count < bodyStart + length { try fill() }
         let responseBody = Array(buffer[bodyStart..<(bodyStart + length)])
         buffer.removeFirst(bodyStart + length)
         return (status, responseBody)
     }
+
+    private static let terminator = Array("\r\n\r\n".utf8)
+    private static let contentLength = Array("\r\nContent-Length: ".utf8)
 
     private func fill() throws {
         let chunk = try Socket.readSome(fd)
@@ -52,7 +63,7 @@ extension BenchHTTPClient {
     /// `POST /v1/messages` as the token's user; anything but 201 throws.
     func send(_ message: SendMessageRequest, token: String) throws {
         let (status, _) = try request(
-            "POST", "/v1/messages", token: token, body: Array(try JSONEncoder().encode(message)))
+            "POST", "/v1/messages", token: token, body: try CompactJSONEncoder().encode(message))
         guard status == 201 else { throw ConnectionError("send answered \(status)") }
     }
 }
