@@ -52,12 +52,6 @@ func find(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer, from start: Int =
     }
 }
 
-/// The text of a page's small tail (its `cursor`, `hasMore` and `serverTime` come after the
-/// changes), decoded on its own.
-func tail(of bytes: [UInt8], _ length: Int = 512) -> String {
-    String(decoding: bytes.suffix(length), as: UTF8.self)
-}
-
 /// A sender and a different receiver among `clients` users, at random.
 func randomPair(among clients: Int, using random: inout SystemRandomNumberGenerator) -> (from: Int, to: Int) {
     let from = Int.random(in: 0..<clients, using: &random)
