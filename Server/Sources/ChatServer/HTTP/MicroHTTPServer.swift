@@ -209,12 +209,17 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, of s
         server.connections.upgraded(connection)
         box = Unmanaged.passRetained(UpgradeBox(upgrade))  // released by upgradeHandler
         handle = MHD_create_response_for_upgrade(upgradeHandler, box!.toOpaque())
+    } else if response.body.isEmpty {
+        handle = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
     } else {
-        handle = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(
-                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
-                .RESPMEM_MUST_COPY)
+        // libmicrohttpd sends the body from the answer's own storage, kept alive until it
+        // lets go of it (`releaseBody`), instead of a copy: a changelog page is 400 KB.
+        let owner = Unmanaged.passRetained(ResponseBody(response.body))
+        handle = owner.takeUnretainedValue().bytes.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer_with_free_callback_cls(
+                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), releaseBody, owner.toOpaque())
         }
+        if handle == nil { owner.release() }
     }
     guard let handle else {
         box?.release()
@@ -225,6 +230,18 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, of s
     MHD_destroy_response(handle)
     if result == .NO { box?.release() }
     return result
+}
+
+/// An answer's body while libmicrohttpd sends it. An array that is not mutated keeps its
+/// storage where it is, so the pointer handed over stays valid while this owns the array.
+private final class ResponseBody {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+}
+
+private let releaseBody: MHD_ContentReaderFreeCallback = { owner in
+    guard let owner else { return }
+    Unmanaged<ResponseBody>.fromOpaque(owner).release()
 }
 
 private let upgradeHandler: MHD_UpgradeHandler = { cls, _, _, extraIn, extraInSize, socket, urh in
