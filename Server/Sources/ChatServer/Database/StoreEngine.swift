@@ -57,8 +57,13 @@ final class SQLiteEngine: StoreEngine {
             },
             prepareReader: { reader in
                 // 64 MB of page cache shared out among the readers (at least 2 MB each), however
-                // many request threads there are; the OS caches the file beneath.
+                // many request threads there are; the OS caches the file beneath. The readers
+                // read the database file through a memory map (up to 1 GB of it): a page of the
+                // file is then the OS's cached page itself, with no `pread` into each reader's
+                // cache. A changelog page looks up 1,000 changes all over `changes`, and its
+                // `pread`s were a sixth of its time.
                 try reader.execute("PRAGMA cache_size = -\(max(2_000, 64_000 / max(1, readers)))")
+                try reader.execute("PRAGMA mmap_size = 1073741824")
                 try reader.addGreatestAndLeast()
             })
         checkpointer = Checkpointer(pool: pool)
