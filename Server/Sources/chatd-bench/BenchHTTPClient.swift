@@ -65,7 +65,9 @@ final class BenchHTTPClient {
     private func fill() throws {
         var received: Int
         repeat { received = recv(fd, scratch.baseAddress, scratch.count, 0) } while received < 0 && errno == EINTR
-        guard received > 0 else { throw ConnectionError("chatd closed the connection") }
+        guard received > 0 else {
+            throw ConnectionError(received == 0 ? "chatd closed the connection" : "read failed: \(errno)")
+        }
         buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<received]))
     }
 }
