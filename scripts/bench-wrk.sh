@@ -15,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-5}
 rounds=${2:-3}
+case "${3:-}" in "" | cluster) ;; *) echo "usage: scripts/bench-wrk.sh [SECONDS] [ROUNDS] [cluster]" >&2; exit 2 ;; esac
 source scripts/cluster-lib.sh
 bench_start chatd-bench-wrk
 if [ "${3:-}" = cluster ]; then

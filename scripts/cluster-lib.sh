@@ -81,7 +81,8 @@ start_bench_cluster() {  # start_bench_cluster: the benches' cluster; sets $fron
         "$chatd" --listen "127.0.0.1:$node_port" --nats "$nats_url" --node-id "$node" --write-rate 0 \
             --data "$dir/node-$node" --media "$dir/media" > "$dir/$node.log" 2>&1 &
         pids+=($!)
-        wait_for 20 curl -sf "http://127.0.0.1:$node_port/v1/health"
+        wait_for 20 curl -sf "http://127.0.0.1:$node_port/v1/health" ||
+            { echo "chatd node $node did not start:"; cat "$dir/$node.log"; return 1; }
         servers+=("$node=$node_port")
         node_urls+=("http://127.0.0.1:$node_port")
     done
@@ -100,6 +101,7 @@ bench_start() {  # bench_start NAME: a release chatd in $chatd ($CHATD_BINARY, o
     fi
     scratch "$1"
     export CHATD_ADMIN_KEY=bench-admin-key
+    unset CHATD_DATABASE  # it would override --data: a bench's single node is embedded SQLite
 }
 
 bench_users() {  # bench_users ARGS...: users u0…u15 and a token each, one a line, into $dir/tokens

@@ -9,12 +9,13 @@ final class BenchHTTPClient {
     let fd: Int32
     private var buffer: [UInt8] = []
     /// Where each read lands before it joins `buffer`: allocated once, not per read.
-    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 1)
+    private let scratch: UnsafeMutableRawBufferPointer
     let host: String
 
     init(port: Int) throws {
         fd = try Socket.connect(host: "127.0.0.1", port: port)
         host = "127.0.0.1:\(port)"
+        scratch = .allocate(byteCount: 64 << 10, alignment: 1)
     }
 
     deinit {
@@ -40,17 +41,22 @@ final class BenchHTTPClient {
             try fill()
         }
         let bodyStart = headEnd! + Self.terminator.count
-        let (status, length) = buffer.withUnsafeBytes { bytes -> (Int, Int) in
+        let parsed = buffer.withUnsafeBytes { bytes -> (status: Int, length: Int)? in
             let head = UnsafeRawBufferPointer(rebasing: bytes[..<bodyStart])
             // "HTTP/1.1 201 …": the status is the three digits after the first space.
-            let status = head.count > 12 ? head[9..<12].reduce(0) { $0 * 10 + Int($1) - 48 } : 0
-            guard let field = find(Self.contentLength, in: head) else { return (status, 0) }
+            guard head.starts(with: Self.statusLine), head.count > 12,
+                head[9..<12].allSatisfy({ (48...57).contains($0) }),
+                let field = find(Self.contentLength, in: head)
+            else { return nil }
             var length = 0
             for byte in head[(field + Self.contentLength.count)...] {
                 guard (48...57).contains(byte) else { break }
                 length = length * 10 + Int(byte) - 48
             }
-            return (status, length)
+            return (head[9..<12].reduce(0) { $0 * 10 + Int($1) - 48 }, length)
+        }
+        guard let (status, length) = parsed else {
+            throw ConnectionError("an answer without an HTTP/1.1 status line or a Content-Length")
         }
         while buffer.count < bodyStart + length { try fill() }
         let responseBody = Array(
@@ -59,6 +65,7 @@ final class BenchHTTPClient {
         return (status, responseBody)
     }
 
+    private static let statusLine = Array("HTTP/1.1 ".utf8)
     private static let terminator = Array("\r\n\r\n".utf8)
     private static let contentLength = Array("\r\nContent-Length: ".utf8)
 
@@ -66,7 +73,8 @@ final class BenchHTTPClient {
         var received: Int
         repeat { received = recv(fd, scratch.baseAddress, scratch.count, 0) } while received < 0 && errno == EINTR
         guard received > 0 else {
-            throw ConnectionError(received == 0 ? "chatd closed the connection" : "read failed: \(errno)")
+            throw ConnectionError(
+                received == 0 ? "chatd closed the connection" : "read failed: \(String(cString: strerror(errno)))")
         }
         buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<received]))
     }

@@ -206,7 +206,7 @@ func readRate(_ reads: Int, _ path: (_ user: Int) -> String) -> Double {
     let seconds = parallel(workers) { worker in
         let client = try BenchHTTPClient(port: port)
         for index in 0..<(reads / workers) {
-            let user = (worker * reads + index) % clients
+            let user = (index * workers + worker) % clients  // the workers on different users
             let (status, _) = try client.request("GET", targets[user], token: tokens[user], keepingLast: 0)
             guard status == 200 else { throw ConnectionError("\(targets[user]) answered \(status)") }
         }
@@ -232,7 +232,8 @@ let replayer = try BenchHTTPClient(port: port)
     while true {
         // Only the page's tail is kept (its cursor and `hasMore`): the figure is chatd's, not
         // the client's. A scan of the whole page for its changes cost the bench a third of the
-        // page's time; the cursor's position counts them.
+        // page's time; the cursor's position counts them (changes of every kind; from `c1.0`,
+        // position 0, as nothing is pruned here).
         let (status, tail) = try replayer.request(
             "GET", "/v1/changes?cursor=\(cursor)&limit=1000", token: tokens[0], keepingLast: 512)
         guard status == 200 else { throw ConnectionError("changes answered \(status)") }
@@ -250,8 +251,8 @@ let replayer = try BenchHTTPClient(port: port)
     }
     return (Double(now() - began) / 1e9, pages, Int(position))
 }
-let replayPasses = try (0..<5).map { _ in try replayPass() }.sorted { $0.seconds < $1.seconds }
-let (replaySeconds, pages, changes) = replayPasses[replayPasses.count / 2]
+let replayPasses = try (0..<5).map { _ in try replayPass() }
+let (replaySeconds, pages, changes) = replayPasses.sorted { $0.seconds < $1.seconds }[replayPasses.count / 2]
 let replayBaseline = baselineAround()
 
 let samples = latencies.withLock { $0 }
@@ -270,6 +271,6 @@ print(
       GET a conversation's newest 30 \(format(historyRate)) req/s   = \(format(historyRate / historyBaseline, 3)) × baseline
       GET the conversation list (30) \(format(listRate)) req/s   = \(format(listRate / listBaseline, 3)) × baseline
       changelog replay               \(format(Double(pages) / replaySeconds, 1)) pages/s = \(format(Double(changes) / replaySeconds)) changes/s (\(changes) changes, \(pages) pages of ≤1000)
-                                     one page costs \(format((replaySeconds / Double(pages)) * replayBaseline, 1)) baseline GETs   (median of 5 passes; ms a page: \(replayPasses.map { format($0.seconds * 1000 / Double($0.pages), 2) }.joined(separator: " ")))
+                                     one page costs \(format((replaySeconds / Double(pages)) * replayBaseline, 1)) baseline GETs   (median of 5 passes; ms a page, in turn: \(replayPasses.map { format($0.seconds * 1000 / Double($0.pages), 2) }.joined(separator: " ")))
       backlog preparation (in-process store)  \(format(Double(backlogSize) / backlogSeconds)) sends/s
     """)

@@ -232,8 +232,10 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, of s
     return result
 }
 
-/// An answer's body while libmicrohttpd sends it. An array that is not mutated keeps its
-/// storage where it is, so the pointer handed over stays valid while this owns the array.
+/// An answer's body while libmicrohttpd sends it. The pointer handed over comes out of
+/// `withUnsafeBytes`, which Swift promises only within the call; it holds after because a
+/// non-empty `[UInt8]` here is native storage on the heap, which an array that is never mutated
+/// keeps where it is, and this owns the array until libmicrohttpd lets go (`releaseBody`).
 private final class ResponseBody {
     let bytes: [UInt8]
     init(_ bytes: [UInt8]) { self.bytes = bytes }
