@@ -8,20 +8,14 @@ import WebSocket
 final class BenchHTTPClient {
     let fd: Int32
     private var buffer: [UInt8] = []
-    /// Where each read lands before it joins `buffer`: allocated once, not per read.
-    private let scratch: UnsafeMutableRawBufferPointer
     let host: String
 
     init(port: Int) throws {
         fd = try Socket.connect(host: "127.0.0.1", port: port)
         host = "127.0.0.1:\(port)"
-        scratch = .allocate(byteCount: 64 << 10, alignment: 1)
     }
 
-    deinit {
-        Socket.close(fd)
-        scratch.deallocate()
-    }
+    deinit { Socket.close(fd) }
 
     /// Sends one request and returns (status, body). The answer's head is read as bytes:
     /// chatd's status line and its `Content-Length` header (libmicrohttpd's spelling). With
@@ -70,13 +64,9 @@ final class BenchHTTPClient {
     private static let contentLength = Array("\r\nContent-Length: ".utf8)
 
     private func fill() throws {
-        var received: Int
-        repeat { received = recv(fd, scratch.baseAddress, scratch.count, 0) } while received < 0 && errno == EINTR
-        guard received > 0 else {
-            throw ConnectionError(
-                received == 0 ? "chatd closed the connection" : "read failed: \(String(cString: strerror(errno)))")
-        }
-        buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<received]))
+        let chunk = try Socket.readSome(fd)
+        guard !chunk.isEmpty else { throw ConnectionError("chatd closed the connection") }
+        buffer += chunk
     }
 }
 

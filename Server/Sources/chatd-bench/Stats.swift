@@ -32,14 +32,14 @@ func parallel(_ workers: Int, _ body: @escaping @Sendable (Int) throws -> Void) 
 
 func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
 
-/// Where `needle` first occurs in `bytes` at or after `start`: `memchr` for its first byte,
+/// Where `needle` first occurs in `bytes`: `memchr` for its first byte,
 /// `memcmp` for the rest. The bench shares the machine's two cores with chatd, so its own
 /// looks at answers and frames must cost little: Foundation's `range(of:)` and
 /// `firstRange(of:)` took a third of its CPU during the sends.
-func find(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer, from start: Int = 0) -> Int? {
+func find(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer) -> Int? {
     guard let base = bytes.baseAddress, let first = needle.first else { return nil }
     return needle.withUnsafeBytes { pattern -> Int? in
-        var index = start
+        var index = 0
         while index + needle.count <= bytes.count {
             guard let hit = memchr(base + index, Int32(first), bytes.count - needle.count + 1 - index) else {
                 return nil

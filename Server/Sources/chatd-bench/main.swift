@@ -134,7 +134,7 @@ for (index, socket) in sockets.enumerated() {
                 let bytes = UnsafeRawBufferPointer(utf8)
                 guard find(me, in: bytes) != nil, let key = find(textKey, in: bytes) else { return nil }
                 let start = key + textKey.count
-                let end = find([UInt8(ascii: "\"")], in: bytes, from: start) ?? bytes.count
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) ?? bytes.count
                 return String(decoding: bytes[start..<end], as: UTF8.self)
             }
             guard let text = found else { continue }

@@ -15,7 +15,7 @@ extension Routes {
             let request = try context.decode(SendMessageRequest.self, commonShape: PlainSendBody.read)
             try Validate.send(request, from: uid, httpsMedia: allowHTTPSMedia)
             let sent = try store.sendEncoded(from: uid, request)
-            return .json(sent.json, status: sent.created ? 201 : 200)
+            return .json(try sent.json(), status: sent.created ? 201 : 200)
         }
         signedIn(&router, "GET", Endpoints.messages + "/{id}") { context, uid in
             return .json(try store.message(try messageID(context), for: uid))

@@ -71,14 +71,19 @@ extension Store {
         }
     }
 
-    /// A sent message with its JSON as the answer carries it.
+    /// A sent message, and its JSON as the answer carries it.
     public struct Sent: Sendable {
         public let message: MessagePayload
         /// False for a repeat of one already stored (the original, nothing changed).
         public let created: Bool
-        /// `message` as `CompactJSONEncoder` writes it: for a new message, the text its change
-        /// and its kept text were made of.
-        public let json: EncodedJSON
+        /// A new message's text as its change and its kept text were made of; nil for a repeat,
+        /// encoded by `json()` after the write, off the writer.
+        let encoded: [UInt8]?
+
+        /// `message` as `CompactJSONEncoder` writes it.
+        public func json() throws -> EncodedJSON {
+            EncodedJSON(bytes: try encoded ?? CompactJSONEncoder().encode(message))
+        }
     }
 
     /// Sends a validated message. Idempotent on (sender, muid): a repeat returns the original
@@ -120,8 +125,7 @@ extension Store {
             guard let original = try Self.loadMessage(db, id: id) else {
                 throw StoreError.broken("message \(id) vanished")
             }
-            return Sent(
-                message: original, created: false, json: EncodedJSON(bytes: try CompactJSONEncoder().encode(original)))
+            return Sent(message: original, created: false, encoded: nil)
         case .ready(let id, let time): (conversationId, now) = (id, time)
         }
         var parent: MessagePayload?
@@ -183,7 +187,7 @@ extension Store {
             audience: members, into: &changes)
         if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
         try notifyAbout(message, parent: parent, members: members, db, into: &changes)
-        return Sent(message: message, created: true, json: EncodedJSON(bytes: json))
+        return Sent(message: message, created: true, encoded: json)
     }
 
     /// Where a send goes: a repeat of one already stored (its id), or a conversation the sender
