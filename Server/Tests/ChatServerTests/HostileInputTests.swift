@@ -171,6 +171,34 @@ extension HostileInputTests {
         #expect(try await send(try await server.upload(Data("png".utf8), by: alice).url) == 201)
         #expect(try await send("https://cdn.example/a.png") == (httpsAllowed ? 201 : 422))
     }
+
+    /// A text, custom or call message may carry an attachment too, and it is stored and shown
+    /// like a media message's: the same rules hold for it.
+    @Test func anyMessagesAttachmentIsChecked() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        func send(
+            _ category: MessageCategory, _ type: String, _ attachment: ChatProtocol.Attachment
+        ) async throws -> Int {
+            try await server.request(
+                "POST", Endpoints.messages, token: alice,
+                json: SendMessageRequest(
+                    muid: UUID().uuidString, receiver: "bob", category: category, type: type, text: "look",
+                    attachment: attachment, customData: .object(["k": .string("v")]))
+            ).status
+        }
+        let own = try await server.upload(Data("png".utf8), by: alice)
+        for (category, type) in [(MessageCategory.message, "text"), (.custom, "poll"), (.call, "audio")] {
+            let hostile = ChatProtocol.Attachment(
+                url: "javascript:alert(1)", name: "a.png", size: 1, mimeType: "image/png", extension: "png")
+            #expect(try await send(category, type, hostile) == 422, "\(category) \(type)")
+            var unnamed = own
+            unnamed.name = ""
+            #expect(try await send(category, type, unnamed) == 422, "\(category) \(type): an empty name")
+            #expect(try await send(category, type, own) == 201, "\(category) \(type): chatd's own media")
+        }
+    }
 }
 
 extension HostileInputTests {

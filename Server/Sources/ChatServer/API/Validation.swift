@@ -56,15 +56,16 @@ enum Validate {
         try text(request.text, field: "text", max: 64 << 10)
         try json(request.customData, field: "customData")
         try metadata(request.metadata)
+        // Any message's attachment is stored and shown: a text or custom message's too.
+        if let attachment = request.attachment { try self.attachment(attachment, httpsMedia: httpsMedia) }
         switch request.category {
         case .message:
             if request.type == "text" {
                 try text(request.text, field: "text", max: 64 << 10, required: true)
             } else if mediaTypes.contains(request.type) {
-                guard let attachment = request.attachment else {
+                guard request.attachment != nil else {
                     throw HTTPError.validation("a \(request.type) message needs an `attachment`")
                 }
-                try self.attachment(attachment, httpsMedia: httpsMedia)
             } else {
                 throw HTTPError.validation("`type` must be text, image, video, audio or file for category message")
             }
