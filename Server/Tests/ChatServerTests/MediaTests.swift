@@ -28,6 +28,23 @@ import Testing
         #expect(fetched.headers["content-type"] == "image/jpeg")
     }
 
+    /// An upload's attachment is one a send accepts, whatever its name's characters: the
+    /// name at most 255 bytes (UTF-8) and the extension cut to 32 bytes on a character's edge.
+    @Test func anUploadWithAMultiByteNameAnswersAnAttachmentASendAccepts() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        let name = String(repeating: "é", count: 100) + "." + String(repeating: "é", count: 20)  // 241 bytes
+        let escaped = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let attachment = try await server.upload(Data("x".utf8), by: alice, name: escaped)
+        #expect(attachment.name == name)
+        #expect(attachment.extension == String(repeating: "é", count: 16), "32 bytes, whole characters")
+        let sent = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(muid: "m1", receiver: "bob", type: "image", attachment: attachment))
+        #expect(sent.status == 201)
+    }
+
     /// Each upload is its own (url, content type), while the same bytes are stored once.
     @Test func uploadsOfTheSameBytesShareOneFileAndKeepTheirOwnContentType() async throws {
         let server = try LiveServer()
@@ -177,6 +194,11 @@ import Testing
         let slash = try await server.request(
             "POST", Endpoints.media + "?name=a%2Fb", token: alice, body: Data("x".utf8))
         #expect(slash.status == 400)
+        // 255 bytes, not characters: what a send then checks the attachment against.
+        let longName = try await server.request(
+            "POST", Endpoints.media + "?name=" + String(repeating: "%C3%A9", count: 128), token: alice,
+            body: Data("x".utf8))
+        #expect(longName.status == 400)
         let badType = try await server.request(
             "POST", Endpoints.media, token: alice, body: Data("x".utf8), headers: ["Content-Type": "nonsense"])
         #expect(badType.status == 400)
