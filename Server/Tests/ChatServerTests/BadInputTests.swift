@@ -38,6 +38,45 @@ import Testing
         #expect(receipt.status == 422 || receipt.status == 404)
     }
 
+    /// `?tags=`, `?roles=` and `?types=` list values separated by commas: a tag, a role or a
+    /// message type with a comma in it (or an empty role) could never be named by a filter,
+    /// so it is refused where it is written. A user holds at most 50 tags, as a group does.
+    @Test func valuesNoFilterCouldNameAreRefused() async throws {
+        let server = try InProcessServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        func createUser(_ request: CreateUserRequest) async throws -> Reply {
+            try await server.request("POST", Endpoints.adminUsers, admin: true, json: request)
+        }
+        for request in [
+            CreateUserRequest(uid: "c1", tags: ["sales,emea"]), CreateUserRequest(uid: "c2", role: "a,b"),
+            CreateUserRequest(uid: "c3", role: ""),
+            CreateUserRequest(uid: "c4", tags: (0...50).map { "t\($0)" })
+        ] {
+            expectError(try await createUser(request), 422, .validationFailed)
+        }
+        #expect(try await createUser(CreateUserRequest(uid: "c5", tags: ["sales", "emea"], role: "lead")).status == 201)
+        expectError(
+            try await server.request(
+                "POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "g1", name: "G", tags: ["x,y"])),
+            422, .validationFailed)
+        #expect(
+            try await server.request(
+                "POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "g2", name: "G")
+            )
+            .status == 201)
+        expectError(
+            try await server.request(
+                "PATCH", Endpoints.groups + "/g2", token: alice, json: EditGroupRequest(tags: ["x,y"])),
+            422, .validationFailed)
+        expectError(
+            try await server.request(
+                "POST", Endpoints.messages, token: alice,
+                json: SendMessageRequest(
+                    muid: "m1", receiver: "bob", category: .custom, type: "poll,quiz", customData: .bool(true))),
+            422, .validationFailed)
+    }
+
     @Test func oversizedBodiesAre413() async throws {
         let server = try LiveServer(arguments: ["--max-body", "2048"])
         let alice = try await server.user("alice")

@@ -52,7 +52,7 @@ enum Validate {
         guard request.receiverType == .group || request.receiver != sender else {
             throw HTTPError.validation("you cannot send a message to yourself")
         }
-        try text(request.type, field: "type", max: 64, required: true)
+        try filterable(request.type, field: "type", max: 64)
         try text(request.text, field: "text", max: 64 << 10)
         try json(request.customData, field: "customData")
         try metadata(request.metadata)
@@ -131,8 +131,7 @@ enum Validate {
         try text(icon, field: "icon", max: 2048)
         try text(description, field: "description", max: 4096)
         try self.metadata(metadata)
-        guard (tags ?? []).count <= 50 else { throw HTTPError.validation("`tags` holds at most 50 tags") }
-        for tag in tags ?? [] { try text(tag, field: "tags", max: 64, required: true) }
+        try self.tags(tags)
         try text(password, field: "password", max: 256, required: password != nil)
     }
 
@@ -140,8 +139,25 @@ enum Validate {
         try uid(request.uid)
         try text(request.name, field: "name", max: 255)
         try text(request.avatar, field: "avatar", max: 2048)
-        try text(request.role, field: "role", max: 64)
+        try filterable(request.role, field: "role", max: 64)
         try metadata(request.metadata)
-        for tag in request.tags ?? [] { try text(tag, field: "tags", max: 64, required: true) }
+        try tags(request.tags)
+    }
+
+    /// A value that list filters name in a comma-separated query argument (`Routes.list`:
+    /// `?tags=`, `?roles=`, `?types=`): `text`'s rules, not empty and without a comma, or no
+    /// filter could ever name it.
+    static func filterable(_ value: String?, field: String, max: Int) throws {
+        guard let value else { return }
+        try text(value, field: field, max: max, required: true)
+        guard !value.contains(",") else {
+            throw HTTPError.validation("`\(field)` must not contain `,` (filters separate values with commas)")
+        }
+    }
+
+    /// A user's or a group's tags: at most 50, each one `filterable`.
+    static func tags(_ tags: [String]?) throws {
+        guard (tags ?? []).count <= 50 else { throw HTTPError.validation("`tags` holds at most 50 tags") }
+        for tag in tags ?? [] { try filterable(tag, field: "tags", max: 64) }
     }
 }
