@@ -35,7 +35,8 @@ public enum CallStatus: String, Codable, Sendable, CaseIterable {
     }
 }
 
-/// Metadata of a media message's file. chatd stores metadata only; bytes live at `url`.
+/// Metadata of a file a message carries (a media message's, or any other message's). chatd
+/// stores metadata only; bytes live at `url`.
 public struct Attachment: Codable, Sendable, Equatable {
     /// Where the bytes are: chatd's `/v1/media/<id>` path, or an `https://` url if chatd allows them.
     public var url: String

@@ -34,15 +34,30 @@ import Testing
         let server = try LiveServer()
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
-        let name = String(repeating: "é", count: 100) + "." + String(repeating: "é", count: 20)  // 241 bytes
-        let escaped = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        let attachment = try await server.upload(Data("x".utf8), by: alice, name: escaped)
+        /// `text` with every byte but ASCII letters, digits and `.` percent-encoded.
+        func escaped(_ text: String) -> String {
+            text.utf8.map { byte in
+                let ascii = Character(UnicodeScalar(byte))
+                return byte < 0x80 && (ascii.isLetter || ascii.isNumber || ascii == ".")
+                    ? String(ascii) : "%" + String(byte, radix: 16, uppercase: true)
+            }.joined()
+        }
+        // The extension is 41 bytes: "a" and twenty "é"; at 32 bytes the sixteenth "é" straddles the cut.
+        let name = String(repeating: "é", count: 100) + ".a" + String(repeating: "é", count: 20)  // 243 bytes
+        let attachment = try await server.upload(Data("x".utf8), by: alice, name: escaped(name))
         #expect(attachment.name == name)
-        #expect(attachment.extension == String(repeating: "é", count: 16), "32 bytes, whole characters")
+        #expect(attachment.extension == "a" + String(repeating: "é", count: 15), "31 bytes, whole characters")
         let sent = try await server.request(
             "POST", Endpoints.messages, token: alice,
             json: SendMessageRequest(muid: "m1", receiver: "bob", type: "image", attachment: attachment))
         #expect(sent.status == 201)
+        // 255 bytes is a name; 256 (128 "é", 128 characters) is not.
+        let longest = String(repeating: "é", count: 127) + "a"
+        #expect(try await server.upload(Data("y".utf8), by: alice, name: escaped(longest)).name == longest)
+        let tooLong = try await server.request(
+            "POST", Endpoints.media + "?name=" + escaped(String(repeating: "é", count: 128)), token: alice,
+            body: Data("z".utf8))
+        #expect(tooLong.status == 400)
     }
 
     /// Each upload is its own (url, content type), while the same bytes are stored once.
@@ -194,11 +209,6 @@ import Testing
         let slash = try await server.request(
             "POST", Endpoints.media + "?name=a%2Fb", token: alice, body: Data("x".utf8))
         #expect(slash.status == 400)
-        // 255 bytes, not characters: what a send then checks the attachment against.
-        let longName = try await server.request(
-            "POST", Endpoints.media + "?name=" + String(repeating: "%C3%A9", count: 128), token: alice,
-            body: Data("x".utf8))
-        #expect(longName.status == 400)
         let badType = try await server.request(
             "POST", Endpoints.media, token: alice, body: Data("x".utf8), headers: ["Content-Type": "nonsense"])
         #expect(badType.status == 400)

@@ -16,9 +16,9 @@ extension Routes {
                 throw HTTPError.validation("the upload is empty: send the file's bytes as the body")
             }
             let name = request.query["name"].flatMap { $0.isEmpty ? nil : $0 } ?? "file"
-            // The limits a send checks the attachment against (`Validate.attachment`), in bytes.
-            guard name.utf8.count <= 255, !name.contains("/") else {
-                throw HTTPError.badParameter("`name` is a file name of at most 255 bytes (UTF-8) without `/`")
+            guard name.utf8.count <= Validate.maxFileNameBytes, !name.contains("/") else {
+                throw HTTPError.badParameter(
+                    "`name` is a file name of at most \(Validate.maxFileNameBytes) bytes (UTF-8) without `/`")
             }
             let contentType = request.header("content-type")?.trimmingCharacters(in: .whitespaces) ?? ""
             let mimeType = contentType.isEmpty ? "application/octet-stream" : contentType
@@ -34,7 +34,8 @@ extension Routes {
             return .json(
                 Attachment(
                     url: Endpoints.media + "/" + id, name: name, size: Int64(request.body.count),
-                    mimeType: mimeType, extension: Self.prefix(ext, bytes: 32)), status: 201)
+                    mimeType: mimeType, extension: Validate.fitting(ext, bytes: Validate.maxExtensionBytes)),
+                status: 201)
         }
         signedIn(&router, "GET", Endpoints.media + "/{id}") { context, uid in
             let id = context.parameter("id")
@@ -53,18 +54,6 @@ extension Routes {
                 ],
                 body: Array(bytes))
         }
-    }
-}
-
-extension Routes {
-    /// The longest run of `text`'s first characters that fits in `bytes` of UTF-8.
-    static func prefix(_ text: String, bytes: Int) -> String {
-        var used = 0
-        return String(
-            text.prefix { character in
-                used += character.utf8.count
-                return used <= bytes
-            })
     }
 }
 

@@ -46,6 +46,22 @@ enum Validate {
 
     static let mediaTypes: Set<String> = ["image", "video", "audio", "file"]
 
+    /// An attachment's file name and extension, in bytes: an upload names its file within them
+    /// (`POST /v1/media`), so the attachment it answers is one a send accepts.
+    static let maxFileNameBytes = 255
+    static let maxExtensionBytes = 32
+
+    /// The longest run of `text`'s first characters that fits in `bytes` of UTF-8 (whole
+    /// characters: a cut never splits one).
+    static func fitting(_ text: String, bytes: Int) -> String {
+        var used = 0
+        return String(
+            text.prefix { character in
+                used += character.utf8.count
+                return used <= bytes
+            })
+    }
+
     static func send(_ request: SendMessageRequest, from sender: String, httpsMedia: Bool = false) throws {
         try text(request.muid, field: "muid", max: 128, required: true)
         try uid(request.receiver, field: "receiver")
@@ -100,9 +116,9 @@ enum Validate {
                 "`attachment.url` must be a media url chatd issued (POST \(Endpoints.media))"
                     + (httpsMedia ? " or an https:// url" : ""))
         }
-        try text(attachment.name, field: "attachment.name", max: 255, required: true)
+        try text(attachment.name, field: "attachment.name", max: maxFileNameBytes, required: true)
         try text(attachment.mimeType, field: "attachment.mimeType", max: 255, required: true)
-        try text(attachment.extension, field: "attachment.extension", max: 32)
+        try text(attachment.extension, field: "attachment.extension", max: maxExtensionBytes)
         guard attachment.size >= 0 else { throw HTTPError.validation("`attachment.size` must not be negative") }
     }
 
