@@ -17,6 +17,17 @@ import Testing
         #expect(token("Bearer a b") == "a b", "inner blanks are the token's (it then matches no token)")
     }
 
+    @Test func queryArgumentsAreFoundByNameInTheOrderSentTheLastRepeatWinning() {
+        var query: QueryArguments = ["limit": "1"]
+        query.add("before", "9")
+        query.add("limit", "2")
+        #expect(query["limit"] == "2")
+        #expect(query["before"] == "9")
+        #expect(query["after"] == nil && query["Limit"] == nil)
+        #expect(query.all.map(\.name) == ["limit", "before", "limit"])
+        #expect(QueryArguments(["a": "b"])["a"] == "b" && QueryArguments().isEmpty)
+    }
+
     @Test func anythingElseHasNoBearerToken() {
         for header in [
             nil, "", "Bearer", "Bearer ", "Bearer  \t ", "Bearerabc", "Basic abc", "Bearer\tabc", "Bearer\u{0}abc",

@@ -316,6 +316,25 @@ extension HostileInputTests {
         #expect(try await found("a%252Fb") == 0, "and is not decoded twice")
     }
 
+    /// A name sent twice counts with its last value, and a request with hundreds of
+    /// arguments is answered like any other (they are kept in order and searched by name only
+    /// when a route asks for one).
+    @Test func aRepeatedQueryArgumentCountsWithItsLastValue() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        _ = try await server.user("bob")
+        for index in 0..<3 { try await server.send("\(index)", from: alice, to: "bob") }
+        func count(_ query: String) async throws -> Int {
+            let reply = try await server.request(
+                "GET", "\(Endpoints.conversations)/alice~bob/messages?\(query)", token: alice)
+            #expect(reply.status == 200, "\(query.prefix(40))")
+            return try reply.decode([MessagePayload].self).count
+        }
+        #expect(try await count("limit=1&limit=2") == 2)
+        #expect(try await count("limit=2&limit=1") == 1)
+        #expect(try await count((0..<300).map { "a\($0)=" }.joined(separator: "&") + "&limit=1") == 1)
+    }
+
     /// A JSON route takes JSON only: a body sent as another type is 415 and does nothing.
     @Test func jsonBodiesNeedAJSONContentType() async throws {
         let server = try LiveServer()

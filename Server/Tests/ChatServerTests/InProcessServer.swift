@@ -44,13 +44,14 @@ final class InProcessServer: ChatdUnderTest, Sendable {
 
     /// `path?query` as the percent-decoded path and its decoded arguments. chatd's kept escapes
     /// (`%00`, `%2F`, `%25`: `HTTPRequest.KeptEscapes`) are not modelled; the live tests send them.
-    static func split(_ target: String) -> (String, [String: String]) {
+    static func split(_ target: String) -> (String, QueryArguments) {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        var query: [String: String] = [:]
+        var query = QueryArguments()
         for pair in (parts.count > 1 ? parts[1] : "").split(separator: "&") {
             let field = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let value = field.count > 1 ? String(field[1]) : ""
-            query[String(field[0]).removingPercentEncoding ?? String(field[0])] = value.removingPercentEncoding ?? value
+            query.add(
+                String(field[0]).removingPercentEncoding ?? String(field[0]), value.removingPercentEncoding ?? value)
         }
         return (String(parts[0]).removingPercentEncoding ?? String(parts[0]), query)
     }

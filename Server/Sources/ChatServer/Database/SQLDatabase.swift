@@ -121,7 +121,7 @@ extension Connection: SQLDatabase {
         _ body: (Int64, UnsafeBufferPointer<UInt8>?) throws -> Void
     ) throws {
         try forEachRow(sql, arguments) { row in
-            try row.withText(1) { try body(row.int64(0), $0) }
+            try body(row.int64(0), row.unsafeText(1))
             return true
         }
     }

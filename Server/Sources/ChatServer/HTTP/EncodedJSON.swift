@@ -8,10 +8,14 @@ public struct EncodedJSON: Sendable, Equatable {
 
     /// `[a,b,…]` from element texts, each appended unparsed.
     struct Array {
-        private var bytes: [UInt8] = [UInt8(ascii: "[")]
+        private var bytes: [UInt8] = []
         private var empty = true
 
-        init() { bytes.reserveCapacity(16_384) }
+        /// Room for `capacity` bytes of elements and their commas before the array grows.
+        init(capacity: Int = 16_384) {
+            bytes.reserveCapacity(capacity + 2)
+            bytes.append(UInt8(ascii: "["))
+        }
 
         mutating func append(_ element: some Sequence<UInt8>) {
             if !empty { bytes.append(UInt8(ascii: ",")) }

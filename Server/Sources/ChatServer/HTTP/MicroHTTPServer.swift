@@ -130,9 +130,9 @@ private final class RequestState {
     var tooLarge = false
 }
 
-/// Collects header or query values into a dictionary.
+/// Collects header or query values in the order sent.
 private final class ValueCollector {
-    var values: [String: String] = [:]
+    var values: [(String, String)] = []
     let lowercaseKeys: Bool
     init(lowercaseKeys: Bool) { self.lowercaseKeys = lowercaseKeys }
 }
@@ -143,13 +143,14 @@ private final class UpgradeBox {
     init(_ handler: @escaping @Sendable (UpgradedSocket) -> Void) { self.handler = handler }
 }
 
-private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowercaseKeys: Bool) -> [String: String] {
+private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowercaseKeys: Bool) -> [(String, String)] {
     let collector = ValueCollector(lowercaseKeys: lowercaseKeys)
     let iterator: MHD_KeyValueIterator = { cls, _, key, value in
         guard let cls, let key else { return .YES }
         let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
         let name = String(cString: key)
-        collector.values[collector.lowercaseKeys ? name.lowercased() : name] = value.map { String(cString: $0) } ?? ""
+        collector.values.append(
+            (collector.lowercaseKeys ? name.lowercased() : name, value.map { String(cString: $0) } ?? ""))
         return .YES
     }
     withExtendedLifetime(collector) {
@@ -190,7 +191,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
     var request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET", path: path, query: query,
-        headers: collect(connection, .HEADER_KIND, lowercaseKeys: true), body: state.body)
+        headers: Dictionary(collect(connection, .HEADER_KIND, lowercaseKeys: true)) { _, last in last },
+        body: state.body)
     request.bodyTooLarge = state.tooLarge
     guard !server.isDraining else {
         return queue(.error(HTTPError(503, .unavailable, "chatd is shutting down")), on: connection, of: server)

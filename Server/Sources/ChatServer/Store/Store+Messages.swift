@@ -393,28 +393,33 @@ extension Store {
         _ db: any SQLDatabase, _ query: MessageQuery, for uid: String, inOneStatement: Bool
     ) throws -> EncodedJSON? {
         let clause = try query.whereClause()
-        var (conditions, arguments) = (clause.clause, clause.arguments)
+        // The statement's text in one string with room for it all (no copy a piece).
+        var sql = String()
+        sql.reserveCapacity(512)
+        sql += clause.onlyAnchors ? keptPage : keptRows
+        sql += " WHERE "
+        sql += clause.clause
+        var arguments = clause.arguments
         switch query.scope {
         case .conversation(let id):
             // A member's row is what lets them read (a ban or a group's deletion removes
             // it), so the page asks for it: a page with messages needs no other check, and
             // an empty one asks `requireMember` below whether it is a 404, a 403 or empty.
-            conditions += " AND EXISTS (SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?)"
+            sql += " AND EXISTS (SELECT 1 FROM conversation_members WHERE conversation_id = ? AND uid = ?)"
             arguments += [id, uid]
         case .thread(let parentId):
             if inOneStatement { return nil }
             _ = try readableMessage(db, id: parentId, uid: uid)
         }
-        let order = query.newestFirst ? "DESC" : "ASC"
+        sql += query.newestFirst ? " ORDER BY id DESC LIMIT ?" : " ORDER BY id ASC LIMIT ?"
+        arguments.append(query.limit)
         // The texts are copied out of SQLite once, into `kept`; each row notes where its
         // text is (nil: none kept), so a newest-first page can be answered oldest first.
         var kept: [UInt8] = []
         kept.reserveCapacity(16_384)
         var rows: [(id: Int64, text: Range<Int>?)] = []
-        try db.forEachText(
-            "\(clause.onlyAnchors ? keptPage : keptRows) WHERE \(conditions) ORDER BY id \(order) LIMIT ?",
-            arguments + [query.limit]
-        ) { id, body in
+        rows.reserveCapacity(query.limit)
+        try db.forEachText(sql, arguments) { id, body in
             guard let body else { return rows.append((id, nil)) }
             kept.append(contentsOf: body)
             rows.append((id, kept.count - body.count..<kept.count))
@@ -422,8 +427,8 @@ extension Store {
         if inOneStatement && (rows.isEmpty || rows.contains { $0.text == nil }) { return nil }
         if rows.isEmpty, case .conversation(let id) = query.scope { try requireMember(db, uid, id) }
         if query.newestFirst { rows.reverse() }
-        let built = try loadMessages(db, ids: rows.filter { $0.text == nil }.map(\.id))
-        var array = EncodedJSON.Array()
+        let built = try loadMessages(db, ids: rows.compactMap { $0.text == nil ? $0.id : nil })
+        var array = EncodedJSON.Array(capacity: kept.count + rows.count)
         for row in rows {
             if let text = row.text {
                 array.append(kept[text])
