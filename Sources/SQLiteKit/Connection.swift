@@ -131,7 +131,7 @@ public final class Connection {
     /// vary without bound, a list's length spelled out, say, would otherwise grow it forever).
     public func cachedStatement(_ sql: String) throws -> Statement {
         useCounter &+= 1
-        if let statement = statementCache[sql] {
+        if let statement = statementCache[SQLText(sql)] {
             statement.lastUse = useCounter
             return statement
         }
@@ -142,8 +142,28 @@ public final class Connection {
             statementCache[oldest] = nil  // finalized once no caller still holds it
         }
         statement.lastUse = useCounter
-        statementCache[sql] = statement
+        statementCache[SQLText(sql)] = statement
         return statement
+    }
+
+    /// A statement cache's key: the SQL text, compared whole but hashed by its length and its
+    /// first and last 32 bytes. Texts run to hundreds of bytes, and hashing every byte of each
+    /// was an eighth of a send's own work outside SQLite.
+    struct SQLText: Hashable {
+        let text: String
+        init(_ text: String) { self.text = text }
+
+        func hash(into hasher: inout Hasher) {
+            if text.utf8.withContiguousStorageIfAvailable({ Self.hash($0, into: &hasher) }) == nil {
+                Array(text.utf8).withUnsafeBufferPointer { Self.hash($0, into: &hasher) }  // a bridged text
+            }
+        }
+
+        static func hash(_ bytes: UnsafeBufferPointer<UInt8>, into hasher: inout Hasher) {
+            hasher.combine(bytes.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.prefix(32))))
+            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(32))))
+        }
     }
 
     /// How many compiled statements `cachedStatement` keeps.
@@ -151,7 +171,7 @@ public final class Connection {
     /// How many it keeps now.
     public var cachedStatementCount: Int { statementCache.count }
 
-    private var statementCache: [String: Statement] = [:]
+    private var statementCache: [SQLText: Statement] = [:]
     private var useCounter: UInt64 = 0
 
     /// Runs one statement with `arguments` bound to its `?` parameters, discarding rows.

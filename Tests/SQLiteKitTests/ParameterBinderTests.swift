@@ -50,4 +50,15 @@ import Testing
         #expect(db.cachedStatementCount == 3)
         #expect(try db.scalar("SELECT 1") == 1, "an evicted text compiles again")
     }
+
+    /// Texts are hashed by their length and ends only: ones alike there are still told apart.
+    @Test func textsAlikeButInTheMiddleAreDifferentStatements() throws {
+        let db = try Connection.inMemory()
+        let pad = String(repeating: " ", count: 40)
+        let texts = (1...9).map { "SELECT \(pad)\($0)\(pad) + 0" }
+        #expect(Set(texts.map(\.utf8.count)).count == 1)
+        for (index, text) in texts.enumerated() { #expect(try db.scalar(text) == index + 1) }
+        #expect(db.cachedStatementCount == 9)
+        #expect(try db.cachedStatement(texts[4]) === db.cachedStatement(texts[4]))
+    }
 }

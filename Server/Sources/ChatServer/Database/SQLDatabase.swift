@@ -93,17 +93,21 @@ public enum MultiRowInsert {
         _ insert: String, _ rows: [[any SQLValueConvertible]],
         _ suffix: String = ""
     ) -> [(sql: String, arguments: [any SQLValueConvertible])] {
-        guard let width = rows.first?.count else { return [] }
-        let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        guard let width = rows.first?.count, width > 0 else { return [] }
+        // Texts by repetition, not by joining arrays of pieces: a send builds six.
+        let tuple = "(" + String(repeating: "?, ", count: width - 1) + "?)"
         var statements: [(sql: String, arguments: [any SQLValueConvertible])] = []
         var start = 0
         while start < rows.count {
             var size = 64
             while size > rows.count - start { size /= 2 }
+            var arguments: [any SQLValueConvertible] = []
+            arguments.reserveCapacity(size * width)
+            for row in rows[start..<start + size] { arguments += row }
             statements.append(
                 (
-                    insert + " VALUES " + Array(repeating: tuple, count: size).joined(separator: ", ") + " " + suffix,
-                    rows[start..<start + size].flatMap { $0 }
+                    insert + " VALUES " + String(repeating: tuple + ", ", count: size - 1) + tuple + " " + suffix,
+                    arguments
                 ))
             start += size
         }
