@@ -20,6 +20,8 @@
 #   9. lock-bench: `Locked` against `Synchronization.Mutex` with 1 to 64 threads;
 #  10. json-bench: a 30-message history page written by chatd's `CompactJSONEncoder` against
 #      Foundation's `JSONEncoder` in the same run;
+#  11. bench-instructions.sh: the instructions chatd spends on one request of each hot path
+#      (callgrind), a measure this host's noise does not move;
 #   plus the cost of encryption: cache-bench --compare-encryption and sync-bench's encrypted
 #   ingest put a plain and an SQLCipher cache side by side in one run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
@@ -67,3 +69,6 @@ echo
 # 10. what a history page's answer costs to write.
 swift build -c release --product json-bench 2>&1 | tail -1
 .build/release/json-bench
+echo
+# 11. the same hot paths counted in instructions, which no neighbour on this host can slow.
+CHATD_BINARY=Server/.build/release/chatd scripts/bench-instructions.sh

@@ -4,11 +4,12 @@
 # cache with them), openssl (the TLS tests make their certificate), tmux for terminal tests,
 # PostgreSQL (chatd's second engine: libpq to link, the server for its tests), NATS (the bus
 # between chatd nodes: libnats to link, nats-server for the cluster tests), HAProxy (in front
-# of the nodes in the cluster demo and tests), wrk (a load generator for benchmarks) and Python
-# test tools from PyPI.
+# of the nodes in the cluster demo and tests), wrk (a load generator for benchmarks), valgrind
+# (callgrind counts a request's instructions for scripts/bench-instructions.sh) and Python test
+# tools from PyPI.
 set -euo pipefail
 
-debs=(libsqlcipher-dev libsqlite3-dev libmicrohttpd-dev libssl-dev libpq-dev postgresql libnats-dev nats-server haproxy wrk openssl pkg-config tmux curl sqlcipher sqlite3)
+debs=(libsqlcipher-dev libsqlite3-dev libmicrohttpd-dev libssl-dev libpq-dev postgresql libnats-dev nats-server haproxy wrk valgrind openssl pkg-config tmux curl sqlcipher sqlite3)
 missing=()
 for deb in "${debs[@]}"; do
     dpkg -s "$deb" >/dev/null 2>&1 || missing+=("$deb")
