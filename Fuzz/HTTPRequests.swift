@@ -44,10 +44,10 @@ public func fuzzHTTPRequests(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32
     let target = String(decoding: parts[1], as: UTF8.self).split(
         separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
     guard let path = HTTPRequest.KeptEscapes.path(String(target[0])) else { return 0 }
-    var raw: [String: String] = [:]
+    var raw: [(String, String)] = []
     for pair in (target.count > 1 ? target[1] : "").split(separator: "&") {
         let field = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-        raw[String(field[0])] = field.count > 1 ? String(field[1]) : ""
+        raw.append((String(field[0]), field.count > 1 ? String(field[1]) : ""))
     }
     guard let query = HTTPRequest.KeptEscapes.query(raw) else { return 0 }
     let request = HTTPRequest(

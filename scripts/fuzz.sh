@@ -49,7 +49,7 @@ build websocket WebSocket -I .build/fuzz/lib -L .build/fuzz/lib -lLocking Source
     Fuzz/WebSocketFrames.swift
 build protocol ChatProtocol Sources/ChatProtocol/*.swift Fuzz/ProtocolJSON.swift
 build http ChatServer -I .build/fuzz/lib -L .build/fuzz/lib -lChatProtocol \
-    Server/Sources/ChatServer/HTTP/{HTTPRequest,HTTPResponse,Router,EncodedJSON}.swift Server/Sources/ChatServer/API/Validation.swift \
+    Server/Sources/ChatServer/HTTP/{HTTPRequest,HTTPResponse,Router,EncodedJSON,QueryArguments}.swift Server/Sources/ChatServer/API/Validation.swift \
     Server/Sources/ChatServer/Store/StoreError.swift \
     Fuzz/HTTPRequests.swift
 run websocket
