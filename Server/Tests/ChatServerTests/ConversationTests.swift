@@ -1,6 +1,9 @@
 import ChatProtocol
 import Foundation
+import SQLiteKit
 import Testing
+
+@testable import ChatServer
 
 @Suite struct ConversationTests {
     @Test func theListIsOrderedByLastActivityAndPagesWithoutGapsOrRepeats() async throws {
@@ -26,6 +29,61 @@ import Testing
         } while cursor != nil
         #expect(seen.map(\.conversationWith.id) == ["peer2", "peer6", "peer5", "peer4", "peer3", "peer1", "peer0"])
         #expect(seen.first?.lastMessage?.text == "bump")
+    }
+
+    /// Each member's list moves with every write that moves a conversation: a group's
+    /// messages and member actions as well as direct messages, whoever wrote them.
+    @Test func groupsAndMemberActionsMoveEachMembersList() async throws {
+        let server = try InProcessServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        let carol = try await server.user("carol")
+        let group = ConversationPayload.groupID("g")
+        func list(_ token: String) async throws -> [String] {
+            try await server.request("GET", Endpoints.conversations, token: token)
+                .decode(Page<ConversationPayload>.self).items.map(\.conversationId)
+        }
+        try await server.group("g", by: alice)
+        #expect([200, 201].contains(try await server.addMember("bob", to: "g", by: alice)))
+        try await server.send("hi", from: alice, to: "carol")
+        #expect(try await list(alice) == ["alice~carol", group])
+        #expect(try await server.sendToGroup("news", from: bob, to: "g").status == 201)
+        #expect(try await list(alice) == [group, "alice~carol"])
+        #expect(try await list(bob) == [group])
+        try await server.send("back", from: carol, to: "alice")
+        #expect(try await list(alice) == ["alice~carol", group])
+        #expect([200, 201].contains(try await server.addMember("carol", to: "g", by: alice)))
+        #expect(try await list(alice) == [group, "alice~carol"], "the member action is the group's newest message")
+        #expect(try await list(carol) == [group, "alice~carol"])
+    }
+
+    /// A deployment from before each member kept its conversations' times: the migration
+    /// fills them in, the list keeps its order, and a page is read in the order of their index
+    /// (it stops at the page's end instead of sorting every conversation of the user).
+    @Test(.enabled(if: LiveServer.onSQLite)) func listsFromBeforeTheRecencyIndexKeepTheirOrder() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        for peer in ["bob", "carol", "dave"] { _ = try await server.user(peer) }
+        for peer in ["carol", "bob", "dave", "carol"] { try await server.send("to \(peer)", from: alice, to: peer) }
+        func list(_ server: LiveServer, _ token: String) async throws -> [String] {
+            try await server.request("GET", Endpoints.conversations + "?limit=2", token: token)
+                .decode(Page<ConversationPayload>.self).items.map(\.conversationId)
+        }
+        #expect(try await list(server, alice) == ["alice~carol", "alice~dave"])
+        server.stop()
+        let path = server.dataDirectory.appendingPathComponent("chatd.sqlite").path
+        let db = try Connection(path: path)
+        try OldSchema.rewind(db, to: 17)
+        try db.close()
+        let restarted = try LiveServer(dataDirectory: server.dataDirectory)
+        let token = try await restarted.token("alice")
+        #expect(try await list(restarted, token) == ["alice~carol", "alice~dave"])
+        let reader = try Connection(path: path)
+        let plan = try reader.query("EXPLAIN QUERY PLAN \(Store.conversationPageQuery)", ["alice", Int64.max, "", 3])
+            .map { try $0.get("detail", as: String.self) }
+        #expect(plan.contains { $0.contains("members_by_recency") }, "\(plan)")
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+        try reader.close()
     }
 
     @Test func unreadCountsFollowReadReceipts() async throws {

@@ -14,6 +14,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 18:
+            try db.execute("DROP INDEX members_by_recency; ALTER TABLE conversation_members DROP COLUMN updated_at")
         case 17:
             try db.execute(
                 """

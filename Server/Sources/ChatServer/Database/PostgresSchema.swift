@@ -189,6 +189,17 @@ enum PostgresSchema {
             -- a row: 21 ms for a conversation list of 30). This rewrites the table once.
             ALTER TABLE message_bodies ALTER COLUMN conversation_id TYPE text COLLATE "C";
             """
+        ),
+        (
+            7, "conversation lists by recency",
+            """
+            -- Each member's copy of its conversation's updated_at, indexed by user and time
+            -- (SQLite's migration 18): a list page reads its rows in order and stops.
+            ALTER TABLE conversation_members ADD COLUMN updated_at bigint NOT NULL DEFAULT 0;
+            UPDATE conversation_members SET updated_at =
+                (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id);
+            CREATE INDEX members_by_recency ON conversation_members(uid, updated_at, conversation_id);
+            """
         )
     ]
 

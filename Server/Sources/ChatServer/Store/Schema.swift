@@ -290,6 +290,18 @@ enum Schema {
                 INSERT INTO message_bodies(conversation_id, id, body) SELECT conversation_id, id, body FROM messages;
                 ALTER TABLE messages DROP COLUMN body;
                 """)
+        migrator.register(
+            18, "conversation lists by recency",
+            sql: """
+                -- Each member's copy of its conversation's updated_at, indexed by user and time: a
+                -- list page reads its rows in order and stops (Store.conversationPageQuery), where
+                -- it sorted every conversation of the user. Every write that moves a conversation's
+                -- time moves its members' copies with it (Store.countSentMessage, touchMembers).
+                ALTER TABLE conversation_members ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;
+                UPDATE conversation_members SET updated_at =
+                    (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id);
+                CREATE INDEX members_by_recency ON conversation_members(uid, updated_at, conversation_id);
+                """)
         return migrator
     }()
 }

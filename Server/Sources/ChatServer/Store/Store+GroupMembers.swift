@@ -287,8 +287,8 @@ extension Store {
 
     func insertMember(_ db: any SQLDatabase, _ guid: String, _ uid: String, scope: GroupScope, at now: Int64) throws {
         try db.run(
-            "INSERT INTO conversation_members(conversation_id, uid, scope, joined_at) VALUES (?, ?, ?, ?)",
-            [ConversationPayload.groupID(guid), uid, scope.rawValue, now])
+            "INSERT INTO conversation_members(conversation_id, uid, scope, joined_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+            [ConversationPayload.groupID(guid), uid, scope.rawValue, now, now])
     }
 
     func removeMember(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws {
@@ -316,6 +316,7 @@ extension Store {
                 """, [conversationId, action.actor, action.guid, action.sentence, now, now, try Self.json(action)]) ?? 0
         try db.run(
             "UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
+        try Self.touchMembers(db, conversationId, at: now)
         try Self.countNewMessage(db, conversationId, id: id, sender: action.actor)
         let readers =
             action.action == .joined || action.action == .added ? [action.actor, action.target] : [action.actor]

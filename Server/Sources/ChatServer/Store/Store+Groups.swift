@@ -111,8 +111,8 @@ extension Store {
                 ])
             try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'group', ?)", [conversationId, now])
             try db.run(
-                "INSERT INTO conversation_members(conversation_id, uid, scope, joined_at) VALUES (?, ?, 'owner', ?)",
-                [conversationId, owner, now])
+                "INSERT INTO conversation_members(conversation_id, uid, scope, joined_at, updated_at) VALUES (?, ?, 'owner', ?, ?)",
+                [conversationId, owner, now, now])
             try record(
                 db, .groupCreated, conversationId: conversationId, group: try Self.sharedGroup(db, request.guid),
                 audience: [owner], into: &changes)

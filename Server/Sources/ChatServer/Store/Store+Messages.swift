@@ -166,7 +166,7 @@ extension Store {
                 "UPDATE conversations SET last_message_id = last_insert_rowid(), updated_at = ? WHERE id = ?",
                 [now, conversationId]
             ),
-            (Self.countSentMessage, [sender, conversationId]),
+            (Self.countSentMessage, [sender, conversationId, now]),
             (Self.sentMessageAudience, [conversationId])
         ])
         guard let id = try answers[3].first?.get(1, as: Int64.self) else {
@@ -242,7 +242,7 @@ extension Store {
             [conversationId, stamp()])
         try db.insertRows(
             "INSERT INTO conversation_members(conversation_id, uid, peer)",
-            [[conversationId, a, b], [conversationId, b, a]], "ON CONFLICT DO NOTHING")
+            [[conversationId, a, b], [conversationId, b, a]], "ON CONFLICT DO NOTHING")  // the send sets updated_at
         return .ready(conversationId: conversationId, now: try lockConversation(db, conversationId))
     }
 

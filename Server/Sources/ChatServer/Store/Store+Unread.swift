@@ -14,17 +14,26 @@ extension Store {
             [conversationId, sender, id])
     }
 
-    /// The counts once `?1` sent the newest message of conversation `?2`, the connection's
-    /// last insert: it counts for everyone else who has not read past it, and the sender has
-    /// read everything up to it (their count is 0: the conversation is locked, so no message
-    /// comes after theirs yet).
+    /// The counts once `?1` sent the newest message of conversation `?2` at `?3`, the
+    /// connection's last insert: it counts for everyone else who has not read past it, and the
+    /// sender has read everything up to it (their count is 0: the conversation is locked, so no
+    /// message comes after theirs yet). Every member's copy of the conversation's time moves
+    /// to `?3` in the same update (`touchMembers`).
     static let countSentMessage = """
         UPDATE conversation_members SET
             unread = CASE WHEN uid = ?1 THEN 0 WHEN read_id < last_insert_rowid() THEN unread + 1 ELSE unread END,
             read_id = CASE WHEN uid = ?1 THEN greatest(read_id, last_insert_rowid()) ELSE read_id END,
-            delivered_id = CASE WHEN uid = ?1 THEN greatest(delivered_id, last_insert_rowid()) ELSE delivered_id END
+            delivered_id = CASE WHEN uid = ?1 THEN greatest(delivered_id, last_insert_rowid()) ELSE delivered_id END,
+            updated_at = ?3
         WHERE conversation_id = ?2
         """
+
+    /// Conversation `conversationId`'s time moved to `now`: so do its members' copies, which
+    /// order each member's list (`conversationPageQuery`). Every write of
+    /// `conversations.updated_at` goes with one of these (or `countSentMessage`).
+    static func touchMembers(_ db: any SQLDatabase, _ conversationId: String, at now: Int64) throws {
+        try db.run("UPDATE conversation_members SET updated_at = ? WHERE conversation_id = ?", [now, conversationId])
+    }
 
     /// The members of conversation `?1`, each row with the connection's last insert (a new
     /// message's id). Asked after `countSentMessage` rather than through its `RETURNING`, which
