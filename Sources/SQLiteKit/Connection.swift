@@ -146,12 +146,17 @@ public final class Connection {
         return statement
     }
 
-    /// A statement cache's key: the SQL text, compared whole but hashed by its length and its
-    /// first and last 32 bytes. Texts run to hundreds of bytes, and hashing every byte of each
-    /// was an eighth of a send's own work outside SQLite.
+    /// A statement cache's key: the SQL text, compared byte for byte (as SQLite compiles it,
+    /// and as its hash reads it: `String`'s `==` would call canonically equivalent texts one)
+    /// but hashed by its length and its first and last 32 bytes. Texts run to hundreds of
+    /// bytes, and hashing every byte of each was an eighth of a send's own work outside SQLite.
     struct SQLText: Hashable {
         let text: String
         init(_ text: String) { self.text = text }
+
+        static func == (left: SQLText, right: SQLText) -> Bool {
+            left.text.utf8.count == right.text.utf8.count && left.text.utf8.elementsEqual(right.text.utf8)
+        }
 
         func hash(into hasher: inout Hasher) {
             if text.utf8.withContiguousStorageIfAvailable({ Self.hash($0, into: &hasher) }) == nil {

@@ -60,5 +60,10 @@ import Testing
         for (index, text) in texts.enumerated() { #expect(try db.scalar(text) == index + 1) }
         #expect(db.cachedStatementCount == 9)
         #expect(try db.cachedStatement(texts[4]) === db.cachedStatement(texts[4]))
+        // Canonically equivalent to String's `==`, but other bytes: other statements.
+        let marks = ["a\u{301}\u{316}", "a\u{316}\u{301}"].map { "SELECT hex('\(pad)\($0)\(pad)')" }
+        #expect(marks[0] == marks[1] && !marks[0].utf8.elementsEqual(marks[1].utf8))
+        let hexes = try marks.map { try db.scalar($0, as: String.self) }
+        #expect(hexes[0] != hexes[1])
     }
 }

@@ -361,11 +361,17 @@ struct UserView: Equatable {
     func currentView(of uid: String, token: String, server: LiveServer) async throws -> UserView {
         var view = UserView()
         var cursor: String?
+        var listed: [ConversationPayload] = []
         repeat {
-            let query = "?limit=100" + (cursor.map { "&cursor=\($0)" } ?? "")
+            let query = "?limit=7" + (cursor.map { "&cursor=\($0)" } ?? "")
             let page = try await server.request("GET", Endpoints.conversations + query, token: token).decode(
                 Page<ConversationPayload>.self)
+            listed += page.items
             for conversation in page.items {
+                // Each member's copy of the conversation's time moved with its last message.
+                if let last = conversation.lastMessage {
+                    #expect(conversation.updatedAt == last.sentAt, "\(uid)'s \(conversation.conversationId)")
+                }
                 let messages = try await history(of: conversation.conversationId, token: token, server: server)
                 for message in messages { view.messages[message.id] = message }
                 // chatd keeps the unread count instead of counting: it must be what counting gives.
@@ -386,6 +392,8 @@ struct UserView: Equatable {
             }
             cursor = page.next
         } while cursor != nil
+        let order = listed.map { ($0.updatedAt, $0.conversationId) }
+        #expect(zip(order, order.dropFirst()).allSatisfy { $0 > $1 }, "\(uid)'s list in pages of 7, newest first")
         view.receipts = view.receipts.filter { !$0.value.isEmpty }
         return view
     }

@@ -79,10 +79,12 @@ import Testing
         let token = try await restarted.token("alice")
         #expect(try await list(restarted, token) == ["alice~carol", "alice~dave"])
         let reader = try Connection(path: path)
-        let plan = try reader.query("EXPLAIN QUERY PLAN \(Store.conversationPageQuery)", ["alice", Int64.max, "", 3])
-            .map { try $0.get("detail", as: String.self) }
-        #expect(plan.contains { $0.contains("members_by_recency") }, "\(plan)")
-        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+        for (time, id) in [(Int64.max, ""), (1_796_000_000_000, "alice~carol")] {  // a first and a later page
+            let plan = try reader.query("EXPLAIN QUERY PLAN \(Store.conversationPageQuery)", ["alice", time, id, 3])
+                .map { try $0.get("detail", as: String.self) }
+            #expect(plan.contains { $0.contains("members_by_recency (uid=? AND (updated_at,conversation_id)<(?,?))") })
+            #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+        }
         try reader.close()
     }
 

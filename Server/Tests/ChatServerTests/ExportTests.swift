@@ -61,6 +61,38 @@ import Testing
                 == .cursorExpired)
     }
 
+    /// An export from before members kept their conversations' times: the import fills them
+    /// in, and each list keeps its order.
+    @Test func anExportFromBeforeTheMembersTimesKeepsItsListsOrder() async throws {
+        let source = try LiveServer(sqlite: true)
+        let alice = try await source.user("alice")
+        for peer in ["bob", "carol", "dave"] { _ = try await source.user(peer) }
+        for peer in ["carol", "bob", "dave", "carol"] { try await source.send("to \(peer)", from: alice, to: peer) }
+        let order = ["alice~carol", "alice~dave", "alice~bob"]
+        func list(_ server: LiveServer) async throws -> [String] {
+            try await server.request("GET", Endpoints.conversations, token: try await server.token("alice"))
+                .decode(Page<ConversationPayload>.self).items.map(\.conversationId)
+        }
+        #expect(try await list(source) == order)
+        source.stop()
+        let dump = source.dataDirectory.appendingPathComponent("export.jsonl")
+        #expect(try LiveServer.run(["export", "--output", dump.path, "--data", source.dataDirectory.path]).status == 0)
+        // As an older chatd wrote it: member rows without `updated_at`.
+        let lines = try String(contentsOf: dump, encoding: .utf8).split(separator: "\n").map { line in
+            guard var object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                object["table"] as? String == "conversation_members", var row = object["row"] as? [String: Any]
+            else { return String(line) }
+            #expect(row.removeValue(forKey: "updated_at") != nil)
+            object["row"] = row
+            return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        }
+        try (lines.joined(separator: "\n") + "\n").write(to: dump, atomically: true, encoding: .utf8)
+        let target = FileManager.default.temporaryDirectory.appendingPathComponent("chatd-test-\(UUID().uuidString)")
+        let imported = try LiveServer.run(["import", dump.path] + (try LiveServer.storeArguments(target)))
+        #expect(imported.status == 0, "\(imported.output)")
+        #expect(try await list(try LiveServer(dataDirectory: target)) == order)
+    }
+
     @Test func anImportRefusesWhatIsNotAnExport() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "not-an-export-\(UUID().uuidString).jsonl")

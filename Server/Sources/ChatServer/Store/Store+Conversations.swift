@@ -39,13 +39,13 @@ extension Store {
         """
 
     /// A page of `?1`'s conversations, most recent activity first, before the position `?2`,
-    /// `?3` (updated at, id), at most `?4`: read in the order of `members_by_recency`, which
-    /// stops at the page's end (sorting the user's conversations read every one of them,
-    /// their last messages and peers too, for each page: 11 million instructions a page at
-    /// 500 conversations).
+    /// `?3` (updated at, id), at most `?4`: read in the order of `members_by_recency` from
+    /// the position (a row value, which both engines take as the index's bound) to the page's
+    /// end. Sorting the user's conversations read every one of them, their last messages and
+    /// peers too, for each page: 11 million instructions a page at 500 conversations.
     static let conversationPageQuery = """
         \(conversationQuery)
-        WHERE m.uid = ?1 AND (m.updated_at < ?2 OR (m.updated_at = ?2 AND m.conversation_id < ?3))
+        WHERE m.uid = ?1 AND (m.updated_at, m.conversation_id) < (?2, ?3)
         ORDER BY m.updated_at DESC, m.conversation_id DESC LIMIT ?4
         """
 

@@ -148,6 +148,14 @@ extension Store {
                     WHERE NOT EXISTS (SELECT 1 FROM message_bodies b WHERE b.conversation_id = m.conversation_id
                                                                       AND b.id = m.id)
                     """)
+                // Each member keeps its conversation's time (`members_by_recency`): members from
+                // an export made before the copy came in without one.
+                try db.run(
+                    """
+                    UPDATE conversation_members SET updated_at = coalesce(
+                        (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id), 0)
+                    WHERE updated_at = 0
+                    """)
                 try engine.importFinished(db)
             }, committed: {})
         return count

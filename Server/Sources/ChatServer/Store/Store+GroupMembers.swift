@@ -285,10 +285,14 @@ extension Store {
         }
     }
 
+    /// `uid` joins group `guid` at `now` (also their copy of the conversation's time, which the
+    /// action message that follows a join moves again).
     func insertMember(_ db: any SQLDatabase, _ guid: String, _ uid: String, scope: GroupScope, at now: Int64) throws {
         try db.run(
-            "INSERT INTO conversation_members(conversation_id, uid, scope, joined_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-            [ConversationPayload.groupID(guid), uid, scope.rawValue, now, now])
+            """
+            INSERT INTO conversation_members(conversation_id, uid, scope, joined_at, updated_at)
+            VALUES (?, ?, ?, ?, ?)
+            """, [ConversationPayload.groupID(guid), uid, scope.rawValue, now, now])
     }
 
     func removeMember(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws {

@@ -110,9 +110,7 @@ extension Store {
                     try Self.json(request.metadata), try Self.json(request.tags ?? []), owner, now, now
                 ])
             try db.run("INSERT INTO conversations(id, type, updated_at) VALUES (?, 'group', ?)", [conversationId, now])
-            try db.run(
-                "INSERT INTO conversation_members(conversation_id, uid, scope, joined_at, updated_at) VALUES (?, ?, 'owner', ?, ?)",
-                [conversationId, owner, now, now])
+            try insertMember(db, request.guid, owner, scope: .owner, at: now)
             try record(
                 db, .groupCreated, conversationId: conversationId, group: try Self.sharedGroup(db, request.guid),
                 audience: [owner], into: &changes)
