@@ -15,7 +15,12 @@ enum OldSchema {
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
         case 18:
-            try db.execute("DROP INDEX members_by_recency; ALTER TABLE conversation_members DROP COLUMN updated_at")
+            try db.execute(
+                """
+                DROP INDEX members_by_recency;
+                ALTER TABLE conversation_members DROP COLUMN updated_at;
+                CREATE INDEX members_by_user ON conversation_members(uid);
+                """)
         case 17:
             try db.execute(
                 """

@@ -194,11 +194,14 @@ enum PostgresSchema {
             7, "conversation lists by recency",
             """
             -- Each member's copy of its conversation's updated_at, indexed by user and time
-            -- (SQLite's migration 18): a list page reads its rows in order and stops.
+            -- (SQLite's migration 18): a list page reads its rows in order and stops. It begins
+            -- with the uid, so members_by_user goes: every message rewrites each member's row,
+            -- and here each index of a row whose indexed column changes gets a new entry.
             ALTER TABLE conversation_members ADD COLUMN updated_at bigint NOT NULL DEFAULT 0;
-            UPDATE conversation_members SET updated_at =
-                (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id);
+            UPDATE conversation_members SET updated_at = coalesce(
+                (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id), 0);
             CREATE INDEX members_by_recency ON conversation_members(uid, updated_at, conversation_id);
+            DROP INDEX members_by_user;
             """
         )
     ]

@@ -297,10 +297,12 @@ enum Schema {
                 -- list page reads its rows in order and stops (Store.conversationPageQuery), where
                 -- it sorted every conversation of the user. Every write that moves a conversation's
                 -- time moves its members' copies with it (Store.countSentMessage, touchMembers).
+                -- It begins with the uid, so it also finds a user's rows: members_by_user goes.
                 ALTER TABLE conversation_members ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;
-                UPDATE conversation_members SET updated_at =
-                    (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id);
+                UPDATE conversation_members SET updated_at = coalesce(
+                    (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id), 0);
                 CREATE INDEX members_by_recency ON conversation_members(uid, updated_at, conversation_id);
+                DROP INDEX members_by_user;
                 """)
         return migrator
     }()
