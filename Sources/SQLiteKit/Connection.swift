@@ -158,8 +158,8 @@ public final class Connection {
             let (a, b) = (left.text.utf8, right.text.utf8)
             guard a.count == b.count else { return false }
             guard a.count > 0 else { return true }
-            // memcmp on the texts' own storage: the views' generic `elementsEqual` cost a
-            // thousand instructions a lookup.
+            // memcmp on the texts' own storage: the views' generic `elementsEqual` cost
+            // thousands of instructions a lookup (texts run to hundreds of bytes).
             let same = a.withContiguousStorageIfAvailable { a in
                 b.withContiguousStorageIfAvailable { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
             }

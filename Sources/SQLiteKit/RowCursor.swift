@@ -20,8 +20,8 @@ public struct RowCursor: ~Copyable {
     }
 
     /// The text's UTF-8 bytes as SQLite holds them (nil for NULL), valid only until the
-    /// statement moves on (the row's body returns) or another column of the row is read as
-    /// another type: `withText` without a closure a row, for the hottest loops (chatd's
+    /// statement moves on (the row's body returns) or this column is read again as another
+    /// type: `withText` without a closure a row, for the hottest loops (chatd's
     /// `forEachText`, which copies the bytes at once). Keep nothing of it past the row.
     public func unsafeText(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {
         guard let bytes = sqlite3_column_text(handle, column) else { return nil }

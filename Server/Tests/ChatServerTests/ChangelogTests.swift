@@ -363,7 +363,7 @@ struct UserView: Equatable {
         var cursor: String?
         var listed: [ConversationPayload] = []
         repeat {
-            let query = "?limit=7" + (cursor.map { "&cursor=\($0)" } ?? "")
+            let query = "?limit=2" + (cursor.map { "&cursor=\($0)" } ?? "")
             let page = try await server.request("GET", Endpoints.conversations + query, token: token).decode(
                 Page<ConversationPayload>.self)
             listed += page.items
@@ -393,7 +393,7 @@ struct UserView: Equatable {
             cursor = page.next
         } while cursor != nil
         let order = listed.map { ($0.updatedAt, $0.conversationId) }
-        #expect(zip(order, order.dropFirst()).allSatisfy { $0 > $1 }, "\(uid)'s list in pages of 7, newest first")
+        #expect(zip(order, order.dropFirst()).allSatisfy { $0 > $1 }, "\(uid)'s list in pages of 2, newest first")
         view.receipts = view.receipts.filter { !$0.value.isEmpty }
         return view
     }

@@ -82,9 +82,13 @@ import Testing
         for (time, id) in [(Int64.max, ""), (1_796_000_000_000, "alice~carol")] {  // a first and a later page
             let plan = try reader.query("EXPLAIN QUERY PLAN \(Store.conversationPageQuery)", ["alice", time, id, 3])
                 .map { try $0.get("detail", as: String.self) }
-            #expect(plan.contains { $0.contains("members_by_recency (uid=? AND (updated_at,conversation_id)<(?,?))") })
+            #expect(
+                plan.contains { $0.contains("members_by_recency (uid=? AND (updated_at,conversation_id)<(?,?))") },
+                "\(plan)")
             #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
         }
+        let replaced: Int? = try reader.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'members_by_user'")
+        #expect(replaced == 0, "members_by_recency begins with the uid: the old index went")
         try reader.close()
     }
 

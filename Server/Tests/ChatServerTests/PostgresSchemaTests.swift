@@ -33,4 +33,26 @@ struct PostgresSchemaTests {
         }
         #expect(indexed > 10, "the query above looks at chatd's indexes")
     }
+
+    /// Migration 7: a member's rows by recency replace those by user alone, and a later list
+    /// page is searched from its position in that index.
+    @Test(.enabled(if: LiveServer.postgres != nil)) func aListPageSearchesTheRecencyIndex() throws {
+        let store = try GroupCommitTests.store("postgresql")
+        let indexes: [String] = try store.read { db in
+            try db.query("SELECT indexname FROM pg_indexes WHERE tablename = 'conversation_members' ORDER BY 1")
+                .map { try $0.get(0) }
+        }
+        #expect(indexes.contains("members_by_recency") && !indexes.contains("members_by_user"), "\(indexes)")
+        let plan: [String] = try store.read { db in
+            try db.execute("SET enable_seqscan = off")
+            defer { _ = try? db.execute("RESET enable_seqscan") }
+            return try db.query(
+                "EXPLAIN \(Store.conversationPageQuery)", ["alice", Int64(1_796_000_000_000), "alice~carol", 3]
+            ).map { try $0.get(0) }
+        }
+        #expect(plan.contains { $0.contains("Index Scan Backward using members_by_recency") })
+        #expect(
+            plan.contains { $0.contains("Index Cond:") && $0.contains("ROW(updated_at, conversation_id) < ROW(") },
+            "the position bounds the index: \(plan.joined(separator: "\n"))")
+    }
 }
