@@ -296,7 +296,7 @@ enum Schema {
                 -- Each member's copy of its conversation's updated_at, indexed by user and time: a
                 -- list page reads its rows in order and stops (Store.conversationPageQuery), where
                 -- it sorted every conversation of the user. Every write that moves a conversation's
-                -- time moves its members' copies with it (Store.countSentMessage, touchMembers).
+                -- time moves its members' copies with it (Store+Unread: countSentMessage, countNewMessage).
                 -- It begins with the uid, so it also finds a user's rows: members_by_user goes.
                 ALTER TABLE conversation_members ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;
                 UPDATE conversation_members SET updated_at = coalesce(

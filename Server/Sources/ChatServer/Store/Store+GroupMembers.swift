@@ -320,8 +320,7 @@ extension Store {
                 """, [conversationId, action.actor, action.guid, action.sentence, now, now, try Self.json(action)]) ?? 0
         try db.run(
             "UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
-        try Self.touchMembers(db, conversationId, at: now)
-        try Self.countNewMessage(db, conversationId, id: id, sender: action.actor)
+        try Self.countNewMessage(db, conversationId, id: id, sender: action.actor, at: now)
         let readers =
             action.action == .joined || action.action == .added ? [action.actor, action.target] : [action.actor]
         try db.run(

@@ -7,18 +7,27 @@ import SQLiteKit
 /// uncounts it, and whoever's read point moves (or who comes in) is counted afresh, which
 /// costs only the messages still unread after the new point.
 extension Store {
-    /// A message `id` by `sender` was added to the conversation.
-    static func countNewMessage(_ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String) throws {
+    /// A message `id` by `sender` was added to the conversation at `now`: it counts for
+    /// everyone else who has not read past it, and every member's copy of the conversation's
+    /// time, which orders each member's list (`conversationPageQuery`), moves to `now` in the
+    /// same update. Every write of `conversations.updated_at` goes with this or
+    /// `countSentMessage`.
+    static func countNewMessage(
+        _ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String, at now: Int64
+    ) throws {
         try db.run(
-            "UPDATE conversation_members SET unread = unread + 1 WHERE conversation_id = ? AND uid != ? AND read_id < ?",
-            [conversationId, sender, id])
+            """
+            UPDATE conversation_members SET
+                unread = CASE WHEN uid != ?2 AND read_id < ?3 THEN unread + 1 ELSE unread END, updated_at = ?4
+            WHERE conversation_id = ?1
+            """, [conversationId, sender, id, now])
     }
 
     /// The counts once `?1` sent the newest message of conversation `?2` at `?3`, the
     /// connection's last insert: it counts for everyone else who has not read past it, and the
     /// sender has read everything up to it (their count is 0: the conversation is locked, so no
     /// message comes after theirs yet). Every member's copy of the conversation's time moves
-    /// to `?3` in the same update (`touchMembers`).
+    /// to `?3` in the same update (as in `countNewMessage`).
     static let countSentMessage = """
         UPDATE conversation_members SET
             unread = CASE WHEN uid = ?1 THEN 0 WHEN read_id < last_insert_rowid() THEN unread + 1 ELSE unread END,
@@ -27,13 +36,6 @@ extension Store {
             updated_at = ?3
         WHERE conversation_id = ?2
         """
-
-    /// Conversation `conversationId`'s time moved to `now`: so do its members' copies, which
-    /// order each member's list (`conversationPageQuery`). Every write of
-    /// `conversations.updated_at` goes with one of these (or `countSentMessage`).
-    static func touchMembers(_ db: any SQLDatabase, _ conversationId: String, at now: Int64) throws {
-        try db.run("UPDATE conversation_members SET updated_at = ? WHERE conversation_id = ?", [now, conversationId])
-    }
 
     /// The members of conversation `?1`, each row with the connection's last insert (a new
     /// message's id). Asked after `countSentMessage` rather than through its `RETURNING`, which
