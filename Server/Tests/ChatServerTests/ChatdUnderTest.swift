@@ -57,6 +57,21 @@ extension ChatdUnderTest {
         return try reply.decode()
     }
 
+    /// The ids of `token`'s whole conversation list, read in pages of `pageSize` (each later page
+    /// from the position the one before ended at), at most 50.
+    func conversationIds(_ token: String, pageSize: Int) async throws -> [String] {
+        var listed: [String] = []
+        var cursor: String?
+        repeat {
+            let query = "?limit=\(pageSize)" + (cursor.map { "&cursor=\($0)" } ?? "")
+            let page = try await request("GET", Endpoints.conversations + query, token: token).decode(
+                Page<ConversationPayload>.self)
+            listed += page.items.map(\.conversationId)
+            cursor = page.next
+        } while cursor != nil && listed.count < 50
+        return listed
+    }
+
     /// Uploads `bytes` as `token`'s media and returns the attachment to send.
     func upload(
         _ bytes: Data, by token: String, contentType: String = "image/png", name: String = "file"

@@ -57,34 +57,35 @@ import Testing
         #expect(try await list(carol) == [group, "alice~carol"])
     }
 
-    /// A deployment from before each member kept its conversations' times: the migration
-    /// fills them in, the list keeps its order, and a page is read in the order of their index
-    /// (it stops at the page's end instead of sorting every conversation of the user).
-    @Test(.enabled(if: LiveServer.onSQLite)) func listsFromBeforeTheRecencyIndexKeepTheirOrder() async throws {
+    /// A deployment from before each member kept its conversations' times (17), or their
+    /// minutes (18): the migrations fill them in, the list keeps its order, and a page is read
+    /// in the order of their index (it stops at the page's end instead of sorting every
+    /// conversation of the user).
+    @Test(.enabled(if: LiveServer.onSQLite), arguments: [17, 18])
+    func listsFromBeforeTheRecencyIndexKeepTheirOrder(version: Int) async throws {
         let server = try LiveServer()
         let alice = try await server.user("alice")
         for peer in ["bob", "carol", "dave"] { _ = try await server.user(peer) }
         for peer in ["carol", "bob", "dave", "carol"] { try await server.send("to \(peer)", from: alice, to: peer) }
-        func list(_ server: LiveServer, _ token: String) async throws -> [String] {
-            try await server.request("GET", Endpoints.conversations + "?limit=2", token: token)
-                .decode(Page<ConversationPayload>.self).items.map(\.conversationId)
-        }
-        #expect(try await list(server, alice) == ["alice~carol", "alice~dave"])
+        let order = ["alice~carol", "alice~dave", "alice~bob"]
+        #expect(try await server.conversationIds(alice, pageSize: 1) == order)
         server.stop()
         let path = server.dataDirectory.appendingPathComponent("chatd.sqlite").path
         let db = try Connection(path: path)
-        try OldSchema.rewind(db, to: 17)
+        try OldSchema.rewind(db, to: version)
         try db.close()
         let restarted = try LiveServer(dataDirectory: server.dataDirectory)
         let token = try await restarted.token("alice")
-        #expect(try await list(restarted, token) == ["alice~carol", "alice~dave"])
+        #expect(try await restarted.conversationIds(token, pageSize: 1) == order, "a page a conversation")
         let reader = try Connection(path: path)
         for (time, id) in [(Int64.max, ""), (1_796_000_000_000, "alice~carol")] {  // a first and a later page
-            let plan = try reader.query("EXPLAIN QUERY PLAN \(Store.conversationPageQuery)", ["alice", time, id, 3])
-                .map { try $0.get("detail", as: String.self) }
+            let plan = try reader.query(
+                "EXPLAIN QUERY PLAN \(Store.conversationPageQuery)", ["alice", time, id, 3, Store.recency(of: time)]
+            ).map { try $0.get("detail", as: String.self) }
             #expect(
-                plan.contains { $0.contains("members_by_recency (uid=? AND (updated_at,conversation_id)<(?,?))") },
-                "\(plan)")
+                plan.contains {
+                    $0.contains("members_by_recency (uid=? AND (recency,updated_at,conversation_id)<(?,?,?))")
+                }, "\(plan)")
             #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
         }
         let replaced: Int? = try reader.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'members_by_user'")

@@ -14,6 +14,13 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 19:
+            try db.execute(
+                """
+                DROP INDEX members_by_recency;
+                ALTER TABLE conversation_members DROP COLUMN recency;
+                CREATE INDEX members_by_recency ON conversation_members(uid, updated_at, conversation_id);
+                """)
         case 18:
             try db.execute(
                 """

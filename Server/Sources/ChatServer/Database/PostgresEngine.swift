@@ -6,6 +6,7 @@ import Foundation
 /// request answers 503 (`unavailable`), never a wrong answer; the next one reconnects.
 final class PostgresEngine: StoreEngine {
     let name = "postgresql"
+    let conversationPageQuery = Store.minuteSortedPageQuery
     let url: String
     private let pool: ConnectionPool
 

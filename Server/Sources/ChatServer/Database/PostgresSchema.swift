@@ -203,6 +203,19 @@ enum PostgresSchema {
             CREATE INDEX members_by_recency ON conversation_members(uid, updated_at, conversation_id);
             DROP INDEX members_by_user;
             """
+        ),
+        (
+            8, "conversation lists by the minute",
+            """
+            -- The index holds each member's minute (Store.recency(of:)), not the time: a row
+            -- whose indexed columns stay the same is rewritten in place (a heap-only update, no
+            -- index entry), so only a conversation's first message of a minute writes its
+            -- members' index entries. A list page sorts the rows of each minute it reads.
+            ALTER TABLE conversation_members ADD COLUMN recency bigint NOT NULL DEFAULT 0;
+            UPDATE conversation_members SET recency = updated_at / 60000;
+            DROP INDEX members_by_recency;
+            CREATE INDEX members_by_recency ON conversation_members(uid, recency);
+            """
         )
     ]
 

@@ -19,6 +19,9 @@ protocol StoreEngine: Sendable {
     /// After rows were loaded with their own ids (`chatd import`): id generators continue
     /// after them.
     func importFinished(_ db: any SQLDatabase) throws
+    /// The list page query that fits this engine's `members_by_recency`
+    /// (`Store.conversationPageQuery` or `Store.minuteSortedPageQuery`).
+    var conversationPageQuery: String { get }
     /// The connection pool's use, for metrics (nil: SQLite's fixed writer and readers).
     var usage: ConnectionUsage? { get }
     func close() throws
@@ -39,6 +42,7 @@ struct ConnectionUsage: Sendable, Equatable {
 /// and a few readers for concurrent reads in WAL mode.
 final class SQLiteEngine: StoreEngine {
     let name = "sqlite"
+    let conversationPageQuery = Store.conversationPageQuery
     let pool: DatabasePool
     /// Checkpoints off the writer; SQLite's own (`wal_autocheckpoint`) is only a backstop.
     let checkpointer: Checkpointer

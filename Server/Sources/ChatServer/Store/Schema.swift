@@ -304,6 +304,19 @@ enum Schema {
                 CREATE INDEX members_by_recency ON conversation_members(uid, updated_at, conversation_id);
                 DROP INDEX members_by_user;
                 """)
+        migrator.register(
+            19, "conversation lists by the minute",
+            sql: """
+                -- The minute of each member's copy of the time (Store.recency(of:)), first in the
+                -- list's order (the same order: the minute follows the time). PostgreSQL's index
+                -- holds the minute alone, so that a message rewrites its members' rows in place
+                -- there; SQLite has no such rewrite to keep, so its index holds the whole order
+                -- and a page needs no sort.
+                ALTER TABLE conversation_members ADD COLUMN recency INTEGER NOT NULL DEFAULT 0;
+                UPDATE conversation_members SET recency = updated_at / 60000;
+                DROP INDEX members_by_recency;
+                CREATE INDEX members_by_recency ON conversation_members(uid, recency, updated_at, conversation_id);
+                """)
         return migrator
     }()
 }

@@ -25,29 +25,66 @@ extension Store {
     /// A conversation of `m.uid` in one row: its members' receipts, its last message's kept
     /// JSON (`keepBody`), and for a one-to-one conversation the peer (`userColumns`, last) with
     /// the blocks between the two.
-    static let conversationQuery = """
+    static let conversationQuery = conversationRows(of: "conversation_members")
+
+    /// `conversationQuery` for the member rows `members` (a table or a subquery), named `m`.
+    private static func conversationRows(of members: String) -> String {
+        """
         SELECT c.id, c.type, c.last_message_id, m.updated_at, m.peer, m.delivered_id, m.read_id, m.unread,
                p.delivered_id AS peer_delivered_id, p.read_id AS peer_read_id, lm.body,
                CASE WHEN EXISTS(SELECT 1 FROM blocks WHERE blocker = m.uid AND blocked = m.peer) THEN 1 ELSE 0 END,
                CASE WHEN EXISTS(SELECT 1 FROM blocks WHERE blocker = m.peer AND blocked = m.uid) THEN 1 ELSE 0 END,
                u.uid, u.name, u.avatar, u.metadata, u.tags, u.role, u.last_active_at
-        FROM conversation_members m
+        FROM \(members) m
         JOIN conversations c ON c.id = m.conversation_id
         LEFT JOIN conversation_members p ON p.conversation_id = m.conversation_id AND p.uid = m.peer
         LEFT JOIN message_bodies lm ON lm.conversation_id = c.id AND lm.id = c.last_message_id
         LEFT JOIN users u ON u.uid = m.peer
         """
+    }
 
     /// A page of `?1`'s conversations, most recent activity first, before the position `?2`,
-    /// `?3` (updated at, id), at most `?4`: read in the order of `members_by_recency` from
-    /// the position (a row value, which both engines take as the index's bound) to the page's
-    /// end. Sorting the user's conversations read every one of them, their last messages and
-    /// peers too, for each page: 11 million instructions a page at 500 conversations.
+    /// `?3` (updated at, id), whose `recency` is `?5`, at most `?4`: SQLite's, read in the
+    /// order of `members_by_recency` from the position (a row value, which both engines take
+    /// as the index's bound) to the page's end. Sorting the user's conversations read every
+    /// one of them, their last messages and peers too, for each page: 11 million instructions
+    /// a page at 500 conversations.
+    ///
+    /// The order is `recency`, then the time: the same order, since `recency` is the time's
+    /// minute (`recency(of:)`). SQLite's index holds all three.
     static let conversationPageQuery = """
         \(conversationQuery)
-        WHERE m.uid = ?1 AND (m.updated_at, m.conversation_id) < (?2, ?3)
-        ORDER BY m.updated_at DESC, m.conversation_id DESC LIMIT ?4
+        WHERE m.uid = ?1 AND (m.recency, m.updated_at, m.conversation_id) < (?5, ?2, ?3)
+        ORDER BY m.recency DESC, m.updated_at DESC, m.conversation_id DESC LIMIT ?4
         """
+
+    /// `conversationPageQuery` for PostgreSQL, whose `members_by_recency` holds only the
+    /// minute, so that a message rewrites its members' rows in place. It sorts the member
+    /// rows it reads (a minute at a time, with an incremental sort, when there are many), and
+    /// chooses the page's rows before any join: however it plans the sort, the joins see only
+    /// the page. (SQLite would sort the page again after the joins.)
+    static let minuteSortedPageQuery =
+        conversationRows(of: pageMembers) + "\nORDER BY m.recency DESC, m.updated_at DESC, m.conversation_id DESC"
+
+    /// The member rows of a page of `minuteSortedPageQuery`.
+    private static let pageMembers = """
+        (SELECT conversation_id, uid, peer, delivered_id, read_id, unread, updated_at, recency
+         FROM conversation_members
+         WHERE uid = ?1 AND (recency, updated_at, conversation_id) < (?5, ?2, ?3)
+         ORDER BY recency DESC, updated_at DESC, conversation_id DESC LIMIT ?4)
+        """
+
+    /// The milliseconds of one `conversation_members.recency` step: a minute.
+    static let recencySpan: Int64 = 60_000
+
+    /// The `conversation_members.recency` of a member whose conversation's time is `time`: the
+    /// minute it falls in. PostgreSQL rewrites a row in place (a heap-only update, with no new
+    /// entry in any index) only when none of its indexed columns changes. Every message
+    /// rewrites each member's row (its unread count and time), so PostgreSQL's list index
+    /// holds the minute, not the time: only the first message of a minute costs it index
+    /// entries. `updated_at / recencySpan` in SQL (the migrations, an import) agrees: both
+    /// round toward zero.
+    static func recency(of time: Int64) -> Int64 { time / recencySpan }
 
     /// One row of `conversationQuery`, read by position.
     struct ConversationRow {
@@ -117,7 +154,8 @@ extension Store {
     public func conversations(for uid: String, cursor: String?, limit: Int) throws -> EncodedJSON {
         let (beforeTime, beforeId) = try Self.decodeListCursor(cursor)
         func page(_ db: any SQLDatabase, inOneStatement: Bool) throws -> EncodedJSON? {
-            let rows = try db.query(Self.conversationPageQuery, [uid, beforeTime, beforeId, limit + 1])
+            let rows = try db.query(
+                engine.conversationPageQuery, [uid, beforeTime, beforeId, limit + 1, Self.recency(of: beforeTime)])
             let page = try rows.prefix(limit).map(ConversationRow.init)
             if inOneStatement && page.contains(where: \.readsMore) { return nil }
             var items = EncodedJSON.Array()

@@ -148,13 +148,19 @@ extension Store {
                     WHERE NOT EXISTS (SELECT 1 FROM message_bodies b WHERE b.conversation_id = m.conversation_id
                                                                       AND b.id = m.id)
                     """)
-                // Each member keeps its conversation's time (`members_by_recency`): members from
-                // an export made before the copy came in without one.
+                // Each member keeps its conversation's time and its minute (`members_by_recency`):
+                // members from an export made before the copy came in without one, and before the
+                // minute without that.
                 try db.run(
                     """
                     UPDATE conversation_members SET updated_at = coalesce(
                         (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id), 0)
                     WHERE updated_at = 0
+                    """)
+                try db.run(
+                    """
+                    UPDATE conversation_members SET recency = updated_at / \(Self.recencySpan)
+                    WHERE recency <> updated_at / \(Self.recencySpan)
                     """)
                 try engine.importFinished(db)
             }, committed: {})

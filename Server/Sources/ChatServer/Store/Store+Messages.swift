@@ -166,7 +166,7 @@ extension Store {
                 "UPDATE conversations SET last_message_id = last_insert_rowid(), updated_at = ? WHERE id = ?",
                 [now, conversationId]
             ),
-            (Self.countSentMessage, [sender, conversationId, now]),
+            (Self.countSentMessage, [sender, conversationId, now, Self.recency(of: now)]),
             (Self.sentMessageAudience, [conversationId])
         ])
         guard let id = try answers[3].first?.get(1, as: Int64.self) else {
@@ -240,10 +240,14 @@ extension Store {
         try db.run(
             "INSERT INTO conversations(id, type, updated_at) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING",
             [conversationId, stamp()])
+        let now = try lockConversation(db, conversationId)
+        // The members come in at the send's time, which its update of their rows writes again:
+        // their minute stays, so PostgreSQL rewrites them in place (`recency(of:)`).
+        let minute = Self.recency(of: now)
         try db.insertRows(
-            "INSERT INTO conversation_members(conversation_id, uid, peer)",
-            [[conversationId, a, b], [conversationId, b, a]], "ON CONFLICT DO NOTHING")  // the send sets updated_at
-        return .ready(conversationId: conversationId, now: try lockConversation(db, conversationId))
+            "INSERT INTO conversation_members(conversation_id, uid, peer, updated_at, recency)",
+            [[conversationId, a, b, now, minute], [conversationId, b, a, now, minute]], "ON CONFLICT DO NOTHING")
+        return .ready(conversationId: conversationId, now: now)
     }
 
     /// A message the caller may read; 404 when missing, 403 when in someone else's conversation.
