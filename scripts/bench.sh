@@ -22,6 +22,8 @@
 #      Foundation's `JSONEncoder` in the same run;
 #  11. bench-instructions.sh: the instructions chatd spends on one request of each hot path
 #      (callgrind), a measure this host's noise does not move;
+#  12. bench-postgres-sends.sh: sends on one PostgreSQL node in random pairs, with the WAL a
+#      send writes and the share of members' rows PostgreSQL rewrote in place;
 #   plus the cost of encryption: cache-bench --compare-encryption and sync-bench's encrypted
 #   ingest put a plain and an SQLCipher cache side by side in one run.
 # Figures and the commands behind them are recorded in docs/PERFORMANCE.md.
@@ -72,3 +74,6 @@ swift build -c release --product json-bench 2>&1 | tail -1
 echo
 # 11. the same hot paths counted in instructions, which no neighbour on this host can slow.
 CHATD_BINARY=Server/.build/release/chatd scripts/bench-instructions.sh
+echo
+# 12. sends on PostgreSQL in what the host's noise does not move: WAL bytes, in-place updates.
+CHATD_BINARY=Server/.build/release/chatd scripts/bench-postgres-sends.sh

@@ -106,7 +106,7 @@ bench_start() {  # bench_start NAME: a release chatd in $chatd ($CHATD_BINARY, o
 
 bench_users() {  # bench_users ARGS...: users u0…u15 and a token each, one a line, into $dir/tokens
     : > "$dir/tokens"
-    for index in $(seq 0 15); do
+    for index in $(seq 0 $(( ${BENCH_USERS:-16} - 1 ))); do
         "$chatd" user add "u$index" "$@" >/dev/null
         "$chatd" token "u$index" "$@" >> "$dir/tokens"
     done
