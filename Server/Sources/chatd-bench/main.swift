@@ -16,9 +16,15 @@ import WebSocket
 //                    [--database URL (a fresh PostgreSQL database of its own; SQLite otherwise)]
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 2 else {
-    print("usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]")
+let usage = "usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]"
+/// Says what is wrong on standard error and ends with status 2.
+func refuse(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
     exit(2)
+}
+guard arguments.count >= 2, !arguments[1].hasPrefix("-") else { refuse(usage) }
+guard FileManager.default.isExecutableFile(atPath: arguments[1]) else {
+    refuse("no chatd to run at \(arguments[1])\n\(usage)")
 }
 /// The argument after `name`, if given.
 func option(_ name: String) -> String? {
