@@ -80,8 +80,7 @@ for _ in range(sends // batch):
             "unread = CASE WHEN uid = ?1 THEN 0 WHEN read_id < last_insert_rowid() THEN unread + 1 ELSE unread END, "
             "read_id = CASE WHEN uid = ?1 THEN greatest(read_id, last_insert_rowid()) ELSE read_id END, "
             "delivered_id = CASE WHEN uid = ?1 THEN greatest(delivered_id, last_insert_rowid()) "
-            "ELSE delivered_id END, updated_at = ?3, recency = ?4 WHERE conversation_id = ?2",
-            (a, conversation, now, now // 60000))
+            "ELSE delivered_id END, updated_at = ?3 WHERE conversation_id = ?2", (a, conversation, now))
         members = run("members", "SELECT uid, last_insert_rowid() FROM conversation_members "
                       "WHERE conversation_id = ?", (conversation,))
         body = ('{"id":%d,"muid":"%s","conversationId":"%s","sender":"%s","receiver":"%s","receiverType":"user",'

@@ -207,13 +207,14 @@ enum PostgresSchema {
         (
             8, "conversation lists by the minute",
             """
-            -- The index holds each member's minute (Store.recency(of:)), not the time: a row
-            -- whose indexed columns stay the same is rewritten in place (a heap-only update, no
-            -- index entry), so only a conversation's first message of a minute writes its
-            -- members' index entries. A list page sorts the rows of each minute it reads.
-            ALTER TABLE conversation_members ADD COLUMN recency bigint NOT NULL DEFAULT 0;
-            UPDATE conversation_members SET recency = updated_at / 60000;
+            -- The index holds each member's minute, computed from its copy of the time (as
+            -- Store.recency(of:) computes it for a page's position: the two must agree), not
+            -- the time: a row whose indexed values stay the same is rewritten in place (a
+            -- heap-only update, no index entry), so only a conversation's first message of a
+            -- minute writes its members' index entries. A list page sorts the rows of each
+            -- minute it reads.
             DROP INDEX members_by_recency;
+            ALTER TABLE conversation_members ADD COLUMN recency bigint GENERATED ALWAYS AS (updated_at / 60000) STORED;
             CREATE INDEX members_by_recency ON conversation_members(uid, recency);
             """
         )

@@ -307,13 +307,14 @@ enum Schema {
         migrator.register(
             19, "conversation lists by the minute",
             sql: """
-                -- The minute of each member's copy of the time (Store.recency(of:)), first in the
-                -- list's order (the same order: the minute follows the time). PostgreSQL's index
-                -- holds the minute alone, so that a message rewrites its members' rows in place
-                -- there; SQLite has no such rewrite to keep, so its index holds the whole order
-                -- and a page needs no sort.
-                ALTER TABLE conversation_members ADD COLUMN recency INTEGER NOT NULL DEFAULT 0;
-                UPDATE conversation_members SET recency = updated_at / 60000;
+                -- The minute of each member's copy of the time, first in the list's order (the
+                -- same order: the minute follows the time). It is computed from the time, so no
+                -- write can leave the two apart (Store.recency(of:) computes it for a page's
+                -- position: the two must agree). PostgreSQL's index holds the minute alone, so that
+                -- a message rewrites its members' rows in place there; SQLite has no such rewrite
+                -- to keep, so its index holds the whole order and a page needs no sort.
+                ALTER TABLE conversation_members ADD COLUMN recency INTEGER
+                    GENERATED ALWAYS AS (updated_at / 60000) VIRTUAL;
                 DROP INDEX members_by_recency;
                 CREATE INDEX members_by_recency ON conversation_members(uid, recency, updated_at, conversation_id);
                 """)

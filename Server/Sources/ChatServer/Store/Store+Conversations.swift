@@ -79,11 +79,13 @@ extension Store {
 
     /// The `conversation_members.recency` of a member whose conversation's time is `time`: the
     /// minute it falls in. PostgreSQL rewrites a row in place (a heap-only update, with no new
-    /// entry in any index) only when none of its indexed columns changes. Every message
+    /// entry in any index) only when none of its indexed values changes. Every message
     /// rewrites each member's row (its unread count and time), so PostgreSQL's list index
     /// holds the minute, not the time: only the first message of a minute costs it index
-    /// entries. `updated_at / recencySpan` in SQL (the migrations, an import) agrees: both
-    /// round toward zero.
+    /// entries. The column is computed by the database from `updated_at` (SQLite migration 19,
+    /// PostgreSQL's 8, both `updated_at / 60000`, rounding toward zero as this does); this
+    /// computes a page's position in the same terms, so the two must stay alike (a changed
+    /// span needs a migration).
     static func recency(of time: Int64) -> Int64 { time / recencySpan }
 
     /// One row of `conversationQuery`, read by position.

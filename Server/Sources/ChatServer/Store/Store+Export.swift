@@ -8,6 +8,9 @@ import SQLiteKit
 enum DeploymentExport {
     static let header = #"{"format":"chatd-export","version":1}"#
 
+    /// Columns the database computes from others: neither exported nor written by an import.
+    static let computed: Set<String> = ["conversation_members.recency"]
+
     /// Every table in an order that satisfies their references, with the key that orders it.
     static let tables: [(name: String, key: String)] = [
         ("users", "uid"), ("tokens", "token"), ("groups", "guid"), ("conversations", "id"),
@@ -90,7 +93,8 @@ extension Store {
                         [DeploymentExport.rowsPerPage, offset])
                     for row in rows {
                         let values = Dictionary(
-                            uniqueKeysWithValues: zip(row.columns, row.values.map(DeploymentExport.Value.init)))
+                            uniqueKeysWithValues: zip(row.columns, row.values.map(DeploymentExport.Value.init))
+                        ).filter { !DeploymentExport.computed.contains("\(table.name).\($0.key)") }
                         try output(
                             String(
                                 decoding: try encoder.encode(DeploymentExport.Line(table: table.name, row: values)),
@@ -148,19 +152,13 @@ extension Store {
                     WHERE NOT EXISTS (SELECT 1 FROM message_bodies b WHERE b.conversation_id = m.conversation_id
                                                                       AND b.id = m.id)
                     """)
-                // Each member keeps its conversation's time and its minute (`members_by_recency`):
-                // members from an export made before the copy came in without one, and before the
-                // minute without that.
+                // Each member keeps its conversation's time (`members_by_recency`): members from
+                // an export made before the copy came in without one.
                 try db.run(
                     """
                     UPDATE conversation_members SET updated_at = coalesce(
                         (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id), 0)
                     WHERE updated_at = 0
-                    """)
-                try db.run(
-                    """
-                    UPDATE conversation_members SET recency = updated_at / \(Self.recencySpan)
-                    WHERE recency <> updated_at / \(Self.recencySpan)
                     """)
                 try engine.importFinished(db)
             }, committed: {})
@@ -178,7 +176,9 @@ extension Store {
             return
         }
         // An export from before `message_bodies` has each message's kept text in its row.
-        let columns = line.row.keys.sorted().filter { line.table != "messages" || $0 != "body" }
+        let columns = line.row.keys.sorted().filter {
+            (line.table != "messages" || $0 != "body") && !DeploymentExport.computed.contains("\(line.table).\($0)")
+        }
         guard columns.allSatisfy({ $0.allSatisfy { $0.isLetter || $0 == "_" } }) else {
             throw StoreError.validation("a column name in the export is not one")
         }

@@ -290,9 +290,9 @@ extension Store {
     func insertMember(_ db: any SQLDatabase, _ guid: String, _ uid: String, scope: GroupScope, at now: Int64) throws {
         try db.run(
             """
-            INSERT INTO conversation_members(conversation_id, uid, scope, joined_at, updated_at, recency)
-            VALUES (?, ?, ?, ?, ?, ?)
-            """, [ConversationPayload.groupID(guid), uid, scope.rawValue, now, now, Self.recency(of: now)])
+            INSERT INTO conversation_members(conversation_id, uid, scope, joined_at, updated_at)
+            VALUES (?, ?, ?, ?, ?)
+            """, [ConversationPayload.groupID(guid), uid, scope.rawValue, now, now])
     }
 
     func removeMember(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws {

@@ -166,7 +166,7 @@ extension Store {
                 "UPDATE conversations SET last_message_id = last_insert_rowid(), updated_at = ? WHERE id = ?",
                 [now, conversationId]
             ),
-            (Self.countSentMessage, [sender, conversationId, now, Self.recency(of: now)]),
+            (Self.countSentMessage, [sender, conversationId, now]),
             (Self.sentMessageAudience, [conversationId])
         ])
         guard let id = try answers[3].first?.get(1, as: Int64.self) else {
@@ -243,10 +243,9 @@ extension Store {
         let now = try lockConversation(db, conversationId)
         // The members come in at the send's time, which its update of their rows writes again:
         // their minute stays, so PostgreSQL rewrites them in place (`recency(of:)`).
-        let minute = Self.recency(of: now)
         try db.insertRows(
-            "INSERT INTO conversation_members(conversation_id, uid, peer, updated_at, recency)",
-            [[conversationId, a, b, now, minute], [conversationId, b, a, now, minute]], "ON CONFLICT DO NOTHING")
+            "INSERT INTO conversation_members(conversation_id, uid, peer, updated_at)",
+            [[conversationId, a, b, now], [conversationId, b, a, now]], "ON CONFLICT DO NOTHING")
         return .ready(conversationId: conversationId, now: now)
     }
 

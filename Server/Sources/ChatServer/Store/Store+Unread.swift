@@ -9,8 +9,8 @@ import SQLiteKit
 extension Store {
     /// A message `id` by `sender` was added to the conversation at `now`: it counts for
     /// everyone else who has not read past it, and every member's copy of the conversation's
-    /// time, which orders each member's list (`conversationPageQuery`), moves to `now` (with
-    /// its `recency`) in the same update. Every write of `conversations.updated_at` goes with
+    /// time, which orders each member's list (`conversationPageQuery`), moves to `now` in the
+    /// same update. Every write of `conversations.updated_at` goes with
     /// this or `countSentMessage`.
     static func countNewMessage(
         _ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String, at now: Int64
@@ -18,23 +18,22 @@ extension Store {
         try db.run(
             """
             UPDATE conversation_members SET
-                unread = CASE WHEN uid != ?2 AND read_id < ?3 THEN unread + 1 ELSE unread END,
-                updated_at = ?4, recency = ?5
+                unread = CASE WHEN uid != ?2 AND read_id < ?3 THEN unread + 1 ELSE unread END, updated_at = ?4
             WHERE conversation_id = ?1
-            """, [conversationId, sender, id, now, recency(of: now)])
+            """, [conversationId, sender, id, now])
     }
 
     /// The counts once `?1` sent the newest message of conversation `?2` at `?3`, the
     /// connection's last insert: it counts for everyone else who has not read past it, and the
     /// sender has read everything up to it (their count is 0: the conversation is locked, so no
     /// message comes after theirs yet). Every member's copy of the conversation's time moves
-    /// to `?3`, and its `recency` to `?4`, in the same update (as in `countNewMessage`).
+    /// to `?3` in the same update (as in `countNewMessage`).
     static let countSentMessage = """
         UPDATE conversation_members SET
             unread = CASE WHEN uid = ?1 THEN 0 WHEN read_id < last_insert_rowid() THEN unread + 1 ELSE unread END,
             read_id = CASE WHEN uid = ?1 THEN greatest(read_id, last_insert_rowid()) ELSE read_id END,
             delivered_id = CASE WHEN uid = ?1 THEN greatest(delivered_id, last_insert_rowid()) ELSE delivered_id END,
-            updated_at = ?3, recency = ?4
+            updated_at = ?3
         WHERE conversation_id = ?2
         """
 
