@@ -22,6 +22,10 @@ func refuse(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
     exit(2)
 }
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(usage)
+    exit(0)
+}
 guard arguments.count >= 2, !arguments[1].hasPrefix("-") else { refuse(usage) }
 guard FileManager.default.isExecutableFile(atPath: arguments[1]) else {
     refuse("no chatd to run at \(arguments[1])\n\(usage)")

@@ -1,4 +1,6 @@
 import ChatProtocol
+import Foundation
+import ServerProcess
 import Testing
 
 @testable import ChatServer
@@ -23,4 +25,45 @@ struct RecencyTests {
             #expect(minute == Store.recency(of: time), "at \(time)")
         }
     }
+
+    /// A list over several minutes, several conversations in each, read a page of 1, 2 and 3
+    /// at a time: every page starts where the one before ended, also inside a minute (where
+    /// PostgreSQL's index leaves the order to its sort).
+    @Test(arguments: GroupCommitTests.engines) func pagesCrossMinutesInOrder(engine: String) throws {
+        let clock = AdjustableClock(base: FixedClock(time: 1_796_000_040_000))  // a minute's first millisecond
+        let store =
+            engine == "postgresql"
+            ? try Store(postgres: try ServerProcess.createDatabase(on: LiveServer.postgres!), clock: clock)
+            : try Store(
+                directory: FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "recency-\(UUID().uuidString)"),
+                clock: clock)
+        let peers = (0..<9).map { "p\($0)" }
+        for uid in ["ann"] + peers { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        // Sends 10 s apart but two a minute apart: four minutes, three of them with several
+        // conversations; p0 twice (it moves to the newest).
+        for (index, peer) in (peers + ["p0"]).enumerated() {
+            clock.advance(by: [3, 4].contains(index) ? Store.recencySpan : 10_000)
+            _ = try store.send(from: "ann", SendMessageRequest(muid: "m\(index)", receiver: peer, text: "\(index)"))
+        }
+        let newestFirst = (["p0"] + peers.dropFirst().reversed()).map { ConversationPayload.directID("ann", $0) }
+        for size in 1...3 {
+            var listed: [String] = []
+            var cursor: String?
+            repeat {
+                let page = try JSONDecoder().decode(
+                    Page<ConversationPayload>.self,
+                    from: Data(try store.conversations(for: "ann", cursor: cursor, limit: size).bytes))
+                listed += page.items.map(\.conversationId)
+                cursor = page.next
+            } while cursor != nil && listed.count < 20
+            #expect(listed == newestFirst, "pages of \(size)")
+        }
+    }
+}
+
+/// A clock that stays at `time` (moved by `AdjustableClock`).
+struct FixedClock: ServerClock {
+    let time: Int64
+    func now() -> Int64 { time }
 }

@@ -20,7 +20,7 @@ protocol StoreEngine: Sendable {
     /// after them.
     func importFinished(_ db: any SQLDatabase) throws
     /// The list page query that fits this engine's `members_by_recency`
-    /// (`Store.conversationPageQuery` or `Store.minuteSortedPageQuery`).
+    /// (`Store.indexOrderedPageQuery` or `Store.minuteSortedPageQuery`).
     var conversationPageQuery: String { get }
     /// The connection pool's use, for metrics (nil: SQLite's fixed writer and readers).
     var usage: ConnectionUsage? { get }
@@ -42,7 +42,7 @@ struct ConnectionUsage: Sendable, Equatable {
 /// and a few readers for concurrent reads in WAL mode.
 final class SQLiteEngine: StoreEngine {
     let name = "sqlite"
-    let conversationPageQuery = Store.conversationPageQuery
+    let conversationPageQuery = Store.indexOrderedPageQuery
     let pool: DatabasePool
     /// Checkpoints off the writer; SQLite's own (`wal_autocheckpoint`) is only a backstop.
     let checkpointer: Checkpointer

@@ -44,35 +44,33 @@ extension Store {
     }
 
     /// A page of `?1`'s conversations, most recent activity first, before the position `?2`,
-    /// `?3` (updated at, id), whose `recency` is `?5`, at most `?4`: SQLite's, read in the
-    /// order of `members_by_recency` from the position (a row value, which both engines take
-    /// as the index's bound) to the page's end. Sorting the user's conversations read every
-    /// one of them, their last messages and peers too, for each page: 11 million instructions
-    /// a page at 500 conversations.
+    /// `?3` (updated at, id), whose `recency` is `?5`, at most `?4`, for SQLite: read in the
+    /// order of `members_by_recency` from the position (a row value, which SQLite takes as the
+    /// index's bound) to the page's end. Sorting the user's conversations read every one of
+    /// them, their last messages and peers too, for each page: 11 million instructions a page
+    /// at 500 conversations.
     ///
-    /// The order is `recency`, then the time: the same order, since `recency` is the time's
-    /// minute (`recency(of:)`). SQLite's index holds all three.
-    static let conversationPageQuery = """
-        \(conversationQuery)
-        WHERE m.uid = ?1 AND (m.recency, m.updated_at, m.conversation_id) < (?5, ?2, ?3)
-        ORDER BY m.recency DESC, m.updated_at DESC, m.conversation_id DESC LIMIT ?4
-        """
+    /// The order is `recency`, then the time (`listOrder`): the same order, since `recency` is
+    /// the time's minute (`recency(of:)`). SQLite's index holds all three.
+    static let indexOrderedPageQuery =
+        conversationQuery + "\nWHERE m.uid = ?1 AND \(listPosition)\nORDER BY \(listOrder) LIMIT ?4"
 
-    /// `conversationPageQuery` for PostgreSQL, whose `members_by_recency` holds only the
-    /// minute, so that a message rewrites its members' rows in place. It sorts the member
-    /// rows it reads (a minute at a time, with an incremental sort, when there are many), and
-    /// chooses the page's rows before any join: however it plans the sort, the joins see only
-    /// the page. (SQLite would sort the page again after the joins.)
-    static let minuteSortedPageQuery =
-        conversationRows(of: pageMembers) + "\nORDER BY m.recency DESC, m.updated_at DESC, m.conversation_id DESC"
+    /// `indexOrderedPageQuery` for PostgreSQL, whose `members_by_recency` holds only the minute,
+    /// so that a message rewrites its members' rows in place; `recency <= ?5` is the index's
+    /// bound there, the rest of the position a filter. It sorts the member rows it reads (a
+    /// minute at a time, with an incremental sort, when there are many), and chooses the
+    /// page's rows before any join: however it plans the sort, the joins see only the page.
+    /// (SQLite would sort the page again after the joins.)
+    static let minuteSortedPageQuery = conversationRows(of: pageMembers) + "\nORDER BY \(listOrder)"
 
-    /// The member rows of a page of `minuteSortedPageQuery`.
-    private static let pageMembers = """
-        (SELECT conversation_id, uid, peer, delivered_id, read_id, unread, updated_at, recency
-         FROM conversation_members
-         WHERE uid = ?1 AND (recency, updated_at, conversation_id) < (?5, ?2, ?3)
-         ORDER BY recency DESC, updated_at DESC, conversation_id DESC LIMIT ?4)
-        """
+    /// The member rows of a page of `minuteSortedPageQuery`, chosen before the joins.
+    private static let pageMembers =
+        "(SELECT * FROM conversation_members m WHERE m.uid = ?1 AND \(listPosition) ORDER BY \(listOrder) LIMIT ?4)"
+
+    /// A list page's order, of member rows `m`: most recent first.
+    private static let listOrder = "m.recency DESC, m.updated_at DESC, m.conversation_id DESC"
+    /// Member rows `m` after a page's position in `listOrder`.
+    private static let listPosition = "(m.recency, m.updated_at, m.conversation_id) < (?5, ?2, ?3)"
 
     /// The milliseconds of one `conversation_members.recency` step: a minute.
     static let recencySpan: Int64 = 60_000

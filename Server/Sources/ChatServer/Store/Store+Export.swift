@@ -8,8 +8,9 @@ import SQLiteKit
 enum DeploymentExport {
     static let header = #"{"format":"chatd-export","version":1}"#
 
-    /// Columns the database computes from others: neither exported nor written by an import.
-    static let computed: Set<String> = ["conversation_members.recency"]
+    /// Columns the database computes from others, by table: neither exported nor written by an
+    /// import.
+    static let computed: [String: Set<String>] = ["conversation_members": ["recency"]]
 
     /// Every table in an order that satisfies their references, with the key that orders it.
     static let tables: [(name: String, key: String)] = [
@@ -94,7 +95,7 @@ extension Store {
                     for row in rows {
                         let values = Dictionary(
                             uniqueKeysWithValues: zip(row.columns, row.values.map(DeploymentExport.Value.init))
-                        ).filter { !DeploymentExport.computed.contains("\(table.name).\($0.key)") }
+                        ).filter { DeploymentExport.computed[table.name]?.contains($0.key) != true }
                         try output(
                             String(
                                 decoding: try encoder.encode(DeploymentExport.Line(table: table.name, row: values)),
@@ -177,7 +178,7 @@ extension Store {
         }
         // An export from before `message_bodies` has each message's kept text in its row.
         let columns = line.row.keys.sorted().filter {
-            (line.table != "messages" || $0 != "body") && !DeploymentExport.computed.contains("\(line.table).\($0)")
+            (line.table != "messages" || $0 != "body") && DeploymentExport.computed[line.table]?.contains($0) != true
         }
         guard columns.allSatisfy({ $0.allSatisfy { $0.isLetter || $0 == "_" } }) else {
             throw StoreError.validation("a column name in the export is not one")

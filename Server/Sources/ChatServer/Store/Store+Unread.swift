@@ -9,9 +9,9 @@ import SQLiteKit
 extension Store {
     /// A message `id` by `sender` was added to the conversation at `now`: it counts for
     /// everyone else who has not read past it, and every member's copy of the conversation's
-    /// time, which orders each member's list (`conversationPageQuery`), moves to `now` in the
-    /// same update. Every write of `conversations.updated_at` goes with
-    /// this or `countSentMessage`.
+    /// time, which orders each member's list (`StoreEngine.conversationPageQuery`), moves to
+    /// `now` in the same update. Every write of `conversations.updated_at` goes with this or
+    /// `countSentMessage`.
     static func countNewMessage(
         _ db: any SQLDatabase, _ conversationId: String, id: Int64, sender: String, at now: Int64
     ) throws {
