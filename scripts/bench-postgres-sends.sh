@@ -40,9 +40,10 @@ stop_process "$chatd_pid"
 others() { [ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")" = 0 ]; }
 wait_for 10 others || { echo "chatd's connections to PostgreSQL did not end" >&2; exit 1; }
 IFS='|' read -r updates hot < <(members)
-awk -v sends="$sends" -v seconds="$(((ended - started) / 1000)).$(((ended - started) % 1000 / 100))" -v users="$bench_user_count" -v wal="$wal" \
+awk -v sends="$sends" -v ms="$((ended - started))" -v users="$bench_user_count" -v wal="$wal" \
     -v updates="$((updates - start_updates))" -v hot="$((hot - start_hot))" \
     -v minutes="$((ended / 60000 - started / 60000))" 'BEGIN {
+    seconds = ms / 1000
     printf "PostgreSQL sends: %d users in random pairs, %.1f s: %.0f sends/s answered\n", users, seconds, sends / seconds
     printf "  WAL a send: %.0f bytes\n", wal / sends
     printf "  conversation_members updates: %d, in place (heap-only) %d = %.1f%%\n", updates, hot, updates ? 100 * hot / updates : 0

@@ -104,7 +104,7 @@ bench_start() {  # bench_start NAME: a release chatd in $chatd ($CHATD_BINARY, o
     unset CHATD_DATABASE  # it would override --data: a bench's single node is embedded SQLite
 }
 
-bench_users() {  # bench_users ARGS...: users u0…u15 ($bench_user_count of them if set) and a token each, one a line, into $dir/tokens
+bench_users() {  # bench_users ARGS...: users u0…u15 (or u0…u(N-1) when $bench_user_count is N) and a token each, one a line, into $dir/tokens
     : > "$dir/tokens"
     for index in $(seq 0 $(( ${bench_user_count:-16} - 1 ))); do
         "$chatd" user add "u$index" "$@" >/dev/null

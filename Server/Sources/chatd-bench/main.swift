@@ -13,6 +13,7 @@ import WebSocket
 // drifts by a fifth within minutes.
 //
 // usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N (chatd's HTTP threads; its default)]
+//                    (--help: this usage)
 //                    [--database URL (a fresh PostgreSQL database of its own; SQLite otherwise)]
 
 let arguments = CommandLine.arguments

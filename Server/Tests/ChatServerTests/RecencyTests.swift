@@ -26,7 +26,7 @@ struct RecencyTests {
         }
     }
 
-    /// A list over several minutes, several conversations in each, read a page of 1, 2 and 3
+    /// A list over several minutes, most with several conversations, read a page of 1, 2 and 3
     /// at a time: every page starts where the one before ended, also inside a minute (where
     /// PostgreSQL's index leaves the order to its sort).
     @Test(arguments: GroupCommitTests.engines) func pagesCrossMinutesInOrder(engine: String) throws {
