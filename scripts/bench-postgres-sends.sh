@@ -3,9 +3,10 @@
 # writes, and how many of conversation_members' updates PostgreSQL made in place (heap-only:
 # no index entry, no dead one), next to sends/s and the CPU a send (which drift with the
 # host). One release chatd on a throwaway PostgreSQL 15 (fsync on, its Unix socket); USERS
-# users send to each other in random pairs (scripts/wrk/send-pairs.lua), 16 connections for
-# SECONDS. A conversation's first message of each minute moves its members in the list's index
-# (docs/ARCHITECTURE.md); every other update is made in place unless its page is full.
+# users send to each other in random pairs (scripts/wrk/send.lua, BENCH_PAIRS=random), 16
+# connections for SECONDS. A conversation's first message of each minute moves its members in
+# the list's index (docs/ARCHITECTURE.md); every other update is made in place unless its page
+# is full.
 #   scripts/bench-postgres-sends.sh [SECONDS] [USERS]     (CHATD_BINARY=… to measure another build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ start_lsn=$(sql "SELECT pg_current_wal_lsn()")
 IFS='|' read -r start_updates start_hot < <(members)
 scripts/process-cpu.py snap "$dir/cpu.json"
 started=$(date +%s%3N)
-BENCH_TOKENS="$dir/tokens" wrk -t8 -c16 -d"${seconds}s" --latency -s scripts/wrk/send-pairs.lua \
+BENCH_TOKENS="$dir/tokens" BENCH_PAIRS=random wrk -t8 -c16 -d"${seconds}s" --latency -s scripts/wrk/send.lua \
     "http://127.0.0.1:$port" > "$dir/wrk"
 ended=$(date +%s%3N)
 # Sends that were answered 201 (or 200 for a repeat): what the WAL and CPU are shared among.

@@ -13,8 +13,8 @@ import WebSocket
 // drifts by a fifth within minutes.
 //
 // usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N (chatd's HTTP threads; its default)]
-//                    (--help: this usage)
 //                    [--database URL (a fresh PostgreSQL database of its own; SQLite otherwise)]
+//        chatd-bench --help (this usage)
 
 let arguments = CommandLine.arguments
 let usage = "usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]"

@@ -51,13 +51,14 @@ struct GroupCommitTests {
 
     static let engines: [String] = ["sqlite"] + (LiveServer.postgres == nil ? [] : ["postgresql"])
 
-    static func store(_ engine: String) throws -> Store {
+    /// A fresh store on `engine` (a database of its own), on `clock`.
+    static func store(_ engine: String, clock: any ServerClock = SystemClock()) throws -> Store {
         if engine == "postgresql" {
-            return try Store(postgres: try ServerProcess.createDatabase(on: LiveServer.postgres!), clock: SystemClock())
+            return try Store(postgres: try ServerProcess.createDatabase(on: LiveServer.postgres!), clock: clock)
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "group-commit-\(UUID().uuidString)")
-        return try Store(directory: directory, clock: SystemClock())
+        return try Store(directory: directory, clock: clock)
     }
 
     /// A batch of three sends, the middle one to a user who blocked the sender: the batch's

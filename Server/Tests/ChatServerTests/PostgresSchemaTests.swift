@@ -1,5 +1,4 @@
 import ChatProtocol
-import ServerProcess
 import Testing
 
 @testable import ChatServer
@@ -74,7 +73,7 @@ struct PostgresSchemaTests {
     /// rows in the index.
     @Test(.enabled(if: LiveServer.postgres != nil)) func aMinutesMessagesRewriteTheirMembersRowsInPlace() throws {
         let clock = AdjustableClock(base: FixedClock(time: 1_796_000_040_000))  // a minute's first millisecond
-        let store = try Store(postgres: try ServerProcess.createDatabase(on: LiveServer.postgres!), clock: clock)
+        let store = try GroupCommitTests.store("postgresql", clock: clock)
         for uid in ["ann", "ben"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
         /// Updates of `conversation_members` in the transaction, and how many of them were heap-only.
         func updates(_ db: any SQLDatabase) throws -> [Int64] {

@@ -1,6 +1,5 @@
 import ChatProtocol
 import Foundation
-import ServerProcess
 import Testing
 
 @testable import ChatServer
@@ -31,13 +30,7 @@ struct RecencyTests {
     /// PostgreSQL's index leaves the order to its sort).
     @Test(arguments: GroupCommitTests.engines) func pagesCrossMinutesInOrder(engine: String) throws {
         let clock = AdjustableClock(base: FixedClock(time: 1_796_000_040_000))  // a minute's first millisecond
-        let store =
-            engine == "postgresql"
-            ? try Store(postgres: try ServerProcess.createDatabase(on: LiveServer.postgres!), clock: clock)
-            : try Store(
-                directory: FileManager.default.temporaryDirectory.appendingPathComponent(
-                    "recency-\(UUID().uuidString)"),
-                clock: clock)
+        let store = try GroupCommitTests.store(engine, clock: clock)
         let peers = (0..<9).map { "p\($0)" }
         for uid in ["ann"] + peers { _ = try store.createUser(CreateUserRequest(uid: uid)) }
         // Sends 10 s apart but two a minute apart: four minutes, three of them with several

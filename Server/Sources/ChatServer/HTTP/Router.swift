@@ -171,7 +171,7 @@ public struct Router: Sendable {
 
         var count: Int { ranges.count }
         subscript(index: Int) -> ArraySlice<UInt8> { bytes[ranges[index]] }
-        /// A segment as text (an area's few bytes are kept inline in the `String`, nothing allocated).
+        /// A segment as text (a few bytes: kept inline in the `String`, nothing allocated).
         func text(_ index: Int) -> String { String(decoding: self[index], as: UTF8.self) }
     }
 
