@@ -9,6 +9,9 @@
 # path is measured against the mean of the health run that opens its round and the next one
 # (this host's speed drifts by a fifth within minutes), and its line gives the median over the
 # rounds (rate, latency, ratio; the lower middle one for an even count) with the rounds' ratios.
+# Each line also gives the CPU a request (scripts/process-cpu.py: chatd's, and the whole
+# machine's with wrk's and the kernel's) and the ratio that CPU allows: health's CPU a request
+# over the path's, what the path would reach keeping the cores as busy as health does.
 #   scripts/bench-wrk.sh [SECONDS] [ROUNDS] [cluster]
 #       (CHATD_ARGS="--threads 4" passes options to the single chatd)
 set -euo pipefail
@@ -32,11 +35,14 @@ else
 fi
 export BENCH_TOKENS="$dir/tokens"
 
-rate() {  # rate NAME PATH [WRK ARGS...]: one wrk run, its rate and latency kept in $dir/rates
+rate() {  # rate NAME PATH [WRK ARGS...]: one wrk run, its rate, latency and CPU a request kept in $dir/rates
+    scripts/process-cpu.py snap "$dir/cpu.json"
     wrk -t16 -c16 -d"${seconds}s" --latency "${@:3}" "$url$2" > "$dir/$1.wrk"
     if grep -q "Non-2xx" "$dir/$1.wrk"; then echo "  $1 refused: $(grep Non-2xx "$dir/$1.wrk")"; fi
-    awk -v name="$1" '/Requests\/sec/ { rate = $2 } /^ +50%/ { p50 = $2 } /^ +99%/ { p99 = $2 }
-        END { printf "%s %s %s %s\n", name, rate, p50, p99 }' "$dir/$1.wrk" >> "$dir/rates"
+    local cpu
+    cpu=$(scripts/process-cpu.py per "$dir/cpu.json" "$(awk '/requests in/ { print $1 }' "$dir/$1.wrk")" chatd machine)
+    awk -v name="$1" -v cpu="$cpu" '/Requests\/sec/ { rate = $2 } /^ +50%/ { p50 = $2 } /^ +99%/ { p99 = $2 }
+        END { printf "%s %s %s %s %s\n", name, rate, p50, p99, cpu }' "$dir/$1.wrk" >> "$dir/rates"
 }
 : > "$dir/rates"
 for round in $(seq "$rounds"); do
@@ -50,19 +56,27 @@ rate health /v1/health
 python3 - "$dir/rates" <<'SUMMARY'
 import statistics, sys
 runs = [line.split() for line in open(sys.argv[1])]
-healths = [float(rate) for name, rate, *_ in runs if name == "health"]
+healths = [run for run in runs if run[0] == "health"]
+health_cpu = statistics.median(float(run[5]) for run in healths)
 print("%-8s %9.0f req/s  (median of %d runs: %s)" % (
-    "health", statistics.median(healths), len(healths), " ".join("%.0f" % h for h in healths)))
+    "health", statistics.median(float(run[1]) for run in healths), len(healths),
+    " ".join("%.0f" % float(run[1]) for run in healths)))
+print("%-8s CPU a request: chatd %.1f µs, the machine %.1f µs (medians)" % (
+    "", statistics.median(float(run[4]) for run in healths), health_cpu))
 rounds, before = {}, 0
-for index, (name, rate, p50, p99) in enumerate(runs):
+for index, (name, rate, p50, p99, chatd, machine) in enumerate(runs):
     if name == "health":
         before = index
         continue
     after = next(i for i in range(index, len(runs)) if runs[i][0] == "health")
     baseline = (float(runs[before][1]) + float(runs[after][1])) / 2
-    rounds.setdefault(name, []).append((float(rate) / baseline, float(rate), p50, p99))
+    rounds.setdefault(name, []).append((float(rate) / baseline, float(rate), p50, p99, float(chatd), float(machine)))
 for name, measured in rounds.items():
-    ratio, rate, p50, p99 = sorted(measured)[(len(measured) - 1) // 2]
+    ratio, rate, p50, p99, chatd, machine = sorted(measured)[(len(measured) - 1) // 2]
     print("%-8s %9.0f req/s  p50 %-8s p99 %-8s = %.3f x GET /v1/health (median round; rounds %s)" % (
         name, rate, p50, p99, ratio, " ".join("%.3f" % m[0] for m in measured)))
+    # A path's ratio is its CPU's against health's times how busy each keeps the cores: with
+    # the cores as busy as health keeps them, the ratio is health's CPU a request over the path's.
+    print("%-8s CPU a request: chatd %.1f µs, the machine %.1f µs: %.3f x health's at the same load" % (
+        "", chatd, machine, health_cpu / machine))
 SUMMARY

@@ -3,6 +3,10 @@
 
     scripts/process-cpu.py snap FILE          remember every process's CPU time so far
     scripts/process-cpu.py report FILE COUNT  CPU spent since, in µs per operation (COUNT of them)
+    scripts/process-cpu.py per FILE COUNT NAME...
+                                              the same for each NAME alone, as bare numbers on one
+                                              line (NAME `machine`: every core's busy time, from
+                                              /proc/stat, the kernel's interrupts included)
 
 Processes are grouped by name (PostgreSQL's backends all count as `postgres`); a process that
 ended in between is not counted, so snap after the servers started and report before they stop.
@@ -23,6 +27,9 @@ def cpu_by_process():
         name = line[line.index("(") + 1:line.rindex(")")]
         fields = line[line.rindex(")") + 2:].split()
         ticks[pid] = ("postgres" if name.startswith("postgres") else name, int(fields[11]) + int(fields[12]))
+    with open("/proc/stat") as stat:
+        user, nice, system, idle, iowait, irq, softirq = map(int, stat.readline().split()[1:8])
+    ticks["machine"] = ("machine", user + nice + system + irq + softirq)
     return ticks
 
 
@@ -39,7 +46,11 @@ def main():
     for pid, (name, ticks) in cpu_by_process().items():
         spent[name] = spent.get(name, 0) + ticks - before.get(pid, (name, 0))[1]
     per_tick = 1e6 / os.sysconf("SC_CLK_TCK")
-    busiest = sorted(((ticks, name) for name, ticks in spent.items() if ticks > 0), reverse=True)[:5]
+    if command == "per":
+        print(" ".join("%.1f" % (spent.get(name, 0) * per_tick / count) for name in sys.argv[4:]))
+        return
+    busiest = sorted(((ticks, name) for name, ticks in spent.items() if ticks > 0 and name != "machine"),
+                     reverse=True)[:5]
     print("  CPU per send: " + ", ".join(f"{name} {ticks * per_tick / count:.0f} µs" for ticks, name in busiest))
 
 
