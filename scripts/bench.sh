@@ -15,8 +15,9 @@
 #   7. bench-reads-postgres.sh: the conversation list and a history page on one PostgreSQL
 #      node, with wrk;
 #   8. bench-wrk.sh: sends, a history page and the conversation list on one SQLite node, with
-#      wrk, against the same-run health baseline, and the same through the PostgreSQL cluster's
-#      HAProxy front;
+#      wrk, against the same-run health baseline (with each path's CPU a request, chatd's and
+#      the machine's, and the ratio that CPU allows), and the same through the PostgreSQL
+#      cluster's HAProxy front;
 #   9. lock-bench: `Locked` against `Synchronization.Mutex` with 1 to 64 threads;
 #  10. json-bench: a 30-message history page written by chatd's `CompactJSONEncoder` against
 #      Foundation's `JSONEncoder` in the same run;
