@@ -2,6 +2,8 @@ import ChatProtocol
 import Foundation
 import SQLiteKit
 
+@testable import ChatServer
+
 /// Turns a current database back into what an older chatd left, so a test can prove the
 /// migrations bring an old deployment forward. Each step undoes one migration's layout; the
 /// data a test wants in its old form (a token in clear, a url naming a hash) it writes itself.
@@ -12,22 +14,38 @@ enum OldSchema {
         try db.execute("PRAGMA user_version = \(version)")
     }
 
+    /// The same for PostgreSQL's own numbered migrations (`PostgresSchema`), run in one of the
+    /// store's transactions.
+    static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
+        for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
+            switch step {
+            case 8: try db.execute(undoMinute)
+            case 7: try db.execute(undoTimeCopy)
+            default: throw StoreError.broken("no undo for PostgreSQL migration \(step)")
+            }
+            try db.run("DELETE FROM schema_migrations WHERE version = ?", [step])
+        }
+    }
+
+    /// SQLite's 19 and PostgreSQL's 8: the members' minute, and the index on it.
+    private static let undoMinute = """
+        DROP INDEX members_by_recency;
+        ALTER TABLE conversation_members DROP COLUMN recency;
+        CREATE INDEX members_by_recency ON conversation_members(uid, updated_at, conversation_id);
+        """
+    /// SQLite's 18 and PostgreSQL's 7: each member's copy of its conversation's time.
+    private static let undoTimeCopy = """
+        DROP INDEX members_by_recency;
+        ALTER TABLE conversation_members DROP COLUMN updated_at;
+        CREATE INDEX members_by_user ON conversation_members(uid);
+        """
+
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
         case 19:
-            try db.execute(
-                """
-                DROP INDEX members_by_recency;
-                ALTER TABLE conversation_members DROP COLUMN recency;
-                CREATE INDEX members_by_recency ON conversation_members(uid, updated_at, conversation_id);
-                """)
+            try db.execute(undoMinute)
         case 18:
-            try db.execute(
-                """
-                DROP INDEX members_by_recency;
-                ALTER TABLE conversation_members DROP COLUMN updated_at;
-                CREATE INDEX members_by_user ON conversation_members(uid);
-                """)
+            try db.execute(undoTimeCopy)
         case 17:
             try db.execute(
                 """

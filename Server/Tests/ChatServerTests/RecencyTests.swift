@@ -1,5 +1,6 @@
 import ChatProtocol
 import Foundation
+import ServerProcess
 import Testing
 
 @testable import ChatServer
@@ -31,27 +32,59 @@ struct RecencyTests {
     @Test(arguments: GroupCommitTests.engines) func pagesCrossMinutesInOrder(engine: String) throws {
         let clock = AdjustableClock(base: FixedClock(time: 1_796_000_040_000))  // a minute's first millisecond
         let store = try GroupCommitTests.store(engine, clock: clock)
+        let newestFirst = try Self.sendOverMinutes(store, clock: clock)
+        for size in 1...3 { #expect(try Self.listed(store, pageSize: size) == newestFirst, "pages of \(size)") }
+    }
+
+    /// A PostgreSQL deployment from before each member kept its conversation's time (6) or
+    /// its minute (7), with conversations over several minutes: migrations 7 and 8 fill both
+    /// in as the sends had written them, and the list pages in the same order.
+    @Test(.enabled(if: LiveServer.postgres != nil), arguments: [6, 7])
+    func postgresMigrationsFillInAnOldListsTimesAndMinutes(version: Int) throws {
+        let clock = AdjustableClock(base: FixedClock(time: 1_796_000_040_000))
+        let url = try ServerProcess.createDatabase(on: LiveServer.postgres!)
+        let store = try Store(postgres: url, clock: clock)
+        let newestFirst = try Self.sendOverMinutes(store, clock: clock)
+        let members = """
+            SELECT conversation_id || ' ' || uid || ' ' || updated_at || ' ' || recency
+            FROM conversation_members ORDER BY conversation_id, uid
+            """
+        let written: [String] = try store.read { db in try db.query(members).map { try $0.get(0) } }
+        #expect(written.count == 18 && !written.contains { $0.hasSuffix(" 0 0") }, "\(written)")
+        try store.write { db, _ in try OldSchema.rewindPostgres(db, to: version) }
+        try store.close()
+        let migrated = try Store(postgres: url, clock: clock)
+        defer { try? migrated.close() }
+        let filled: [String] = try migrated.read { db in try db.query(members).map { try $0.get(0) } }
+        #expect(filled == written, "the times and minutes as the sends wrote them")
+        for size in 1...2 { #expect(try Self.listed(migrated, pageSize: size) == newestFirst, "pages of \(size)") }
+    }
+
+    /// Sends 10 s apart but two a minute apart, from ann to nine peers and p0 again (it moves
+    /// to the newest): four minutes, three of them with several conversations. Returns ann's
+    /// list as it must read, newest first.
+    static func sendOverMinutes(_ store: Store, clock: AdjustableClock) throws -> [String] {
         let peers = (0..<9).map { "p\($0)" }
         for uid in ["ann"] + peers { _ = try store.createUser(CreateUserRequest(uid: uid)) }
-        // Sends 10 s apart but two a minute apart: four minutes, three of them with several
-        // conversations; p0 twice (it moves to the newest).
         for (index, peer) in (peers + ["p0"]).enumerated() {
             clock.advance(by: [3, 4].contains(index) ? Store.recencySpan : 10_000)
             _ = try store.send(from: "ann", SendMessageRequest(muid: "m\(index)", receiver: peer, text: "\(index)"))
         }
-        let newestFirst = (["p0"] + peers.dropFirst().reversed()).map { ConversationPayload.directID("ann", $0) }
-        for size in 1...3 {
-            var listed: [String] = []
-            var cursor: String?
-            repeat {
-                let page = try JSONDecoder().decode(
-                    Page<ConversationPayload>.self,
-                    from: Data(try store.conversations(for: "ann", cursor: cursor, limit: size).bytes))
-                listed += page.items.map(\.conversationId)
-                cursor = page.next
-            } while cursor != nil && listed.count < 20
-            #expect(listed == newestFirst, "pages of \(size)")
-        }
+        return (["p0"] + peers.dropFirst().reversed()).map { ConversationPayload.directID("ann", $0) }
+    }
+
+    /// ann's conversation ids, paged through `pageSize` at a time (at most 20).
+    static func listed(_ store: Store, pageSize: Int) throws -> [String] {
+        var listed: [String] = []
+        var cursor: String?
+        repeat {
+            let page = try JSONDecoder().decode(
+                Page<ConversationPayload>.self,
+                from: Data(try store.conversations(for: "ann", cursor: cursor, limit: pageSize).bytes))
+            listed += page.items.map(\.conversationId)
+            cursor = page.next
+        } while cursor != nil && listed.count < 20
+        return listed
     }
 }
 
