@@ -9,9 +9,10 @@
 # path is measured against the mean of the health run that opens its round and the next one
 # (this host's speed drifts by a fifth within minutes), and its line gives the median over the
 # rounds (rate, latency, ratio; the lower middle one for an even count) with the rounds' ratios.
-# Each line also gives the CPU a request (scripts/process-cpu.py: chatd's, and the whole
-# machine's with wrk's and the kernel's) and the ratio that CPU allows: health's CPU a request
-# over the path's, what the path would reach keeping the cores as busy as health does.
+# Each line also gives the CPU a request in its median round (scripts/process-cpu.py: chatd's,
+# and the whole machine's: wrk's, the kernel's, every other process's on the host, these
+# scripts' own few milliseconds a run) and the ratio that CPU allows: the machine's CPU a health
+# check over the path's, the ratio the path would reach keeping the cores as busy as health does.
 #   scripts/bench-wrk.sh [SECONDS] [ROUNDS] [cluster]
 #       (CHATD_ARGS="--threads 4" passes options to the single chatd)
 set -euo pipefail
@@ -39,8 +40,10 @@ rate() {  # rate NAME PATH [WRK ARGS...]: one wrk run, its rate, latency and CPU
     scripts/process-cpu.py snap "$dir/cpu.json"
     wrk -t16 -c16 -d"${seconds}s" --latency "${@:3}" "$url$2" > "$dir/$1.wrk"
     if grep -q "Non-2xx" "$dir/$1.wrk"; then echo "  $1 refused: $(grep Non-2xx "$dir/$1.wrk")"; fi
-    local cpu
-    cpu=$(scripts/process-cpu.py per "$dir/cpu.json" "$(awk '/requests in/ { print $1 }' "$dir/$1.wrk")" chatd machine)
+    local requests cpu
+    requests=$(awk '/requests in/ { print $1 }' "$dir/$1.wrk")
+    # chatd's CPU (the kernel keeps a program's name to 15 characters) and the machine's.
+    cpu=$(scripts/process-cpu.py per "$dir/cpu.json" "$requests" "$(basename "$chatd" | cut -c1-15)" --machine)
     awk -v name="$1" -v cpu="$cpu" '/Requests\/sec/ { rate = $2 } /^ +50%/ { p50 = $2 } /^ +99%/ { p99 = $2 }
         END { printf "%s %s %s %s %s\n", name, rate, p50, p99, cpu }' "$dir/$1.wrk" >> "$dir/rates"
 }
@@ -57,26 +60,28 @@ python3 - "$dir/rates" <<'SUMMARY'
 import statistics, sys
 runs = [line.split() for line in open(sys.argv[1])]
 healths = [run for run in runs if run[0] == "health"]
-health_cpu = statistics.median(float(run[5]) for run in healths)
 print("%-8s %9.0f req/s  (median of %d runs: %s)" % (
     "health", statistics.median(float(run[1]) for run in healths), len(healths),
     " ".join("%.0f" % float(run[1]) for run in healths)))
-print("%-8s CPU a request: chatd %.1f µs, the machine %.1f µs (medians)" % (
-    "", statistics.median(float(run[4]) for run in healths), health_cpu))
+print("%-8s CPU a request: chatd %.1f µs, the machine %.1f µs (medians); cores busy %s" % (
+    "", statistics.median(float(run[4]) for run in healths), statistics.median(float(run[5]) for run in healths),
+    " ".join("%.2f" % (float(run[1]) * float(run[5]) / 1e6) for run in healths)))
 rounds, before = {}, 0
 for index, (name, rate, p50, p99, chatd, machine) in enumerate(runs):
     if name == "health":
         before = index
         continue
     after = next(i for i in range(index, len(runs)) if runs[i][0] == "health")
-    baseline = (float(runs[before][1]) + float(runs[after][1])) / 2
-    rounds.setdefault(name, []).append((float(rate) / baseline, float(rate), p50, p99, float(chatd), float(machine)))
+    baseline, baseline_cpu = ((float(runs[before][k]) + float(runs[after][k])) / 2 for k in (1, 5))
+    rounds.setdefault(name, []).append(
+        (float(rate) / baseline, float(rate), p50, p99, float(chatd), float(machine), baseline_cpu / float(machine)))
 for name, measured in rounds.items():
-    ratio, rate, p50, p99, chatd, machine = sorted(measured)[(len(measured) - 1) // 2]
+    ratio, rate, p50, p99, chatd, machine, allowed = sorted(measured)[(len(measured) - 1) // 2]
     print("%-8s %9.0f req/s  p50 %-8s p99 %-8s = %.3f x GET /v1/health (median round; rounds %s)" % (
         name, rate, p50, p99, ratio, " ".join("%.3f" % m[0] for m in measured)))
-    # A path's ratio is its CPU's against health's times how busy each keeps the cores: with
-    # the cores as busy as health keeps them, the ratio is health's CPU a request over the path's.
-    print("%-8s CPU a request: chatd %.1f µs, the machine %.1f µs: %.3f x health's at the same load" % (
-        "", chatd, machine, health_cpu / machine))
+    # A path's ratio is health's CPU a request over the path's, times how busy the path keeps
+    # the cores over how busy health keeps them: the first factor alone is the ratio the path
+    # would reach keeping the cores as busy as health does (both against the same health runs).
+    print("%-8s that round's CPU a request: chatd %.1f µs, the machine %.1f µs (cores busy %.2f):"
+          " %.3f x with the cores as busy as health keeps them" % ("", chatd, machine, rate * machine / 1e6, allowed))
 SUMMARY

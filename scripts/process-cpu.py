@@ -5,15 +5,20 @@
     scripts/process-cpu.py report FILE COUNT  CPU spent since, in µs per operation (COUNT of them)
     scripts/process-cpu.py per FILE COUNT NAME...
                                               the same for each NAME alone, as bare numbers on one
-                                              line (NAME `machine`: every core's busy time, from
-                                              /proc/stat, the kernel's interrupts included)
+                                              line; `--machine` for every core's busy time (from
+                                              /proc/stat: every process on the host, the kernel's
+                                              interrupts included). A NAME no process had is an
+                                              error, as is a COUNT of 0.
 
 Processes are grouped by name (PostgreSQL's backends all count as `postgres`); a process that
 ended in between is not counted, so snap after the servers started and report before they stop.
+A name is what the kernel keeps of it: the program's file name, cut to 15 characters.
 """
 import json
 import os
 import sys
+
+MACHINE = "--machine"
 
 
 def cpu_by_process():
@@ -27,30 +32,38 @@ def cpu_by_process():
         name = line[line.index("(") + 1:line.rindex(")")]
         fields = line[line.rindex(")") + 2:].split()
         ticks[pid] = ("postgres" if name.startswith("postgres") else name, int(fields[11]) + int(fields[12]))
+    return ticks
+
+
+def machine_ticks():
     with open("/proc/stat") as stat:
         user, nice, system, idle, iowait, irq, softirq = map(int, stat.readline().split()[1:8])
-    ticks["machine"] = ("machine", user + nice + system + irq + softirq)
-    return ticks
+    return user + nice + system + irq + softirq
 
 
 def main():
     command, path = sys.argv[1], sys.argv[2]
     if command == "snap":
         with open(path, "w") as file:
-            json.dump(cpu_by_process(), file)
+            json.dump({"processes": cpu_by_process(), "machine": machine_ticks()}, file)
         return
     with open(path) as file:
         before = json.load(file)
-    count = float(sys.argv[3])
+    count = float(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else 0
+    if count <= 0:
+        sys.exit(f"process-cpu.py: no operations to share the CPU among ({sys.argv[3:4]})")
     spent = {}
     for pid, (name, ticks) in cpu_by_process().items():
-        spent[name] = spent.get(name, 0) + ticks - before.get(pid, (name, 0))[1]
+        spent[name] = spent.get(name, 0) + ticks - before["processes"].get(pid, (name, 0))[1]
     per_tick = 1e6 / os.sysconf("SC_CLK_TCK")
     if command == "per":
-        print(" ".join("%.1f" % (spent.get(name, 0) * per_tick / count) for name in sys.argv[4:]))
+        spent[MACHINE] = machine_ticks() - before["machine"]
+        missing = [name for name in sys.argv[4:] if name not in spent]
+        if missing:
+            sys.exit(f"process-cpu.py: no process named {', '.join(missing)}")
+        print(" ".join("%.1f" % (spent[name] * per_tick / count) for name in sys.argv[4:]))
         return
-    busiest = sorted(((ticks, name) for name, ticks in spent.items() if ticks > 0 and name != "machine"),
-                     reverse=True)[:5]
+    busiest = sorted(((ticks, name) for name, ticks in spent.items() if ticks > 0), reverse=True)[:5]
     print("  CPU per send: " + ", ".join(f"{name} {ticks * per_tick / count:.0f} µs" for ticks, name in busiest))
 
 
