@@ -219,22 +219,17 @@ extension Store {
         // A one-to-one conversation never loses its two members: once its row exists, lock it
         // and go. The lock goes with the checks (one round trip on PostgreSQL): a refused send
         // rolls it back, and a repeat keeps only a later `last_stamp`, which promises nothing more.
-        let answers = try db.queries([
-            (
-                """
-                SELECT (\(Self.originalQuery)), (SELECT count(*) FROM users WHERE uid = ?3),
-                       (SELECT count(*) FROM blocks WHERE \(Self.blockBetween("?1", "?3")))
-                """, [a, request.muid, b]
-            ),
-            (Self.lockConversationQuery, [stamp(), conversationId])
-        ])
+        let answers = try db.queries(
+            [
+                (Self.sendChecksQuery, [a, request.muid, b])
+            ] + lockConversationStatements(conversationId))
         guard let checks = answers[0].first else { throw StoreError.broken("the send's checks returned no row") }
         if let id = try checks.get(0, as: Int64?.self) { return .repeated(id) }
         guard try checks.get(1, as: Int.self) > 0 else { throw StoreError.notFound("no user \(b)") }
         guard try checks.get(2, as: Int.self) == 0 else {
             throw StoreError(.blocked, "\(a) and \(b) have a block between them; unblock to send")
         }
-        if let now = try answers[1].first?.get(0, as: Int64.self) {
+        if let now = try Self.lockedStamp(answers.dropFirst()) {
             return .ready(conversationId: conversationId, now: now)
         }
         try db.run(
@@ -248,6 +243,13 @@ extension Store {
             [[conversationId, a, b, now], [conversationId, b, a, now]], "ON CONFLICT DO NOTHING")
         return .ready(conversationId: conversationId, now: now)
     }
+
+    /// A one-to-one send's checks in one row: the message an earlier send with its muid made
+    /// (a repeat), whether the receiver exists, the blocks between the two. Parameters: the
+    /// sender, the muid, the receiver.
+    static let sendChecksQuery = """
+        SELECT (\(originalQuery)), (SELECT count(*) FROM users WHERE uid = ?3), \(blocksBetween("?1", "?3"))
+        """
 
     /// A message the caller may read; 404 when missing, 403 when in someone else's conversation.
     public func message(_ id: Int64, for uid: String) throws -> MessagePayload {

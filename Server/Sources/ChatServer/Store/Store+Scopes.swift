@@ -1,3 +1,5 @@
+import SQLiteKit
+
 extension Store {
     /// Locks a conversation for this write and gives the write its time. Every write that
     /// creates or changes the conversation's messages takes this lock before reading them, so
@@ -6,13 +8,28 @@ extension Store {
     /// (`sentAfter`/`updatedAfter`) never passes a row that commits later. The time is later
     /// than every one the conversation gave out before, whichever node gave it.
     func lockConversation(_ db: any SQLDatabase, _ conversationId: String) throws -> Int64 {
-        try db.scalar(Self.lockConversationQuery, [stamp(), conversationId]) ?? stamp()
+        try Self.lockedStamp(try db.queries(lockConversationStatements(conversationId))) ?? stamp()
     }
 
-    /// `lockConversation`'s statement (no row when there is no such conversation): parameters
-    /// a `stamp()` and the conversation's id.
-    static let lockConversationQuery =
-        "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ? RETURNING last_stamp"
+    /// `lockConversation`'s statements, for a caller to send with others (one round trip on
+    /// PostgreSQL): the lock, then the conversation's time as it left it, read back by a
+    /// statement of its own. Read back through `RETURNING`, SQLite built a temporary table
+    /// for each one.
+    func lockConversationStatements(_ conversationId: String) -> [(sql: String, arguments: [any SQLValueConvertible])] {
+        [
+            (
+                "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ?",
+                [stamp(), conversationId]
+            ),
+            ("SELECT last_stamp FROM conversations WHERE id = ?", [conversationId])
+        ]
+    }
+
+    /// The time `lockConversationStatements` gave, from their answers (nil when there is no
+    /// such conversation).
+    static func lockedStamp(_ answers: some Collection<[Row]>) throws -> Int64? {
+        try answers.dropFirst().first?.first?.get(0, as: Int64.self)
+    }
 
     /// `lockConversation` for the conversation of message `id` (when there is no such message,
     /// the caller's own read refuses it).
