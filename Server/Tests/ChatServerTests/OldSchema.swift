@@ -14,8 +14,8 @@ enum OldSchema {
         try db.execute("PRAGMA user_version = \(version)")
     }
 
-    /// The same for PostgreSQL's own numbered migrations (`PostgresSchema`), run in one of the
-    /// store's transactions.
+    /// The same for PostgreSQL's own numbered migrations (`PostgresSchema`), inside a
+    /// transaction the caller holds.
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {

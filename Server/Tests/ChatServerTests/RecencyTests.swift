@@ -38,26 +38,39 @@ struct RecencyTests {
 
     /// A PostgreSQL deployment from before each member kept its conversation's time (6) or
     /// its minute (7), with conversations over several minutes: migrations 7 and 8 fill both
-    /// in as the sends had written them, and the list pages in the same order.
+    /// in as the sends had written them, put the list's index back as it was, and the list
+    /// pages in the same order.
     @Test(.enabled(if: LiveServer.postgres != nil), arguments: [6, 7])
     func postgresMigrationsFillInAnOldListsTimesAndMinutes(version: Int) throws {
         let clock = AdjustableClock(base: FixedClock(time: 1_796_000_040_000))
         let url = try ServerProcess.createDatabase(on: LiveServer.postgres!)
-        let store = try Store(postgres: url, clock: clock)
-        let newestFirst = try Self.sendOverMinutes(store, clock: clock)
-        let members = """
-            SELECT conversation_id || ' ' || uid || ' ' || updated_at || ' ' || recency
-            FROM conversation_members ORDER BY conversation_id, uid
-            """
-        let written: [String] = try store.read { db in try db.query(members).map { try $0.get(0) } }
-        #expect(written.count == 18 && !written.contains { $0.hasSuffix(" 0 0") }, "\(written)")
-        try store.write { db, _ in try OldSchema.rewindPostgres(db, to: version) }
-        try store.close()
+        /// Each member row's time and minute, and the table's indexes.
+        func layout(_ db: any SQLDatabase) throws -> [String] {
+            let rows: [String] = try db.query(
+                """
+                SELECT conversation_id || ' ' || uid || ' ' || updated_at || ' ' || recency
+                FROM conversation_members ORDER BY conversation_id, uid
+                """
+            ).map { try $0.get(0) }
+            let indexes: [String] = try db.query(
+                "SELECT indexdef FROM pg_indexes WHERE tablename = 'conversation_members' ORDER BY indexname"
+            ).map { try $0.get(0) }
+            return rows + indexes
+        }
+        let (newestFirst, written): ([String], [String]) = try {
+            let store = try Store(postgres: url, clock: clock)
+            defer { try? store.close() }
+            return (try Self.sendOverMinutes(store, clock: clock), try store.read(layout))
+        }()
+        #expect(written.count == 18 + 2 && !written.contains { $0.hasSuffix(" 0 0") }, "\(written)")
+        let old = try PostgresConnection(url: url)
+        try old.execute("BEGIN")
+        try OldSchema.rewindPostgres(old, to: version)
+        try old.execute("COMMIT")
         let migrated = try Store(postgres: url, clock: clock)
         defer { try? migrated.close() }
-        let filled: [String] = try migrated.read { db in try db.query(members).map { try $0.get(0) } }
-        #expect(filled == written, "the times and minutes as the sends wrote them")
-        for size in 1...2 { #expect(try Self.listed(migrated, pageSize: size) == newestFirst, "pages of \(size)") }
+        #expect(try migrated.read(layout) == written, "the times, minutes and indexes as the sends left them")
+        for size in 1...3 { #expect(try Self.listed(migrated, pageSize: size) == newestFirst, "pages of \(size)") }
     }
 
     /// Sends 10 s apart but two a minute apart, from ann to nine peers and p0 again (it moves
