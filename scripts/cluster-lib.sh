@@ -64,7 +64,7 @@ start_haproxy() {  # start_haproxy PORT BALANCE NAME=PORT...: scripts/haproxy.cf
     wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
 }
 
-start_bench_cluster() {  # start_bench_cluster: the benches' cluster; sets $front, $node_urls and exports CHATD_DATABASE
+start_bench_cluster() {  # start_bench_cluster: the benches' cluster; sets $front, $node_urls, $node_pids and exports CHATD_DATABASE
     # A throwaway PostgreSQL (fsync on), nats-server, three chatd nodes (no write rate limit)
     # and HAProxy (round robin) in front, all on this machine's cores. PostgreSQL shares the
     # machine, so the nodes reach it over its Unix socket (docs/DEPLOY.md): loopback TCP cost
@@ -76,11 +76,13 @@ start_bench_cluster() {  # start_bench_cluster: the benches' cluster; sets $fron
     start_nats
     "$chatd" migrate >/dev/null
     node_urls=()
+    node_pids=()
     for node in one two three; do
         node_port=$(free_port)
         "$chatd" --listen "127.0.0.1:$node_port" --nats "$nats_url" --node-id "$node" --write-rate 0 \
             --data "$dir/node-$node" --media "$dir/media" > "$dir/$node.log" 2>&1 &
         pids+=($!)
+        node_pids+=($!)
         wait_for 20 curl -sf "http://127.0.0.1:$node_port/v1/health" ||
             { echo "chatd node $node did not start:"; cat "$dir/$node.log"; return 1; }
         servers+=("$node=$node_port")

@@ -3,22 +3,23 @@
 
     scripts/process-cpu.py snap FILE          remember every process's CPU time so far
     scripts/process-cpu.py report FILE COUNT  CPU spent since, in µs per operation (COUNT of them)
-    scripts/process-cpu.py per FILE COUNT NAME...
-                                              the same for each NAME alone, as bare numbers on one
-                                              line; `--machine` for every core's busy time (from
-                                              /proc/stat: every process on the host, the kernel's
-                                              interrupts included). A NAME no process had is an
-                                              error, as is a COUNT of 0.
+    scripts/process-cpu.py per FILE COUNT WHAT...
+                                              bare figures on one line, one for each WHAT: the CPU
+                                              in µs per operation of the processes PID[,PID...]
+                                              (each one snapped and still running), or of the
+                                              whole machine (`--machine`: every core's busy time
+                                              from /proc/stat, every process on the host and the
+                                              kernel's interrupts), or the cores the machine kept
+                                              busy on average since the snap (`--cores`). A COUNT
+                                              of 0 is an error.
 
 Processes are grouped by name (PostgreSQL's backends all count as `postgres`); a process that
 ended in between is not counted, so snap after the servers started and report before they stop.
-A name is what the kernel keeps of it: the program's file name, cut to 15 characters.
 """
 import json
 import os
 import sys
-
-MACHINE = "--machine"
+import time
 
 
 def cpu_by_process():
@@ -45,24 +46,33 @@ def main():
     command, path = sys.argv[1], sys.argv[2]
     if command == "snap":
         with open(path, "w") as file:
-            json.dump({"processes": cpu_by_process(), "machine": machine_ticks()}, file)
+            json.dump({"processes": cpu_by_process(), "machine": machine_ticks(), "at": time.monotonic()}, file)
         return
     with open(path) as file:
         before = json.load(file)
     count = float(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else 0
     if count <= 0:
         sys.exit(f"process-cpu.py: no operations to share the CPU among ({sys.argv[3:4]})")
-    spent = {}
-    for pid, (name, ticks) in cpu_by_process().items():
-        spent[name] = spent.get(name, 0) + ticks - before["processes"].get(pid, (name, 0))[1]
+    now = cpu_by_process()
     per_tick = 1e6 / os.sysconf("SC_CLK_TCK")
     if command == "per":
-        spent[MACHINE] = machine_ticks() - before["machine"]
-        missing = [name for name in sys.argv[4:] if name not in spent]
-        if missing:
-            sys.exit(f"process-cpu.py: no process named {', '.join(missing)}")
-        print(" ".join("%.1f" % (spent[name] * per_tick / count) for name in sys.argv[4:]))
+        figures = []
+        for what in sys.argv[4:]:
+            if what == "--machine":
+                figures.append((machine_ticks() - before["machine"]) * per_tick / count)
+            elif what == "--cores":
+                figures.append((machine_ticks() - before["machine"]) * per_tick / 1e6 / (time.monotonic() - before["at"]))
+            else:
+                pids = what.split(",")
+                gone = [pid for pid in pids if pid not in now or pid not in before["processes"]]
+                if gone:
+                    sys.exit(f"process-cpu.py: no process {', '.join(gone)} both at the snap and now")
+                figures.append(sum(now[pid][1] - before["processes"][pid][1] for pid in pids) * per_tick / count)
+        print(" ".join("%.2f" % figure for figure in figures))
         return
+    spent = {}
+    for pid, (name, ticks) in now.items():
+        spent[name] = spent.get(name, 0) + ticks - before["processes"].get(pid, (name, 0))[1]
     busiest = sorted(((ticks, name) for name, ticks in spent.items() if ticks > 0), reverse=True)[:5]
     print("  CPU per send: " + ", ".join(f"{name} {ticks * per_tick / count:.0f} µs" for ticks, name in busiest))
 
