@@ -9,12 +9,10 @@
 -- without writing (a tenth of a send's work).
 local tokens = {}
 local counter = 0
-local threads = {}
 
 function setup(thread)
     counter = counter + 1
     thread:set("id", counter)
-    table.insert(threads, thread)
 end
 
 function init(args)
