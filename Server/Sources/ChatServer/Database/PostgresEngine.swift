@@ -7,6 +7,7 @@ import Foundation
 final class PostgresEngine: StoreEngine {
     let name = "postgresql"
     let conversationPageQuery = Store.minuteSortedPageQuery
+    let returningBuildsATable = false
     let url: String
     private let pool: ConnectionPool
 

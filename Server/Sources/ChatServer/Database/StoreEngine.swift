@@ -22,6 +22,10 @@ protocol StoreEngine: Sendable {
     /// The list page query that fits this engine's `members_by_recency`
     /// (`Store.indexOrderedPageQuery` or `Store.minuteSortedPageQuery`).
     var conversationPageQuery: String { get }
+    /// SQLite answers `RETURNING` from a temporary table it builds and drops for each run; a
+    /// statement every send runs reads its row back with a `SELECT` there instead
+    /// (`Store.lockConversationStatements`).
+    var returningBuildsATable: Bool { get }
     /// The connection pool's use, for metrics (nil: SQLite's fixed writer and readers).
     var usage: ConnectionUsage? { get }
     func close() throws
@@ -43,6 +47,7 @@ struct ConnectionUsage: Sendable, Equatable {
 final class SQLiteEngine: StoreEngine {
     let name = "sqlite"
     let conversationPageQuery = Store.indexOrderedPageQuery
+    let returningBuildsATable = true
     let pool: DatabasePool
     /// Checkpoints off the writer; SQLite's own (`wal_autocheckpoint`) is only a backstop.
     let checkpointer: Checkpointer

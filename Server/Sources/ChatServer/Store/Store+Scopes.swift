@@ -12,23 +12,27 @@ extension Store {
     }
 
     /// `lockConversation`'s statements, for a caller to send with others (one round trip on
-    /// PostgreSQL): the lock, then the conversation's time as it left it, read back by a
-    /// statement of its own. Read back through `RETURNING`, SQLite built a temporary table
-    /// for each one.
+    /// PostgreSQL); their last answer holds the time (`lockedStamp`). The time comes back from
+    /// the statement that locked the row: on PostgreSQL through `RETURNING`, since a `SELECT`
+    /// of its own, in a snapshot of its own, could find a conversation another transaction made
+    /// after the `UPDATE` found none, and go on without its lock. On SQLite, where `RETURNING`
+    /// built a temporary table for every send and the single writer leaves no such race, a
+    /// `SELECT` right after reads it back, only if the `UPDATE` changed the row.
     func lockConversationStatements(_ conversationId: String) -> [(sql: String, arguments: [any SQLValueConvertible])] {
-        [
-            (
-                "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ?",
-                [stamp(), conversationId]
-            ),
-            ("SELECT last_stamp FROM conversations WHERE id = ?", [conversationId])
+        let lock = "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ?"
+        guard engine.returningBuildsATable else {
+            return [(lock + " RETURNING last_stamp", [stamp(), conversationId])]
+        }
+        return [
+            (lock, [stamp(), conversationId]),
+            ("SELECT last_stamp FROM conversations WHERE id = ? AND changes() > 0", [conversationId])
         ]
     }
 
     /// The time `lockConversationStatements` gave, from their answers (nil when there is no
     /// such conversation).
-    static func lockedStamp(_ answers: some Collection<[Row]>) throws -> Int64? {
-        try answers.dropFirst().first?.first?.get(0, as: Int64.self)
+    static func lockedStamp(_ answers: some BidirectionalCollection<[Row]>) throws -> Int64? {
+        try answers.last?.first?.get(0, as: Int64.self)
     }
 
     /// `lockConversation` for the conversation of message `id` (when there is no such message,
