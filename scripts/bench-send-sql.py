@@ -65,10 +65,12 @@ for _ in range(sends // batch):
         sent, now = sent + 1, now + 1
         muid = "m%d-%d" % (sent, random.randint(1, 10**9))
         run("checks", "SELECT (SELECT id FROM messages WHERE sender = ?1 AND muid = ?2), "
-            "(SELECT count(*) FROM users WHERE uid = ?3), (SELECT count(*) FROM blocks WHERE "
-            "(blocker = ?1 AND blocked = ?3) OR (blocker = ?3 AND blocked = ?1))", (a, muid, b))
-        run("lock", "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ? "
-            "RETURNING last_stamp", (now, conversation))
+            "(SELECT count(*) FROM users WHERE uid = ?3), ((SELECT count(*) FROM blocks WHERE "
+            "blocker = ?1 AND blocked = ?3) + (SELECT count(*) FROM blocks WHERE blocker = ?3 AND blocked = ?1))",
+            (a, muid, b))
+        run("lock", "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ?",
+            (now, conversation))
+        run("lock", "SELECT last_stamp FROM conversations WHERE id = ? AND changes() > 0", (conversation,))
         run("insert", "INSERT INTO messages(muid, conversation_id, sender, receiver, receiver_type, category, "
             "type, text, attachment, custom_data, metadata, sent_at, updated_at, parent_id, call_status) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -47,7 +47,7 @@ rate() {  # rate NAME PATH [WRK ARGS...]: one wrk run, its rate, latency and CPU
     local answered cpu
     answered=$(awk '/requests in/ { total = $1 } /Non-2xx/ { refused = $NF } END { print total - refused }' "$dir/$1.wrk")
     # chatd's CPU (every node's in a cluster), the machine's, and how many cores were busy.
-    cpu=$(scripts/process-cpu.py per "$dir/cpu.json" "$answered" "$chatd_pids" --machine --cores)
+    cpu=$(scripts/process-cpu.py per "$dir/cpu.json" "$answered" "$chatd_pids" --machine --cores) || cpu="nan nan nan"
     awk -v name="$1" -v cpu="$cpu" '/Requests\/sec/ { rate = $2 } /^ +50%/ { p50 = $2 } /^ +99%/ { p99 = $2 }
         END { printf "%s %s %s %s %s\n", name, rate, p50, p99, cpu }' "$dir/$1.wrk" >> "$dir/rates"
 }

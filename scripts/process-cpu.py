@@ -13,8 +13,9 @@
                                               busy on average since the snap (`--cores`). A COUNT
                                               of 0 is an error.
 
-Processes are grouped by name (PostgreSQL's backends all count as `postgres`); a process that
-ended in between is not counted, so snap after the servers started and report before they stop.
+`report` groups processes by name (PostgreSQL's backends all count as `postgres`); a process
+that ended in between is not counted, so snap after the servers started and report before they
+stop. `--cores` counts from the snap, so snap just before the run it measures.
 """
 import json
 import os

@@ -53,7 +53,10 @@ struct RecencyTests {
                 """
             ).map { try $0.get(0) }
             let indexes: [String] = try db.query(
-                "SELECT indexdef FROM pg_indexes WHERE tablename = 'conversation_members' ORDER BY indexname"
+                """
+                SELECT indexdef FROM pg_indexes
+                WHERE schemaname = current_schema() AND tablename = 'conversation_members' ORDER BY indexname
+                """
             ).map { try $0.get(0) }
             return rows + indexes
         }
@@ -63,10 +66,12 @@ struct RecencyTests {
             return (try Self.sendOverMinutes(store, clock: clock), try store.read(layout))
         }()
         #expect(written.count == 18 + 2 && !written.contains { $0.hasSuffix(" 0 0") }, "\(written)")
-        let old = try PostgresConnection(url: url)
-        try old.execute("BEGIN")
-        try OldSchema.rewindPostgres(old, to: version)
-        try old.execute("COMMIT")
+        do {
+            let old = try PostgresConnection(url: url)
+            try old.execute("BEGIN")
+            try OldSchema.rewindPostgres(old, to: version)
+            try old.execute("COMMIT")
+        }
         let migrated = try Store(postgres: url, clock: clock)
         defer { try? migrated.close() }
         #expect(try migrated.read(layout) == written, "the times, minutes and indexes as the sends left them")
