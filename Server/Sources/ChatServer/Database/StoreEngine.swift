@@ -24,7 +24,9 @@ protocol StoreEngine: Sendable {
     var conversationPageQuery: String { get }
     /// SQLite answers `RETURNING` from a temporary table it builds and drops for each run; a
     /// statement every send runs reads its row back with a `SELECT` there instead
-    /// (`Store.lockConversationStatements`).
+    /// (`Store.lockConversationStatements`). Only an engine with a single writer may say true:
+    /// with concurrent writers, a row read back by a statement of its own may not be the row
+    /// the first one locked.
     var returningBuildsATable: Bool { get }
     /// The connection pool's use, for metrics (nil: SQLite's fixed writer and readers).
     var usage: ConnectionUsage? { get }
