@@ -93,7 +93,9 @@ import Testing
         _ = await arrived.next()
         #expect(session.tasks.count == before + 1, "the send is the session's")
 
+        var answered = holding.answered.stream.makeAsyncIterator()
         client.logout(onSuccess: { events.continuation.yield("logged out") }, onError: { _ in })
+        while let path = await answered.next(), path != Endpoints.meToken {}  // the revocation reached the server
         holding.release()
         var heard = events.stream.makeAsyncIterator()
         // The revocation reached the server first: the send's answer is a 401.

@@ -116,6 +116,8 @@ import Testing
         let inner: any HTTPTransport
         let held: String
         let arrived = AsyncStream<Void>.makeStream()
+        /// The path of each request answered (any path), as it is answered.
+        let answered = AsyncStream<String>.makeStream()
         private let pending = Locked<[CheckedContinuation<Void, Never>]>([])
 
         init(_ inner: any HTTPTransport, holding held: String) {
@@ -132,7 +134,10 @@ import Testing
                     arrived.continuation.yield()
                 }
             }
-            return try await inner.send(method: method, url: url, headers: headers, body: body, maxBytes: maxBytes)
+            let answer = try await inner.send(
+                method: method, url: url, headers: headers, body: body, maxBytes: maxBytes)
+            answered.continuation.yield(url.path)
+            return answer
         }
 
         func release() { for waiting in pending.withLock({ $0 }) { waiting.resume() } }
