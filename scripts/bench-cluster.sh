@@ -20,8 +20,8 @@ measure() {  # measure NAME URL: health baseline, then sends
     BENCH_TOKENS="$dir/tokens" wrk -t16 -c16 -d"${seconds}s" --latency -s scripts/wrk/send.lua "$2" > "$dir/$1.wrk"
     scripts/process-cpu.py report "$dir/cpu.json" "$(awk '/requests in/ { print $1 }' "$dir/$1.wrk")"
     sends=$(awk '/Requests\/sec/ { print $2 }' "$dir/$1.wrk")
-    if grep -q "Non-2xx" "$dir/$1.wrk"; then echo "  refused: $(grep Non-2xx "$dir/$1.wrk")"; fi
-    echo "  send latency: $(awk '/^ +50%/ { p50 = $2 } /^ +99%/ { p99 = $2 } END { print "p50 " p50 ", p99 " p99 }' "$dir/$1.wrk")"
+    wrk_refused "$dir/$1.wrk"
+    echo "  send latency: $(wrk_latency "$dir/$1.wrk")"
     awk -v name="$1" -v health="$health" -v sends="$sends" \
         'BEGIN { printf "%-18s health %9.0f req/s   sends %8.0f /s   (%.3f x health)\n", name, health, sends, sends / health }'
     echo "$sends" > "$dir/$1.sends"

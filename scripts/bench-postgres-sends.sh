@@ -15,10 +15,7 @@ bench_user_count=${2:-64}
 [ "$bench_user_count" -ge 2 ] || { echo "USERS: at least 2 (they send to each other)" >&2; exit 2; }
 source scripts/cluster-lib.sh
 bench_start chatd-bench-postgres-sends
-pg_port=$(free_port)
-scripts/postgres.sh start "$dir/postgres" "$pg_port" > /dev/null
-export CHATD_DATABASE="postgresql:///postgres?host=$dir/postgres&port=$pg_port&user=postgres"
-"$chatd" migrate > /dev/null
+start_bench_postgres
 bench_users
 start_chatd "$dir/chatd.log" --write-rate 0 --data "$dir/node"
 sql() { psql "$CHATD_DATABASE" -Atc "$1"; }
@@ -31,8 +28,8 @@ BENCH_TOKENS="$dir/tokens" BENCH_PAIRS=random wrk -t8 -c16 -d"${seconds}s" --lat
     "http://127.0.0.1:$port" > "$dir/wrk"
 ended=$(date +%s%3N)
 # Sends that were answered 201 (or 200 for a repeat): what the WAL and CPU are shared among.
-sends=$(awk '/requests in/ { total = $1 } /Non-2xx/ { refused = $NF } END { print total - refused }' "$dir/wrk")
-if grep -q "Non-2xx" "$dir/wrk"; then echo "  refused: $(grep Non-2xx "$dir/wrk")"; fi
+sends=$(wrk_answered "$dir/wrk")
+wrk_refused "$dir/wrk"
 [ "$sends" -gt 0 ] || { echo "no send was answered:"; cat "$dir/wrk" "$dir/chatd.log"; exit 1; }
 scripts/process-cpu.py report "$dir/cpu.json" "$sends"
 wal=$(sql "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$start_lsn')")
@@ -49,4 +46,4 @@ awk -v sends="$sends" -v ms="$((ended - started))" -v users="$bench_user_count" 
     printf "  WAL a send: %.0f bytes\n", wal / sends
     printf "  conversation_members updates: %d, in place (heap-only) %d = %.1f%%\n", updates, hot, updates ? 100 * hot / updates : 0
     printf "  minutes begun during the run: %d (each moves its first updated rows in the index)\n", minutes }'
-echo "  send latency: $(awk '/^ +50%/ { p50 = $2 } /^ +99%/ { p99 = $2 } END { print "p50 " p50 ", p99 " p99 }' "$dir/wrk")"
+echo "  send latency: $(wrk_latency "$dir/wrk")"

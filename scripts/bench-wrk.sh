@@ -43,9 +43,9 @@ export BENCH_TOKENS="$dir/tokens"
 rate() {  # rate NAME PATH [WRK ARGS...]: one wrk run, its rate, latency and CPU an answered request kept in $dir/rates
     scripts/process-cpu.py snap "$dir/cpu.json"
     wrk -t16 -c16 -d"${seconds}s" --latency "${@:3}" "$url$2" > "$dir/$1.wrk"
-    if grep -q "Non-2xx" "$dir/$1.wrk"; then echo "  $1 refused: $(grep Non-2xx "$dir/$1.wrk")"; fi
+    wrk_refused "$dir/$1.wrk" "$1"
     local answered cpu
-    answered=$(awk '/requests in/ { total = $1 } /Non-2xx/ { refused = $NF } END { print total - refused }' "$dir/$1.wrk")
+    answered=$(wrk_answered "$dir/$1.wrk")
     # chatd's CPU (every node's in a cluster), the machine's, and how many cores were busy.
     cpu=$(scripts/process-cpu.py per "$dir/cpu.json" "$answered" "$chatd_pids" --machine --cores) || cpu="nan nan nan"
     awk -v name="$1" -v cpu="$cpu" '/Requests\/sec/ { rate = $2 } /^ +50%/ { p50 = $2 } /^ +99%/ { p99 = $2 }

@@ -64,17 +64,34 @@ start_haproxy() {  # start_haproxy PORT BALANCE NAME=PORT...: scripts/haproxy.cf
     wait_for 20 curl -sf "http://127.0.0.1:$port/v1/health"
 }
 
-start_bench_cluster() {  # start_bench_cluster: the benches' cluster; sets $front, $node_urls, $node_pids and exports CHATD_DATABASE
-    # A throwaway PostgreSQL (fsync on), nats-server, three chatd nodes (no write rate limit)
-    # and HAProxy (round robin) in front, all on this machine's cores. PostgreSQL shares the
-    # machine, so the nodes reach it over its Unix socket (docs/DEPLOY.md): loopback TCP cost
-    # 30% of the cluster's sends here.
-    local pg_port node node_port proxy_port servers=()
+start_bench_postgres() {  # start_bench_postgres: a throwaway PostgreSQL (fsync on), migrated; exports CHATD_DATABASE
+    # Reached over its Unix socket: on the benches' shared cores loopback TCP cost the
+    # cluster 30% of its sends (docs/DEPLOY.md).
+    local pg_port
     pg_port=$(free_port)
     scripts/postgres.sh start "$dir/postgres" "$pg_port" >/dev/null
     export CHATD_DATABASE="postgresql:///postgres?host=$dir/postgres&port=$pg_port&user=postgres"
-    start_nats
     "$chatd" migrate >/dev/null
+}
+
+wrk_answered() {  # wrk_answered FILE: the requests wrk's report FILE counts, less those answered outside 2xx/3xx
+    awk '/requests in/ { total = $1 } /Non-2xx/ { refused = $NF } END { print total - refused }' "$1"
+}
+
+wrk_refused() {  # wrk_refused FILE [NAME]: says how many requests of wrk's report FILE were refused, if any
+    if grep -q "Non-2xx" "$1"; then echo "  ${2:+$2 }refused: $(grep Non-2xx "$1")"; fi
+}
+
+wrk_latency() {  # wrk_latency FILE: "p50 …, p99 …" from wrk's --latency report FILE
+    awk '/^ +50%/ { p50 = $2 } /^ +99%/ { p99 = $2 } END { print "p50 " p50 ", p99 " p99 }' "$1"
+}
+
+start_bench_cluster() {  # start_bench_cluster: the benches' cluster; sets $front, $node_urls, $node_pids and exports CHATD_DATABASE
+    # A throwaway PostgreSQL (start_bench_postgres), nats-server, three chatd nodes (no write
+    # rate limit) and HAProxy (round robin) in front, all on this machine's cores.
+    local node node_port proxy_port servers=()
+    start_bench_postgres
+    start_nats
     node_urls=()
     node_pids=()
     for node in one two three; do

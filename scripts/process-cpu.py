@@ -39,8 +39,8 @@ def cpu_by_process():
 
 def machine_ticks():
     with open("/proc/stat") as stat:
-        user, nice, system, idle, iowait, irq, softirq = map(int, stat.readline().split()[1:8])
-    return user + nice + system + irq + softirq
+        fields = stat.readline().split()
+    return sum(int(fields[index]) for index in (1, 2, 3, 6, 7))  # user, nice, system, irq, softirq
 
 
 def main():
@@ -54,15 +54,17 @@ def main():
     count = float(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else 0
     if count <= 0:
         sys.exit(f"process-cpu.py: no operations to share the CPU among ({sys.argv[3:4]})")
-    now = cpu_by_process()
     per_tick = 1e6 / os.sysconf("SC_CLK_TCK")
     if command == "per":
+        machine = (machine_ticks() - before["machine"]) * per_tick
+        elapsed = time.monotonic() - before["at"]
+        now = cpu_by_process() if any(what not in ("--machine", "--cores") for what in sys.argv[4:]) else {}
         figures = []
         for what in sys.argv[4:]:
             if what == "--machine":
-                figures.append((machine_ticks() - before["machine"]) * per_tick / count)
+                figures.append(machine / count)
             elif what == "--cores":
-                figures.append((machine_ticks() - before["machine"]) * per_tick / 1e6 / (time.monotonic() - before["at"]))
+                figures.append(machine / 1e6 / elapsed)
             else:
                 pids = what.split(",")
                 gone = [pid for pid in pids if pid not in now or pid not in before["processes"]]
@@ -71,6 +73,7 @@ def main():
                 figures.append(sum(now[pid][1] - before["processes"][pid][1] for pid in pids) * per_tick / count)
         print(" ".join("%.2f" % figure for figure in figures))
         return
+    now = cpu_by_process()
     spent = {}
     for pid, (name, ticks) in now.items():
         spent[name] = spent.get(name, 0) + ticks - before["processes"].get(pid, (name, 0))[1]

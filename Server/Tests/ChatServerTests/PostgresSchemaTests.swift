@@ -72,7 +72,7 @@ struct PostgresSchemaTests {
     /// message's too (its members come in at its time); a message in a later minute moves the
     /// rows in the index.
     @Test(.enabled(if: LiveServer.postgres != nil)) func aMinutesMessagesRewriteTheirMembersRowsInPlace() throws {
-        let clock = AdjustableClock(base: FixedClock(time: 1_796_000_040_000))  // a minute's first millisecond
+        let clock = FixedClock.atAMinutesStart()
         let store = try GroupCommitTests.store("postgresql", clock: clock)
         for uid in ["ann", "ben"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
         /// Updates of `conversation_members` in the transaction, and how many of them were heap-only.

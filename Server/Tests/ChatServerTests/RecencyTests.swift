@@ -30,7 +30,7 @@ struct RecencyTests {
     /// at a time: every page starts where the one before ended, also inside a minute (where
     /// PostgreSQL's index leaves the order to its sort).
     @Test(arguments: GroupCommitTests.engines) func pagesCrossMinutesInOrder(engine: String) throws {
-        let clock = AdjustableClock(base: FixedClock(time: 1_796_000_040_000))  // a minute's first millisecond
+        let clock = FixedClock.atAMinutesStart()
         let store = try GroupCommitTests.store(engine, clock: clock)
         let newestFirst = try Self.sendOverMinutes(store, clock: clock)
         for size in 1...3 { #expect(try Self.listed(store, pageSize: size) == newestFirst, "pages of \(size)") }
@@ -42,7 +42,7 @@ struct RecencyTests {
     /// pages in the same order.
     @Test(.enabled(if: LiveServer.postgres != nil), arguments: [6, 7])
     func postgresMigrationsFillInAnOldListsTimesAndMinutes(version: Int) throws {
-        let clock = AdjustableClock(base: FixedClock(time: 1_796_000_040_000))
+        let clock = FixedClock.atAMinutesStart()
         let url = try ServerProcess.createDatabase(on: LiveServer.postgres!)
         /// Each member row's time and minute, and the table's indexes.
         func layout(_ db: any SQLDatabase) throws -> [String] {
@@ -110,4 +110,7 @@ struct RecencyTests {
 struct FixedClock: ServerClock {
     let time: Int64
     func now() -> Int64 { time }
+
+    /// A clock to move by hand, at a minute's first millisecond (`Store.recencySpan`).
+    static func atAMinutesStart() -> AdjustableClock { AdjustableClock(base: FixedClock(time: 1_796_000_040_000)) }
 }

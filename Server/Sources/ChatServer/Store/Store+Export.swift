@@ -87,6 +87,7 @@ extension Store {
         try output(DeploymentExport.header)
         try read { db in
             for table in DeploymentExport.tables {
+                let computed = DeploymentExport.computed[table.name] ?? []
                 var offset = 0
                 while true {
                     let rows = try db.query(
@@ -95,7 +96,7 @@ extension Store {
                     for row in rows {
                         let values = Dictionary(
                             uniqueKeysWithValues: zip(row.columns, row.values.map(DeploymentExport.Value.init))
-                        ).filter { DeploymentExport.computed[table.name]?.contains($0.key) != true }
+                                .filter { !computed.contains($0.0) })
                         try output(
                             String(
                                 decoding: try encoder.encode(DeploymentExport.Line(table: table.name, row: values)),

@@ -19,15 +19,15 @@ extension Store {
     /// built a temporary table for every send and the single writer leaves no such race, a
     /// `SELECT` right after reads it back, only if the `UPDATE` changed the row.
     func lockConversationStatements(_ conversationId: String) -> [(sql: String, arguments: [any SQLValueConvertible])] {
-        let lock = "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ?"
-        guard engine.returningBuildsATable else {
-            return [(lock + " RETURNING last_stamp", [stamp(), conversationId])]
-        }
-        return [
-            (lock, [stamp(), conversationId]),
-            ("SELECT last_stamp FROM conversations WHERE id = ? AND changes() > 0", [conversationId])
-        ]
+        guard engine.returningBuildsATable else { return [(Self.lockReturning, [stamp(), conversationId])] }
+        return [(Self.lock, [stamp(), conversationId]), (Self.lockedTime, [conversationId])]
     }
+
+    /// `lockConversationStatements`' texts: the lock (parameters a `stamp()` and the
+    /// conversation's id), the same answering its time, and the time read back after it.
+    private static let lock = "UPDATE conversations SET last_stamp = greatest(last_stamp + 1, ?) WHERE id = ?"
+    private static let lockReturning = lock + " RETURNING last_stamp"
+    private static let lockedTime = "SELECT last_stamp FROM conversations WHERE id = ? AND changes() > 0"
 
     /// The time `lockConversationStatements` gave, from their answers (nil when there is no
     /// such conversation).
