@@ -43,13 +43,32 @@ start_chatd() {  # start_chatd LOG ARGS...: $chatd with ARGS on an ephemeral por
     port=$(grep -o '127.0.0.1:[0-9]*' "$log" | head -1 | cut -d: -f2)
 }
 
-start_nats() {  # sets $nats_url
-    local port
+start_nats() {  # nats-server as scripts/nats.conf (chatd's own account, no anonymous clients); sets $nats_url and $nats_args
+    # Fresh secrets in $dir (0600): the NATS password and the bus key every node seals frames with.
+    local port cfg
     port=$(free_port)
-    /usr/sbin/nats-server -a 127.0.0.1 -p "$port" > "$dir/nats.log" 2>&1 &
+    openssl rand -hex 32 > "$dir/nats.password"
+    openssl rand -hex 32 > "$dir/bus.key"
+    chmod 600 "$dir/nats.password" "$dir/bus.key"
+    cfg=$(< "$(dirname "${BASH_SOURCE[0]}")/nats.conf")
+    cfg=${cfg//@PORT@/$port}; cfg=${cfg//@TLS@/}
+    cfg=${cfg//@PASSWORD@/$(< "$dir/nats.password")}; cfg=${cfg//@OTHER_PASSWORD@/$(openssl rand -hex 32)}
+    (umask 077; printf '%s\n' "$cfg" > "$dir/nats.conf")
+    /usr/sbin/nats-server -c "$dir/nats.conf" > "$dir/nats.log" 2>&1 &
     pids+=($!)
     wait_for 10 grep -q "Server is ready" "$dir/nats.log"
     nats_url="nats://127.0.0.1:$port"
+    nats_args=(--nats "$nats_url" --nats-user chatd --nats-password-file "$dir/nats.password" --bus-key-file "$dir/bus.key")
+}
+
+nats_greeting() {  # nats_greeting PORT: what nats-server answers a client that brings no credentials
+    python3 - "$1" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.recv(4096)  # INFO
+s.sendall(b'CONNECT {"verbose":false}\r\nPING\r\n')
+print(s.recv(4096).decode().strip())
+PY
 }
 
 start_haproxy() {  # start_haproxy PORT BALANCE NAME=PORT...: scripts/haproxy.cfg, health-checked every 0.5 s
@@ -96,7 +115,7 @@ start_bench_cluster() {  # start_bench_cluster: the benches' cluster; sets $fron
     node_pids=()
     for node in one two three; do
         node_port=$(free_port)
-        "$chatd" --listen "127.0.0.1:$node_port" --nats "$nats_url" --node-id "$node" --write-rate 0 \
+        "$chatd" --listen "127.0.0.1:$node_port" "${nats_args[@]}" --node-id "$node" --write-rate 0 \
             --data "$dir/node-$node" --media "$dir/media" > "$dir/$node.log" 2>&1 &
         pids+=($!)
         node_pids+=($!)

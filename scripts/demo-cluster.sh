@@ -24,7 +24,7 @@ say "starting PostgreSQL 15 (initdb in $dir/postgres as the postgres account) an
 database=$(scripts/postgres.sh start "$dir/postgres" "$(free_port)")/postgres
 echo "database: $database"
 start_nats
-echo "nats: $nats_url"
+echo "nats: $nats_url, chatd's account only; a client without credentials hears: $(nats_greeting "${nats_url##*:}")"
 
 say "migrating the database and creating users with chatd's offline admin commands"
 export CHATD_DATABASE=$database
@@ -39,7 +39,7 @@ say "starting three chatd nodes on one database, one bus and one media directory
 declare -A node_port node_pid
 for node in one two three; do
     node_port[$node]=$(free_port)
-    "$chatd" --listen "127.0.0.1:${node_port[$node]}" --nats "$nats_url" --node-id "$node" \
+    "$chatd" --listen "127.0.0.1:${node_port[$node]}" "${nats_args[@]}" --node-id "$node" \
         --catch-up 1 --data "$dir/node-$node" --media "$dir/media" > "$dir/$node.log" 2>&1 &
     node_pid[$node]=$!
     pids+=($!)

@@ -15,7 +15,7 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
     public let nodes: [LiveChatd]
     /// HAProxy's address: what clients use.
     public let url: URL
-    private let nats: Process
+    private let nats: NatsServer
     private let haproxy: Process
     private let directory: URL
 
@@ -23,13 +23,13 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
     public static let postgres = ProcessInfo.processInfo.environment["CHATD_TEST_POSTGRES"].flatMap {
         $0.isEmpty ? nil : $0
     }
-    static let natsServer = "/usr/sbin/nats-server"
     static let haproxyBinary = "/usr/sbin/haproxy"
     static let psql = "/usr/bin/psql"
 
     /// PostgreSQL, nats-server and HAProxy are all here (`make test` installs them).
     public static var available: Bool {
-        postgres != nil && [natsServer, haproxyBinary, psql].allSatisfy(FileManager.default.isExecutableFile(atPath:))
+        postgres != nil
+            && [NatsServer.binary, haproxyBinary, psql].allSatisfy(FileManager.default.isExecutableFile(atPath:))
     }
 
     /// `catchUpSeconds`: each node's `--catch-up` (how soon a socket notices what the bus lost,
@@ -43,17 +43,15 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let database = try ServerProcess.createDatabase(on: postgres, psql: Self.psql)
 
-        let natsPort = try Self.freePort()
-        let nats = try Self.start(
-            Self.natsServer, ["-a", "127.0.0.1", "-p", "\(natsPort)"], readyWhen: "Server is ready")
+        let nats = try NatsServer()
         // A failure past here stops what already runs (deinit does not run for an object whose init threw).
         var nodes: [LiveChatd] = []
         do {
             let shared =
                 [
-                    "--database", database, "--nats", "nats://127.0.0.1:\(natsPort)", "--catch-up", "\(catchUpSeconds)",
+                    "--database", database, "--catch-up", "\(catchUpSeconds)",
                     "--media", directory.appendingPathComponent("media").path
-                ] + arguments
+                ] + nats.chatdArguments + arguments
             for index in 0..<count { nodes.append(try LiveChatd(arguments: shared + ["--node-id", "node\(index)"])) }
             let port = try Self.freePort()
             let configuration = directory.appendingPathComponent("haproxy.cfg")
@@ -63,7 +61,7 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
                 Self.haproxyBinary, ["-f", configuration.path, "-db", "-V"], readyWhen: "as the polling mechanism")
             url = URL(string: "http://127.0.0.1:\(port)")!
         } catch {
-            ServerProcess.end(nats)
+            nats.stop()
             for node in nodes { node.stop() }
             try? FileManager.default.removeItem(at: directory)
             throw error
@@ -73,7 +71,8 @@ public final class LiveCluster: @unchecked Sendable {  // immutable after init; 
     }
 
     deinit {
-        for process in [haproxy, nats] { ServerProcess.end(process) }
+        ServerProcess.end(haproxy)
+        nats.stop()
         for node in nodes { node.stop() }
         try? FileManager.default.removeItem(at: directory)
     }

@@ -42,6 +42,24 @@ public enum ServerProcess {
         return (process, output, printed)
     }
 
+    /// A self-signed certificate for 127.0.0.1 and its key, made by `openssl` in `directory`.
+    public static func selfSignedCertificate(in directory: URL) throws -> (certificate: URL, key: URL) {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (certificate, key) = (
+            directory.appendingPathComponent("cert.pem"), directory.appendingPathComponent("key.pem")
+        )
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key.path, "-out", certificate.path
+        ]
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        guard waitForExit(openssl) == 0 else { throw Failure("openssl made no certificate") }
+        return (certificate, key)
+    }
+
     /// Starts chatd and returns it with its port once it listens. Its standard input is
     /// `lifeline`: started with `--stop-on-stdin-eof`, chatd stops when the pipe closes, which
     /// it does when the process holding it dies.

@@ -10,21 +10,8 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct TLSTests {
     /// A self-signed certificate for 127.0.0.1, and its key.
     static func makeCertificate() throws -> (certificate: URL, key: URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let (certificate, key) = (
-            directory.appendingPathComponent("cert.pem"), directory.appendingPathComponent("key.pem")
-        )
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-            "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key.path, "-out", certificate.path
-        ]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        #expect(ServerProcess.waitForExit(openssl) == 0)
-        return (certificate, key)
+        try ServerProcess.selfSignedCertificate(
+            in: FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)"))
     }
 
     func client(_ server: LiveChatd, trusting certificate: URL?) throws -> (ChatClient, Recorder) {

@@ -26,7 +26,7 @@ public final class ChatServer: Sendable {
         store = try Store.open(configuration, clock: clock)
         (adminKey, adminKeyGenerated) = try AdminKey.load(
             configured: configuration.adminKey, in: configuration.dataDirectory)
-        bus = try configuration.nats.map { try NatsBus(url: $0) }
+        bus = try configuration.bus.map { try NatsBus(settings: $0, seal: BusSeal(secret: $0.resolvedSecret())) }
         if bus != nil { try store.resetPresence(node: configuration.realtime.nodeID) }
         let metrics = Metrics()
         hub = try RealtimeHub(store: store, configuration: configuration.realtime, bus: bus, metrics: metrics)
@@ -46,10 +46,14 @@ public final class ChatServer: Sendable {
             joinBackoff: JoinBackoff(clock: clock), mediaQuota: configuration.mediaQuota,
             allowHTTPSMedia: configuration.allowHTTPSMedia, allowQueryToken: configuration.allowQueryToken)
         let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
+        let (store, adminKey) = (store, adminKey)
         http = MicroHTTPServer(
             router: routes.router(), metrics: metrics, maxConnections: configuration.maxConnections,
-            headerTimeout: configuration.headerTimeout
-        ) { path in path == Endpoints.media ? maxMedia : maxBody }
+            limits: configuration.connectionLimits,
+            isKnownClient: { authorization, key in
+                key.map { constantTimeEqual($0, adminKey) } ?? store.isKnownSession(authorization: authorization)
+            },
+            bodyLimit: { path in path == Endpoints.media ? maxMedia : maxBody })
     }
 
     /// Starts serving on the configured address (TLS when configured) and returns the bound port.

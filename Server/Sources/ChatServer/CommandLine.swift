@@ -48,9 +48,17 @@ public enum ChatdArguments {
                                      (or CHATD_DATABASE; several chatd nodes may share one)
           --media DIR                uploaded files (default DIR/media; nodes of a cluster share one directory)
           --db-connections N         PostgreSQL connections per node (default 8)
-          --nats URL                 nats://host:port: realtime across the nodes sharing --database
+          --nats URL                 nats://host:port or tls://host:port: realtime across the nodes sharing --database
+          --bus-key-file FILE        with --nats: the secret every node shares, which seals the bus's frames
+                                     (or CHATD_BUS_KEY; at least 32 bytes: openssl rand -hex 32)
+          --nats-user USER           NATS user; its password in CHATD_NATS_PASSWORD or --nats-password-file FILE
+          --nats-token-file FILE     a NATS token (or CHATD_NATS_TOKEN)
+          --nats-creds FILE          a NATS .creds file (user JWT and NKey seed, as nsc writes it)
+          --nats-ca FILE             PEM CA certificates of nats-server's certificate (TLS to NATS)
+          --nats-cert FILE           a client certificate for NATS (with --nats-key FILE)
           --node-id NAME             this node's name in logs and health (default the host name)
           --catch-up SECONDS         with --nats: how often sockets are checked against their user's head (default 5)
+          --token-check SECONDS      how often realtime sockets' tokens are checked against the database (default 5)
           --port PORT                TCP port, 0 for any free one (default 8080)
           --listen HOST:PORT         address and port to bind (default 127.0.0.1:8080; [::1]:8080 for IPv6)
           --tls-cert FILE            PEM certificate (chain): serve HTTPS and WSS (with --tls-key)
@@ -68,6 +76,9 @@ public enum ChatdArguments {
           --upload-rate N            media uploads per minute per user (default 60)
           --max-connections N        open connections at most; the slowest cut to make room (default 1000)
           --header-timeout SECONDS   time to send a request head (default 10)
+          --body-timeout SECONDS     time a request body may go without a byte, after which it must keep
+                                     --min-body-rate (default 10)
+          --min-body-rate BYTES      bytes a second a body must average past --body-timeout (default 1024)
           --shutdown-grace SECONDS   on SIGTERM, how long requests in flight may take (default 10)
           --changelog-retention N    changes kept for replay, 0 = all (default 0)
           --heartbeat SECONDS        realtime ping interval (default 20)
@@ -93,6 +104,11 @@ public enum ChatdArguments {
         var scope = GroupScope.participant
         var output: String?
         var keepEpoch = false
+        var bus = BusSettings(url: "")
+        bus.secret = environment["CHATD_BUS_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        bus.password = environment["CHATD_NATS_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        bus.token = environment["CHATD_NATS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        var busFlags: [String] = []
         var index = 0
         func value(_ flag: String) throws -> String {
             index += 1
@@ -127,12 +143,22 @@ public enum ChatdArguments {
             case "--db-connections": configuration.databaseConnections = try number(argument, 1...1000)
             case "--nats":
                 let url = try value(argument)
-                guard url.hasPrefix("nats://") else {
-                    throw UsageError(description: "--nats wants nats://host:port, not \(url)")
+                bus.url = url
+                guard url.split(separator: ",").allSatisfy({ $0.hasPrefix("nats://") || $0.hasPrefix("tls://") }) else {
+                    throw UsageError(
+                        description: "--nats wants nats://host:port or tls://host:port, not \(bus.redactedURL)")
                 }
-                configuration.nats = url
+            case "--bus-key-file": bus.secretFile = try value(argument)
+            case "--nats-user": bus.user = try value(argument)
+            case "--nats-password-file": bus.passwordFile = try value(argument)
+            case "--nats-token-file": bus.tokenFile = try value(argument)
+            case "--nats-creds": bus.credentialsFile = try value(argument)
+            case "--nats-ca": bus.caFile = try value(argument)
+            case "--nats-cert": bus.certificateFile = try value(argument)
+            case "--nats-key": bus.keyFile = try value(argument)
             case "--node-id": configuration.realtime.nodeID = try value(argument)
             case "--catch-up": configuration.realtime.catchUpSeconds = try seconds(argument, 0.05...3600)
+            case "--token-check": configuration.realtime.tokenCheckSeconds = try seconds(argument, 0.05...3600)
             case "--port": configuration.port = try number(argument, 0...65535)
             case "--listen":
                 let raw = try value(argument)
@@ -158,6 +184,8 @@ public enum ChatdArguments {
             case "--upload-rate": configuration.uploadsPerMinute = try number(argument, 0...1_000_000_000)
             case "--max-connections": configuration.maxConnections = try number(argument, 8...1_000_000)
             case "--header-timeout": configuration.headerTimeout = try seconds(argument, 0.2...600)
+            case "--body-timeout": configuration.bodyTimeout = try seconds(argument, 0.2...3600)
+            case "--min-body-rate": configuration.minimumBodyRate = try number(argument, 1...(1 << 30))
             case "--shutdown-grace": configuration.shutdownGrace = try seconds(argument, 0...600)
             case "--changelog-retention": configuration.changelogRetention = try number(argument, 0...Int64.max)
             case "--realtime-buffer": configuration.realtime.maxBufferedBytes = try number(argument, 1024...(1 << 30))
@@ -186,8 +214,10 @@ public enum ChatdArguments {
                 guard !argument.hasPrefix("-") else { throw UsageError(description: "unknown option \(argument)") }
                 positional.append(argument)
             }
+            if argument.hasPrefix("--nats-") || argument == "--bus-key-file" { busFlags.append(argument) }
             index += 1
         }
+        configuration.bus = try checked(bus, flags: busFlags)
         switch positional.first {
         case nil, "serve"?:
             guard positional.count <= 1 else { throw UsageError(description: "unexpected \(positional[1])") }
@@ -230,6 +260,53 @@ public enum ChatdArguments {
         case let other?:
             throw UsageError(description: "unknown command \(other)")
         }
+    }
+
+    /// What to warn about on start: secrets given where every local account sees them (`ps`,
+    /// `/proc/PID/cmdline`). Never repeats a secret.
+    public static func warnings(_ arguments: [String], _ configuration: ServerConfiguration) -> [String] {
+        var warnings: [String] = []
+        if arguments.contains("--admin-key") {
+            warnings.append(
+                "--admin-key is visible to every local account (ps); prefer CHATD_ADMIN_KEY or "
+                    + "\(configuration.dataDirectory.path)/admin.key (0600)")
+        }
+        if let bus = configuration.bus, bus.urlHoldsCredentials, arguments.contains(bus.url) {
+            warnings.append(
+                "--nats \(bus.redactedURL) holds credentials visible to every local account (ps); prefer "
+                    + "--nats-user with CHATD_NATS_PASSWORD or --nats-password-file, or CHATD_NATS_TOKEN")
+        }
+        if let database = configuration.database, arguments.contains(database), databaseHoldsPassword(database) {
+            warnings.append(
+                "--database holds a password visible to every local account (ps); prefer CHATD_DATABASE, "
+                    + "or libpq's ~/.pgpass or PGPASSFILE (see docs/DEPLOY.md)")
+        }
+        return warnings
+    }
+
+    /// `postgres://user:password@…`, or a `password=` parameter.
+    static func databaseHoldsPassword(_ url: String) -> Bool {
+        guard let scheme = url.range(of: "://") else { return false }
+        let rest = url[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        return (authority.contains("@") && authority.prefix { $0 != "@" }.contains(":"))
+            || rest.contains("password=")
+    }
+
+    /// The bus settings when `--nats` was given (with a secret to seal frames with, and a client
+    /// certificate with its key); nil otherwise, when no other bus flag may be given.
+    static func checked(_ bus: BusSettings, flags: [String]) throws -> BusSettings? {
+        guard !bus.url.isEmpty else {
+            if let flag = flags.first { throw UsageError(description: "\(flag) goes with --nats") }
+            return nil
+        }
+        guard bus.secret != nil || bus.secretFile != nil else {
+            throw UsageError(description: BusSettings.secretMissing)
+        }
+        guard (bus.certificateFile == nil) == (bus.keyFile == nil) else {
+            throw UsageError(description: "--nats-cert and --nats-key go together")
+        }
+        return bus
     }
 
     /// `--database` / `CHATD_DATABASE`: a PostgreSQL url.

@@ -12,8 +12,8 @@ public struct ServerConfiguration: Sendable {
     public var database: String?
     /// PostgreSQL connections this node keeps open at most.
     public var databaseConnections = 8
-    /// `nats://host:port`: the realtime bus to the other nodes sharing `database`; nil: one node.
-    public var nats: String?
+    /// The realtime bus (nats-server) to the other nodes sharing `database`; nil: one node.
+    public var bus: BusSettings?
     /// The address to bind: an IPv4 or IPv6 address (default loopback only; `0.0.0.0` or `::`
     /// for every interface, behind TLS or a reverse proxy, see docs/DEPLOY.md).
     public var host = "127.0.0.1"
@@ -48,6 +48,10 @@ public struct ServerConfiguration: Sendable {
     public var maxConnections = 1_000
     /// Seconds a client may take to send a request head (slow ones are cut).
     public var headerTimeout: TimeInterval = 10
+    /// Seconds a request body may go without a byte, and after which it must average
+    /// `minimumBodyRate` bytes a second (trickled bodies are cut).
+    public var bodyTimeout: TimeInterval = 10
+    public var minimumBodyRate = 1024
     /// Seconds a shutdown (SIGTERM) gives requests in flight before it closes them.
     public var shutdownGrace: TimeInterval = 10
     /// HTTP worker threads; nil: 16. A thread waits with its request on the database: on
@@ -67,6 +71,11 @@ public struct ServerConfiguration: Sendable {
     public var realtime = RealtimeHub.Configuration()
 
     public init() {}
+
+    /// The connection guard's limits on slow heads and bodies.
+    var connectionLimits: ConnectionGuard.Limits {
+        .init(headerTimeout: headerTimeout, bodyTimeout: bodyTimeout, minimumBodyRate: minimumBodyRate)
+    }
 
     /// `mediaDirectory`, or `media` in the data directory.
     public var mediaLocation: URL { mediaDirectory ?? dataDirectory.appendingPathComponent("media") }

@@ -50,13 +50,8 @@ case .serve:
     } catch {
         fail("cannot start: \(error)")
     }
-    if CommandLine.arguments.contains("--admin-key") {
-        try? FileHandle.standardError.write(
-            contentsOf: Data(
-                """
-                chatd: warning: --admin-key is visible to every local account (ps); prefer CHATD_ADMIN_KEY \
-                or \(configuration.dataDirectory.path)/admin.key (0600)\n
-                """.utf8))
+    for warning in ChatdArguments.warnings(Array(CommandLine.arguments.dropFirst()), configuration) {
+        try? FileHandle.standardError.write(contentsOf: Data("chatd: warning: \(warning)\n".utf8))
     }
     if server.adminKeyGenerated {
         say("admin key (shown once, kept in \(configuration.dataDirectory.path)/admin.key): \(server.adminKey)")

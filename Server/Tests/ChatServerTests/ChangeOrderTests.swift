@@ -45,4 +45,20 @@ import Testing
         _ = order.receive(Int64(ChangeOrder.maxHeld + 2), "", now: 0)
         #expect(order.overflowed)
     }
+
+    /// A frame no node wrote (forged on the bus) that arrives before the real change at the same
+    /// position must not make the real one a repeat: two versions of a held position are a
+    /// fault, neither is sent, and the inbox's version is read at once and sent in order. (Kept
+    /// first-come, the forged text reached the client and the real message was dropped.)
+    @Test func twoVersionsOfAPositionAreResolvedFromTheInbox() {
+        var order = ChangeOrder()
+        _ = order.start(at: 0, now: 0)
+        #expect(order.receive(2, "forged", now: 10).isEmpty, "1 is missing")
+        #expect(order.receive(2, "real", now: 20).isEmpty)
+        #expect(order.conflicted, "the loop reads the inbox at once")
+        #expect(order.receive(1, "one", now: 30).map(\.body) == ["one"], "and stops before the conflict")
+        #expect(order.receive(2, "forged again", now: 35).isEmpty)
+        let filled = order.fill([(2, "real"), (3, "three")], now: 40)
+        #expect(filled.map(\.body) == ["real", "three"] && !order.conflicted && order.position == 3)
+    }
 }

@@ -4,56 +4,15 @@ import ServerProcess
 import Testing
 import WebSocket
 
-/// `nats-server` as a child process on a free loopback port.
-final class NatsProcess: @unchecked Sendable {  // immutable after init; Process is only touched in stop()
-    let process: Process
-    let url: String
-
-    /// Debian puts it in /usr/sbin.
-    static let binary = "/usr/sbin/nats-server"
-    static var available: Bool { FileManager.default.isExecutableFile(atPath: binary) }
-
-    init(port: Int? = nil) throws {
-        let port = try port ?? Self.freePort()
-        process = try ServerProcess.start(
-            URL(fileURLWithPath: Self.binary), ["-a", "127.0.0.1", "-p", "\(port)"], errorsToo: true,
-            readyWhen: "Server is ready"
-        ).process
-        url = "nats://127.0.0.1:\(port)"
-    }
-
-    deinit { stop() }
-
-    func stop() {
-        ServerProcess.end(process)
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw LiveServer.Failure("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-}
-
 /// Several chatd nodes on one PostgreSQL database with NATS between them: a change made on
 /// one node reaches sockets on every other, in position order, exactly once.
-@Suite(.enabled(if: LiveServer.postgres != nil && NatsProcess.available))
+@Suite(.enabled(if: LiveServer.postgres != nil && NatsServer.available))
 struct ClusterTests {
     @Test func aChangeOnOneNodeReachesSocketsOnAnother() async throws {
-        let nats = try NatsProcess()
-        let first = try LiveServer(arguments: ["--nats", nats.url, "--node-id", "one"])
+        let nats = try NatsServer()
+        let first = try LiveServer(arguments: nats.chatdArguments + ["--node-id", "one"])
         let second = try LiveServer(
-            arguments: ["--nats", nats.url, "--node-id", "two"], dataDirectory: first.dataDirectory)
+            arguments: nats.chatdArguments + ["--node-id", "two"], dataDirectory: first.dataDirectory)
         let health = try await second.request("GET", Endpoints.health).decode(HealthResponse.self)
         #expect(health.bus == "ok" && health.database == "ok")
         let alice = try await first.user("alice")
@@ -88,10 +47,8 @@ struct ClusterTests {
     /// The bus restarts: what was published while it was down is not lost; the sockets catch
     /// up from the inbox once their node reconnects, and delivery goes on.
     @Test func changesMadeWhileTheBusIsDownStillArrive() async throws {
-        let port = try NatsProcess.freePort()
-        var nats = try NatsProcess(port: port)
-        let first = try LiveServer(arguments: ["--nats", nats.url])
-        let second = try LiveServer(arguments: ["--nats", nats.url], dataDirectory: first.dataDirectory)
+        var nats = try NatsServer()
+        let (first, second) = try LiveServer.twoNodes(on: nats)
         let alice = try await first.user("alice")
         let bob = try await first.user("bob")
         let (socket, _) = try second.realtime(bob)
@@ -99,7 +56,7 @@ struct ClusterTests {
         #expect(try socket.nextChange().message?.text == "before")
         nats.stop()
         try await first.send("while the bus is down", from: alice, to: "bob")
-        nats = try NatsProcess(port: port)
+        nats = try NatsServer(port: nats.port, sameSecretsAs: nats)
         #expect(try socket.nextChange().message?.text == "while the bus is down")
         try await first.send("after", from: alice, to: "bob")
         #expect(try socket.nextChange().message?.text == "after")
@@ -112,10 +69,11 @@ extension ClusterTests {
     /// other node is a lost bus message, and still reaches the socket, in order, by the
     /// periodic catch-up from the inbox.
     @Test func lostBusMessagesCostLatencyNotCorrectness() async throws {
-        let (busOne, busTwo) = (try NatsProcess(), try NatsProcess())
-        let first = try LiveServer(arguments: ["--nats", busOne.url])
+        let busOne = try NatsServer()
+        let busTwo = try NatsServer(sameSecretsAs: busOne)
+        let first = try LiveServer(arguments: busOne.chatdArguments)
         let second = try LiveServer(
-            arguments: ["--nats", busTwo.url, "--catch-up", "0.1"], dataDirectory: first.dataDirectory)
+            arguments: busTwo.chatdArguments + ["--catch-up", "0.1"], dataDirectory: first.dataDirectory)
         let alice = try await first.user("alice")
         let bob = try await first.user("bob")
         let (socket, _) = try second.realtime(bob)
@@ -131,9 +89,8 @@ extension ClusterTests {
 extension ClusterTests {
     /// Typing, blocks and token revocations made on one node act on sockets of another.
     @Test func typingBlocksAndRevocationsCrossNodes() async throws {
-        let nats = try NatsProcess()
-        let first = try LiveServer(arguments: ["--nats", nats.url])
-        let second = try LiveServer(arguments: ["--nats", nats.url], dataDirectory: first.dataDirectory)
+        let nats = try NatsServer()
+        let (first, second) = try LiveServer.twoNodes(on: nats)
         let alice = try await first.user("alice")
         let bob = try await first.user("bob")
         let (aliceSocket, _) = try first.realtime(alice)
@@ -180,10 +137,10 @@ extension ClusterTests {
     /// Presence is the cluster's: a user with a socket on one node is online on every node,
     /// and goes offline everywhere when that node dies (its heart stops; nobody cleans up).
     @Test func presenceIsSharedAndSurvivesANodesDeath() async throws {
-        let nats = try NatsProcess()
-        let first = try LiveServer(arguments: ["--nats", nats.url, "--node-id", "one", "--catch-up", "0.1"])
+        let nats = try NatsServer()
+        let first = try LiveServer(arguments: nats.chatdArguments + ["--node-id", "one", "--catch-up", "0.1"])
         let second = try LiveServer(
-            arguments: ["--nats", nats.url, "--node-id", "two", "--catch-up", "0.1"],
+            arguments: nats.chatdArguments + ["--node-id", "two", "--catch-up", "0.1"],
             dataDirectory: first.dataDirectory)
         let alice = try await first.user("alice")
         let bob = try await first.user("bob")
@@ -220,6 +177,14 @@ extension ClusterTests {
         #expect(fetched.status == 200 && fetched.body == bytes && fetched.headers["content-type"] == "image/jpeg")
         #expect(try FileManager.default.contentsOfDirectory(atPath: media.path).count == 1)
         #expect(!FileManager.default.fileExists(atPath: first.dataDirectory.appendingPathComponent("media").path))
+    }
+}
+
+extension LiveServer {
+    /// Two chatd nodes on one database, both on `nats`.
+    static func twoNodes(on nats: NatsServer) throws -> (LiveServer, LiveServer) {
+        let first = try LiveServer(arguments: nats.chatdArguments)
+        return (first, try LiveServer(arguments: nats.chatdArguments, dataDirectory: first.dataDirectory))
     }
 }
 

@@ -33,4 +33,52 @@ import Testing
         let server = try ChatServer(configuration: configuration)
         #expect(throws: HTTPError.self) { try server.start() }
     }
+
+    /// A bus needs the cluster's secret (sealing every frame), takes NATS credentials from the
+    /// environment or files, and never repeats a password written into its url.
+    @Test func theBusNeedsASecretAndKeepsCredentialsOutOfSight() throws {
+        let needsSecret = #expect(throws: UsageError.self) { try ChatdArguments.parse(["--nats", "nats://n:4222"]) }
+        #expect(needsSecret?.description.contains("CHATD_BUS_KEY") == true)
+        let (_, fromFile) = try ChatdArguments.parse([
+            "--nats", "tls://n:4222", "--bus-key-file", "bus.key", "--nats-user", "chatd",
+            "--nats-password-file", "nats.password", "--nats-ca", "ca.pem"
+        ])
+        #expect(fromFile.bus?.secretFile == "bus.key" && fromFile.bus?.passwordFile == "nats.password")
+        let (_, fromEnvironment) = try ChatdArguments.parse(
+            ["--nats", "nats://n:4222", "--nats-user", "chatd"],
+            environment: ["CHATD_BUS_KEY": "k", "CHATD_NATS_PASSWORD": "p", "CHATD_NATS_TOKEN": "t"])
+        #expect(fromEnvironment.bus?.secret == "k" && fromEnvironment.bus?.password == "p")
+        #expect(fromEnvironment.bus?.token == "t")
+        let lonely = #expect(throws: UsageError.self) { try ChatdArguments.parse(["--nats-user", "chatd"]) }
+        #expect(lonely?.description == "--nats-user goes with --nats")
+        let badURL = #expect(throws: UsageError.self) {
+            try ChatdArguments.parse(["--nats", "http://user:hunter2@n:4222"], environment: ["CHATD_BUS_KEY": "k"])
+        }
+        #expect(badURL.map { !$0.description.contains("hunter2") && $0.description.contains("***") } == true)
+        #expect(throws: UsageError.self) {
+            try ChatdArguments.parse(
+                ["--nats", "nats://n:4222", "--nats-cert", "c.pem"], environment: ["CHATD_BUS_KEY": "k"])
+        }
+    }
+
+    /// A secret on the command line is visible to every local account: chatd warns, naming the
+    /// flag and where to put the secret instead, and never repeats the secret itself.
+    @Test func secretsOnTheCommandLineAreWarnedAboutNeverPrinted() throws {
+        let arguments = [
+            "--admin-key", "adminsecret", "--database", "postgres://chatd:dbsecret@db:5432/chatd",
+            "--nats", "nats://chatd:natssecret@n:4222"
+        ]
+        let (_, configuration) = try ChatdArguments.parse(arguments, environment: ["CHATD_BUS_KEY": "k"])
+        let warnings = ChatdArguments.warnings(arguments, configuration)
+        #expect(warnings.count == 3)
+        #expect(warnings[1].hasPrefix("--nats nats://***@n:4222") && warnings[2].hasPrefix("--database"))
+        #expect(!warnings.joined().contains("dbsecret") && !warnings.joined().contains("natssecret"))
+        #expect(!warnings.joined().contains("adminsecret"))
+        let quiet = ["--database", "postgresql:///chatd?host=/run/postgresql", "--nats", "nats://n:4222"]
+        let (_, fine) = try ChatdArguments.parse(quiet, environment: ["CHATD_BUS_KEY": "k"])
+        #expect(ChatdArguments.warnings(quiet, fine).isEmpty)
+        let (_, fromEnvironment) = try ChatdArguments.parse(
+            [], environment: ["CHATD_DATABASE": "postgres://chatd:dbsecret@db/chatd"])
+        #expect(ChatdArguments.warnings([], fromEnvironment).isEmpty, "the environment is where it belongs")
+    }
 }

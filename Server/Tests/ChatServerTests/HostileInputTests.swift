@@ -265,6 +265,28 @@ extension HostileInputTests {
 }
 
 extension HostileInputTests {
+    /// The second review's probe at its size: connections that send a whole head, then hold
+    /// their body back (a byte, then nothing), more of them than chatd takes. Each new client
+    /// makes room by cutting the slowest body of a client with no credentials chatd knows, so
+    /// it is served at once (before, a body counted as busy and held its connection for good:
+    /// 20 of them kept /v1/health unanswered); and each held body is cut once nothing came for
+    /// `--body-timeout` (a trickle below `--min-body-rate` goes the same way:
+    /// `ConnectionGuardTests`).
+    @Test func heldBackRequestBodiesCannotHoldEveryConnection() async throws {
+        let server = try LiveServer(arguments: ["--max-connections", "20", "--body-timeout", "1"])
+        let alice = try await server.user("alice")
+        let head =
+            "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+        let slow = try (0..<60).map { _ in try Self.halfOpen(server.port, sending: head) }
+        defer { for fd in slow { Socket.close(fd) } }
+        #expect(try await server.request("GET", Endpoints.health).status == 200, "a new client is served")
+        #expect(try await server.request("GET", Endpoints.me, token: alice).status == 200)
+        for fd in slow {
+            Socket.setTimeout(fd, seconds: 30)
+            #expect((try? Socket.readSome(fd).isEmpty) ?? true, "cut")
+        }
+    }
+
     /// A hundred sockets that never read, in a group that gets a message storm (16 MB to each,
     /// more than the kernel's buffers take): their backlogs are capped and the frames they share
     /// are shared, so chatd's peak stays small (with per-socket copies and a 4 MiB cap it rose by

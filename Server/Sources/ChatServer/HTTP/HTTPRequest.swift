@@ -30,8 +30,11 @@ public struct HTTPRequest: Sendable {
     /// without the spaces and tabs around it). Read from the header's own UTF-8 by offset:
     /// every signed-in request asks (Foundation's `lowercased` and `trimmingCharacters` were 3%
     /// of a send's CPU, and generic walks of the string's views a fiftieth of a history read).
-    public var bearerToken: String? {
-        guard var value = headers["authorization"] else { return nil }
+    public var bearerToken: String? { headers["authorization"].flatMap(Self.bearerToken) }
+
+    /// The token of an `Authorization` header's value (`bearerToken`).
+    static func bearerToken(_ authorization: String) -> String? {
+        var value = authorization
         return value.withUTF8 { bytes -> String? in
             let scheme = Self.bearerScheme
             guard bytes.count > scheme.count else { return nil }

@@ -67,6 +67,7 @@ final class Metrics: Sendable {
         var changes: [String: UInt64] = [:]
         var busLag = Histogram()
         var busMessages: UInt64 = 0
+        var busRefused: UInt64 = 0
     }
 
     /// Taken by every request of every HTTP thread: a plain lock (`Locked`), never a spinning
@@ -97,6 +98,9 @@ final class Metrics: Sendable {
             state.busLag.observe(max(0, seconds))
         }
     }
+
+    /// A bus frame that did not open under the cluster's secret (forged, or a node with another key).
+    func busRefused() { state.withLock { $0.busRefused += 1 } }
 
     /// A value read when scraped.
     struct Gauge {
@@ -135,6 +139,9 @@ final class Metrics: Sendable {
             "# HELP chatd_bus_changes_received_total Changes received from other nodes over NATS.",
             "# TYPE chatd_bus_changes_received_total counter",
             "chatd_bus_changes_received_total \(state.busMessages)",
+            "# HELP chatd_bus_frames_refused_total Bus frames dropped: not sealed under the cluster's secret.",
+            "# TYPE chatd_bus_frames_refused_total counter",
+            "chatd_bus_frames_refused_total \(state.busRefused)",
             "# HELP chatd_bus_lag_seconds From another node's publish to this node's receipt (wall clocks).",
             "# TYPE chatd_bus_lag_seconds histogram"
         ]

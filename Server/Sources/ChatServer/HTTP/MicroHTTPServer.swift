@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import ChatProtocol
 import Foundation
 import Synchronization
 
@@ -21,17 +22,23 @@ public final class MicroHTTPServer: Sendable {
     private let draining = Atomic(false)
     /// Who holds a connection, and who is cut to make room (see `ConnectionGuard`).
     let connections: ConnectionGuard
+    /// Whether a request's `Authorization` and `X-Admin-Key` values are credentials this node
+    /// vouched for lately (no database read): its slow body is cut last.
+    let isKnownClient: @Sendable (_ authorization: String?, _ adminKey: String?) -> Bool
     /// Requests counted and timed for `GET /metrics`.
     let metrics: Metrics
 
     init(
-        router: Router, metrics: Metrics = Metrics(), maxConnections: Int = 1_000, headerTimeout: TimeInterval = 10,
+        router: Router, metrics: Metrics = Metrics(), maxConnections: Int = 1_000,
+        limits: ConnectionGuard.Limits = .init(),
+        isKnownClient: @escaping @Sendable (String?, String?) -> Bool = { _, _ in false },
         bodyLimit: @escaping @Sendable (String) -> Int
     ) {
         self.router = router
         self.metrics = metrics
         self.bodyLimit = bodyLimit
-        connections = ConnectionGuard(maxConnections: maxConnections, headerTimeout: headerTimeout)
+        self.isKnownClient = isKnownClient
+        connections = ConnectionGuard(maxConnections: maxConnections, limits: limits)
     }
 
     /// Starts listening on `host`:`port` (0: any free port), with TLS when given a PEM key
@@ -128,6 +135,20 @@ public final class MicroHTTPServer: Sendable {
 private final class RequestState {
     var body: [UInt8] = []
     var tooLarge = false
+    /// The head announced a body (`ConnectionGuard` times it until it is whole).
+    let expectsBody: Bool
+    init(expectsBody: Bool) { self.expectsBody = expectsBody }
+}
+
+/// A request header's value (the library matches names case-insensitively).
+private func header(_ connection: OpaquePointer?, _ name: String) -> String? {
+    MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+}
+
+/// Whether the head announces a body: a length above zero, or chunks.
+private func announcesBody(_ connection: OpaquePointer?) -> Bool {
+    if let length = header(connection, "Content-Length") { return length != "0" }
+    return header(connection, "Transfer-Encoding") != nil
 }
 
 /// Collects header or query values in the order sent.
@@ -164,14 +185,22 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     guard let cls, let requestContext, let uploadSize else { return .NO }
     let server = Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue()
     guard let stored = requestContext.pointee else {
-        requestContext.pointee = Unmanaged.passRetained(RequestState()).toOpaque()
-        server.connections.requestBegan(connection)
+        let expectsBody = announcesBody(connection)
+        requestContext.pointee = Unmanaged.passRetained(RequestState(expectsBody: expectsBody)).toOpaque()
+        if expectsBody {
+            let known = server.isKnownClient(
+                header(connection, "Authorization"), header(connection, Endpoints.adminKeyHeader))
+            server.connections.bodyBegan(connection, known: known)
+        } else {
+            server.connections.requestBegan(connection)
+        }
         server.began()
         return .YES
     }
     let state = Unmanaged<RequestState>.fromOpaque(stored).takeUnretainedValue()
     if uploadSize.pointee > 0 {
         let count = uploadSize.pointee
+        server.connections.bodyReceived(connection, count: count)
         if state.body.count + count > server.bodyLimit(url.map { String(cString: $0) } ?? "/") {
             state.tooLarge = true
         } else if let uploadData {
@@ -182,6 +211,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         uploadSize.pointee = 0
         return .YES
     }
+    if state.expectsBody { server.connections.requestBegan(connection) }  // whole: now busy
     guard let path = HTTPRequest.KeptEscapes.path(url.map { String(cString: $0) } ?? "/"),
         let query = HTTPRequest.KeptEscapes.query(collect(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false))
     else {

@@ -2,13 +2,20 @@
 /// on one SQLite writer, but with several writers (PostgreSQL, other nodes over the bus) a
 /// later position can arrive first, one can arrive twice, or one can be lost. A socket sends
 /// position `p + 1` after `p` and nothing else: a repeat is dropped, an early one is held
-/// until the gap closes, and a gap that stays open is filled from the inbox by the loop.
+/// until the gap closes, and a gap that stays open is filled from the inbox by the loop. Two
+/// different changes at one position are a fault (a frame no node wrote): neither is trusted,
+/// and the position is read from the inbox at once, whose version wins.
 struct ChangeOrder {
     /// The last position sent (the hello's before any change); nil until the hello.
     private(set) var position: Int64?
     private var held: [Int64: String] = [:]
     /// When the oldest held change arrived (monotonic nanoseconds), nil when none is held.
     private(set) var heldSince: UInt64?
+    /// Positions two different changes came for: nothing more is taken for them but the
+    /// inbox's version.
+    private var disputed: Set<Int64> = []
+    /// Some position is disputed: the loop reads the inbox now.
+    var conflicted: Bool { !disputed.isEmpty }
 
     /// Changes held at most; past it the socket is closed and its client resumes from its cursor.
     static let maxHeld = 1000
@@ -24,15 +31,22 @@ struct ChangeOrder {
     /// A change for this socket's user; returns those now ready to send, in order.
     mutating func receive(_ pts: Int64, _ body: String, now: UInt64) -> [(pts: Int64, body: String)] {
         if let position, pts <= position { return [] }
+        guard !disputed.contains(pts) else { return [] }
+        if let other = held[pts], other != body {
+            held[pts] = nil
+            disputed.insert(pts)
+            return []
+        }
         held[pts] = body
         return drain(now: now)
     }
 
-    /// Changes read from the inbox after `position` (a gap that stayed open).
+    /// Changes read from the inbox after `position` (a gap that stayed open, or a conflict):
+    /// the inbox's version of a position replaces whatever is held for it.
     mutating func fill(_ changes: [(pts: Int64, body: String)], now: UInt64) -> [(pts: Int64, body: String)] {
-        var ready: [(pts: Int64, body: String)] = []
-        for change in changes { ready += receive(change.pts, change.body, now: now) }
-        return ready
+        disputed = []
+        for change in changes where position.map({ change.pts > $0 }) ?? true { held[change.pts] = change.body }
+        return drain(now: now)
     }
 
     /// Releases what follows `position` without a gap. The wait for a gap is timed from when

@@ -6,11 +6,14 @@ import Locking
 /// once per reader to `chatd.u.<uid>` with the reader's position, and so are typing frames;
 /// a node subscribes only for the users with a socket on it, and does not hear its own
 /// publications (it delivered those itself). Token revocations go to every node
-/// (`chatd.all`). NATS core is at most once: a message lost in a restart or a reconnect is a gap in
+/// (`chatd.all`). Every frame is sealed (`BusSeal`): one that does not open under the cluster's
+/// secret is dropped and counted, whoever managed to publish it. NATS core is at most once: a message lost in a restart or a reconnect is a gap in
 /// a socket's positions, which the socket fills from the inbox (`ChangeOrder`), and every
 /// reconnect is followed by a catch-up of every connected user.
 final class NatsBus: Sendable {
     private let state = Locked(State())
+    /// Seals what this node publishes and opens what it hears (`BusSeal`).
+    private let seal: BusSeal
     static let broadcastSubject = "chatd.all"
     /// What NATS's callbacks are given to find this bus by (`LiveBuses`), never a pointer to it.
     private let number = LiveBuses.reserve()
@@ -26,12 +29,15 @@ final class NatsBus: Sendable {
         var broadcast: OpaquePointer?
     }
 
-    /// Connects to `url` (`nats://host:port`), reconnecting for as long as it takes.
-    init(url: String) throws {
+    /// Connects to the bus `settings` describe, with their credentials and TLS, reconnecting
+    /// for as long as it takes. Every frame is sealed and opened with `seal`.
+    init(settings: BusSettings, seal: BusSeal) throws {
+        self.seal = seal
         var options: OpaquePointer?
         try Self.check(natsOptions_Create(&options), "options")
         defer { natsOptions_Destroy(options) }
-        try Self.check(natsOptions_SetURL(options, url), "url \(url)")
+        try Self.check(natsOptions_SetURL(options, settings.url), "url \(settings.redactedURL)")
+        try Self.authenticate(options, settings)
         try Self.check(natsOptions_SetNoEcho(options, true), "no echo")
         try Self.check(natsOptions_SetMaxReconnect(options, -1), "reconnects")
         try Self.check(natsOptions_SetReconnectWait(options, 250), "reconnect wait")
@@ -39,12 +45,31 @@ final class NatsBus: Sendable {
         try Self.check(natsOptions_SetReconnectedCB(options, busReconnected, context), "reconnected callback")
         try Self.check(natsOptions_SetDisconnectedCB(options, busDisconnected, context), "disconnected callback")
         var connection: OpaquePointer?
-        try Self.check(natsConnection_Connect(&connection, options), "connect to \(url)")
+        try Self.check(natsConnection_Connect(&connection, options), "connect to \(settings.redactedURL)")
         state.withLock { $0.connection = connection }
         var broadcast: OpaquePointer?
         defer { state.withLock { $0.broadcast = broadcast } }
         try Self.check(
             natsConnection_Subscribe(&broadcast, connection, Self.broadcastSubject, busMessage, context), "subscribe")
+    }
+
+    /// Credentials and TLS: whatever `settings` name (nats-server refuses what it was not told to take).
+    private static func authenticate(_ options: OpaquePointer?, _ settings: BusSettings) throws {
+        if let user = settings.user {
+            try check(natsOptions_SetUserInfo(options, user, try settings.resolvedPassword()), "user")
+        }
+        if let token = try settings.resolvedToken() { try check(natsOptions_SetToken(options, token), "token") }
+        if let file = settings.credentialsFile {
+            try check(natsOptions_SetUserCredentialsFromFiles(options, file, nil), "credentials file \(file)")
+        }
+        guard settings.usesTLS else { return }
+        try check(natsOptions_SetSecure(options, true), "TLS")
+        if let file = settings.caFile {
+            try check(natsOptions_LoadCATrustedCertificates(options, file), "CA file \(file)")
+        }
+        if let certificate = settings.certificateFile, let key = settings.keyFile {
+            try check(natsOptions_LoadCertificatesChain(options, certificate, key), "client certificate \(certificate)")
+        }
     }
 
     deinit { close() }
@@ -53,6 +78,15 @@ final class NatsBus: Sendable {
     func setHandler(_ handler: @escaping @Sendable (BusMessage) -> Void) { state.withLock { $0.handler = handler } }
 
     func deliver(_ message: BusMessage) { state.withLock { $0.handler }?(message) }
+
+    /// A frame as it came off the bus: opened and read, or reported as `.refused` (not sealed
+    /// under this cluster's secret, or not a frame chatd writes).
+    func deliver(sealed bytes: UnsafeBufferPointer<UInt8>) {
+        guard let opened = seal.open(bytes), let message = opened.withUnsafeBufferPointer(BusMessage.init) else {
+            return deliver(.refused)
+        }
+        deliver(message)
+    }
 
     /// Closes the connection. No callback reaches the bus once this has begun, and none that
     /// began before is still running when it returns.
@@ -108,7 +142,8 @@ final class NatsBus: Sendable {
         state.withLock { state in
             guard let connection = state.connection else { return }
             for message in messages {
-                _ = natsConnection_Publish(connection, message.subject, message.payload, Int32(message.payload.count))
+                let sealed = seal.seal(message.payload)
+                _ = natsConnection_Publish(connection, message.subject, sealed, Int32(sealed.count))
             }
         }
     }
@@ -185,6 +220,12 @@ private enum LiveBuses {
         guard let context else { return }
         state.withLock { $0.buses[Int(bitPattern: context)]?.takeUnretainedValue().deliver(message) }
     }
+
+    /// Hands a frame as it came off the bus to the bus `context` stands for, if it is still open.
+    static func deliver(sealed bytes: UnsafeBufferPointer<UInt8>, to context: UnsafeMutableRawPointer?) {
+        guard let context else { return }
+        state.withLock { $0.buses[Int(bitPattern: context)]?.takeUnretainedValue().deliver(sealed: bytes) }
+    }
 }
 
 /// NATS calls these on its own threads (C callbacks live outside main.swift).
@@ -197,7 +238,7 @@ private let busMessage:
         let bytes = UnsafeBufferPointer(
             start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self),
             count: Int(natsMsg_GetDataLength(message)))
-        if let parsed = BusMessage(bytes) { LiveBuses.deliver(parsed, to: context) }
+        LiveBuses.deliver(sealed: bytes, to: context)
     }
 
 private let busReconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Void = { _, context in
@@ -208,7 +249,7 @@ private let busDisconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPoi
     LiveBuses.deliver(.disconnected, to: context)
 }
 
-/// What travels on the bus, one line of kind and fields, then the payload:
+/// What travels on the bus (sealed by `BusSeal`), one line of kind and fields, then the payload:
 /// `c\n<pts>\n<uid>\n<published at, epoch ms>\n<stored change>`, `t\n<uid>\n<typing frame>`,
 /// `r\n<token hash>`.
 enum BusMessage: Equatable, Sendable {
@@ -219,6 +260,9 @@ enum BusMessage: Equatable, Sendable {
     case reconnected
     /// Not sent: the connection was lost (messages may go missing until it is back).
     case disconnected
+    /// Not sent: a frame that did not open under the cluster's secret (forged, or from a node
+    /// with another key), dropped.
+    case refused
 
     var encoded: [UInt8] {
         switch self {
@@ -226,7 +270,7 @@ enum BusMessage: Equatable, Sendable {
             Array("c\n\(position.pts)\n\(position.uid)\n\(publishedAt)\n\(body)".utf8)
         case .typing(let uid, let frame): Array("t\n\(uid)\n".utf8) + frame
         case .revoke(let hash): Array("r\n\(hash)".utf8)
-        case .reconnected, .disconnected: []
+        case .reconnected, .disconnected, .refused: []
         }
     }
 

@@ -33,6 +33,9 @@ public final class RealtimeHub: Sendable {
         /// its user's head, the backstop for a lost bus message with nothing after it, and this
         /// node's presence is shared with the others.
         public var catchUpSeconds = 5.0
+        /// How often every socket's token is checked against the database (a revocation made
+        /// elsewhere, or lost on the bus, closes its sockets within this time).
+        public var tokenCheckSeconds = 5.0
         /// This node's name in the shared presence (default the machine's host name).
         public var nodeID = ServerConfiguration.hostName()
         public init() {}
@@ -79,6 +82,8 @@ public final class RealtimeHub: Sendable {
     private let nextSocketID = Atomic<Int>(0)
     /// A presence write is under way (`sharePresence`).
     private let sharingPresence = Atomic(false)
+    /// A periodic token check is under way (`checkTokens`).
+    private let checkingTokens = Atomic(false)
     /// Open realtime sockets, for health and tests.
     let connectionCount = Atomic<Int>(0)
     /// Users with an open socket.
@@ -179,8 +184,11 @@ public final class RealtimeHub: Sendable {
             send(commands)
         case .typing(let uid, let frame): send(.typing(uid: uid, frame: frame))
         case .revoke(let hash):
+            // Forgetting costs the next request a database read, nothing more; closing the
+            // sockets waits for the database to confirm the revocation.
             store.sessions.forget(hash)  // before the sockets close: a client that saw them close is refused
-            send(.revoke(tokenHash: hash))
+            closeLapsed([hash])
+        case .refused: metrics.busRefused()
         case .reconnected:
             store.sessions.setTrusted(true)
             send(.catchUp)
@@ -268,6 +276,18 @@ public final class RealtimeHub: Sendable {
                             for: socket.uid, after: socket.position, limit: ChangeOrder.maxHeld)
                         return (socket.id, page.flatMap { $0.hasMore ? nil : $0.changes })
                     }))
+        }
+    }
+
+    /// Closes the sockets of whichever of `hashes` the database says no longer open a session,
+    /// read off the realtime thread. A periodic check (`periodic`) runs one at a time.
+    func closeLapsed(_ hashes: Set<String>, periodic: Bool = false) {
+        guard !hashes.isEmpty else { return }
+        if periodic { guard !checkingTokens.exchange(true, ordering: .acquiringAndReleasing) else { return } }
+        DispatchQueue.global().async { [self] in
+            defer { if periodic { checkingTokens.store(false, ordering: .releasing) } }
+            guard let lapsed = try? store.lapsedTokens(among: hashes) else { return }
+            send(lapsed.map { Command.revoke(tokenHash: $0) })
         }
     }
 

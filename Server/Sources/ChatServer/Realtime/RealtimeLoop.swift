@@ -38,6 +38,13 @@ struct RealtimeLoop {
     var running = true
     /// When the last periodic catch-up ran (monotonic nanoseconds).
     var lastCatchUp: UInt64 = 0
+    /// When the sockets' tokens were last checked against the database (monotonic nanoseconds).
+    var lastTokenCheck: UInt64 = 0
+    /// Token hashes revoked while this loop ran: a socket opened with one (its upgrade checked
+    /// the token just before the revocation) is refused when it registers. Emptied when large;
+    /// the periodic token check is the backstop.
+    var revoked: Set<String> = []
+    static let maxRevokedKept = 10_000
     /// An inbox read is under way off this thread (`RealtimeHub.readMissing`); its pages come
     /// back as `.filled`. One at a time: gaps and catch-ups wait for it.
     var reading = false
@@ -78,6 +85,11 @@ struct RealtimeLoop {
                 catchUp()
                 hub.sharePresence()
             }
+            if now - lastTokenCheck >= UInt64(hub.configuration.tokenCheckSeconds * 1e9) {
+                lastTokenCheck = now
+                hub.closeLapsed(
+                    Set(clients.filter { !$0.dead && !$0.closing }.map(\.session.tokenHash)), periodic: true)
+            }
             let nowSeconds = hub.store.clock.now() / 1000
             for (index, client) in clients.enumerated() where index + 1 < fds.count {
                 let events = fds[index + 1].revents
@@ -101,15 +113,14 @@ struct RealtimeLoop {
         case .register(let socket, let session, let id):
             // One user may hold only so many sockets (one token opening a thousand made chatd
             // unreachable): the next is told why and closed, before it counts anywhere.
+            guard !revoked.contains(session.tokenHash) else {
+                return refuse(socket, of: session, "token revoked")
+            }
             guard
                 clients.count(where: { $0.uid == session.uid && !$0.closing && !$0.dead })
                     < hub.configuration.maxSocketsPerUser
             else {
-                let refusal = Frame.close(.policyViolation, reason: "too many realtime sockets for this user").encoded()
-                _ = refusal.withUnsafeBytes { write(socket.fd, $0.baseAddress, $0.count) }
-                socket.close()
-                hub.bus?.release(session.uid)
-                return
+                return refuse(socket, of: session, "too many realtime sockets for this user")
             }
             _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
             let client = Client(
@@ -134,6 +145,8 @@ struct RealtimeLoop {
         case .typing(let uid, let frame):
             for client in clients where client.uid == uid { enqueue(frame, to: client) }
         case .revoke(let hash):
+            if revoked.count >= Self.maxRevokedKept { revoked.removeAll() }
+            revoked.insert(hash)
             for client in clients where client.session.tokenHash == hash {
                 close(client, .policyViolation, "token revoked")
             }
@@ -150,6 +163,14 @@ struct RealtimeLoop {
         case .stop:
             running = false
         }
+    }
+
+    /// Closes a socket that may not register (1008, `reason`), before it counts anywhere.
+    func refuse(_ socket: UpgradedSocket, of session: RealtimeSession, _ reason: String) {
+        let refusal = Frame.close(.policyViolation, reason: reason).encoded()
+        _ = refusal.withUnsafeBytes { write(socket.fd, $0.baseAddress, $0.count) }
+        socket.close()
+        hub.bus?.release(session.uid)
     }
 
     /// Hands a change to its readers' sockets, each of which sends what is now in order.
@@ -185,9 +206,9 @@ struct RealtimeLoop {
         guard !reading else { return }
         let wait = UInt64(hub.configuration.gapWaitSeconds * 1e9)
         let due = clients.filter { client in
-            guard !client.dead, !client.closing, client.order.position != nil, let since = client.order.heldSince else {
-                return false
-            }
+            guard !client.dead, !client.closing, client.order.position != nil else { return false }
+            if client.order.conflicted { return true }
+            guard let since = client.order.heldSince else { return false }
             return now - since >= wait
         }
         read(due, headsFirst: false)

@@ -73,6 +73,13 @@ extension Store {
         return (session.uid, session.expiresAt)
     }
 
+    /// Whether an `Authorization` header's token is one the database vouched for lately
+    /// (`sessions`; no database read): for choosing whose connection to cut first.
+    func isKnownSession(authorization: String?) -> Bool {
+        guard let token = authorization.flatMap(HTTPRequest.bearerToken) else { return false }
+        return sessions.entry(token, at: clock.now()) != nil
+    }
+
     /// Revokes the token with this hash (`tokenHash`); false when there is no such token.
     public func revoke(tokenHash hash: String) throws -> Bool {
         let now = clock.now()
@@ -81,6 +88,23 @@ extension Store {
             try db.run("UPDATE tokens SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [now, hash])
             return try db.scalar("SELECT 1 FROM tokens WHERE token = ?", [hash], as: Int.self) != nil
         }
+    }
+
+    /// Which of these token hashes no longer open a session (revoked, expired or gone): the
+    /// realtime sockets opened with them close. Read from the database, whatever any cache or
+    /// bus frame says.
+    func lapsedTokens(among hashes: Set<String>) throws -> Set<String> {
+        guard !hashes.isEmpty else { return [] }
+        let now = clock.now() / 1000
+        let valid = try read { db in
+            try db.query(
+                """
+                SELECT token FROM tokens WHERE token IN (SELECT value FROM json_each(?))
+                AND revoked_at IS NULL AND expires_at > ?
+                """, [try Self.json(Array(hashes)) ?? "[]", now]
+            ).map { try $0.get(0, as: String.self) }
+        }
+        return hashes.subtracting(valid)
     }
 
     /// What the database keeps of a bearer token: its SHA-256, in hex.
