@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 chatd=${1:-$PWD/Server/.build/release/chatd}
 source scripts/cluster-lib.sh
 scratch chatd-pglist
-export CHATD_ADMIN_KEY=bench-admin-key
+export CHATD_ADMIN_KEY=bench-admin-key-of-32-bytes-or-more
+export PGPASSFILE=$dir/postgres.pgpass
 export CHATD_DATABASE=$(scripts/postgres.sh start "$dir/postgres" "$(free_port)")/postgres
 "$chatd" migrate >/dev/null
 start_chatd "$dir/n.log" --write-rate 0 --data "$dir/node"

@@ -23,7 +23,7 @@ users = ["u%d" % i for i in range(16)]
 data = tempfile.mkdtemp(prefix="send-sql.")
 for uid in users:  # chatd makes the database, so its schema is the one measured
     subprocess.run([chatd, "user", "add", uid, "--data", data], check=True, capture_output=True,
-                   env=dict(os.environ, CHATD_ADMIN_KEY="bench"))
+                   env=dict(os.environ, CHATD_ADMIN_KEY="bench-admin-key-of-32-bytes-or-more"))
 
 db = sqlite3.connect(os.path.join(data, "chatd.sqlite"), isolation_level=None, cached_statements=256)
 for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON", "cache_size = -32000",

@@ -89,6 +89,7 @@ start_bench_postgres() {  # start_bench_postgres: a throwaway PostgreSQL (fsync 
     local pg_port
     pg_port=$(free_port)
     scripts/postgres.sh start "$dir/postgres" "$pg_port" >/dev/null
+    export PGPASSFILE=$dir/postgres.pgpass
     export CHATD_DATABASE="postgresql:///postgres?host=$dir/postgres&port=$pg_port&user=postgres"
     "$chatd" migrate >/dev/null
 }
@@ -138,7 +139,7 @@ bench_start() {  # bench_start NAME: a release chatd in $chatd ($CHATD_BINARY, o
         chatd=$PWD/Server/.build/release/chatd
     fi
     scratch "$1"
-    export CHATD_ADMIN_KEY=bench-admin-key
+    export CHATD_ADMIN_KEY=bench-admin-key-of-32-bytes-or-more
     unset CHATD_DATABASE  # it would override --data: a bench's single node is embedded SQLite
 }
 

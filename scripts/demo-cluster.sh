@@ -22,13 +22,14 @@ scratch chatd-cluster
 
 say "starting PostgreSQL 15 (initdb in $dir/postgres as the postgres account) and nats-server"
 database=$(scripts/postgres.sh start "$dir/postgres" "$(free_port)")/postgres
+export PGPASSFILE=$dir/postgres.pgpass  # the password chatd and psql use: in a file, never in the url
 echo "database: $database"
 start_nats
 echo "nats: $nats_url, chatd's account only; a client without credentials hears: $(nats_greeting "${nats_url##*:}")"
 
 say "migrating the database and creating users with chatd's offline admin commands"
 export CHATD_DATABASE=$database
-export CHATD_ADMIN_KEY=demo-cluster-admin-key
+export CHATD_ADMIN_KEY=demo-cluster-admin-key-of-32-bytes
 "$chatd" migrate
 "$chatd" user add alice --name Alice
 "$chatd" user add bob --name Bob
@@ -46,7 +47,7 @@ for node in one two three; do
 done
 for node in one two three; do
     wait_for 20 curl -sf "http://127.0.0.1:${node_port[$node]}/v1/health"
-    echo "node $node on 127.0.0.1:${node_port[$node]}: $(curl -s "http://127.0.0.1:${node_port[$node]}/v1/health")"
+    echo "node $node on 127.0.0.1:${node_port[$node]}: $(curl -s -H "X-Admin-Key: $CHATD_ADMIN_KEY" "http://127.0.0.1:${node_port[$node]}/v1/health")"
 done
 
 say "starting HAProxy in front of nodes two and three (health-checked every 0.5 s)"

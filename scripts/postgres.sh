@@ -3,6 +3,9 @@
 #   scripts/postgres.sh start DIR PORT [fast]   initdb DIR if new, start it, print its url
 #   scripts/postgres.sh stop DIR                 stop it (fast shutdown)
 # initdb refuses root, so the cluster belongs to the postgres account (runuser when root).
+# Every connection needs the postgres account's password (scram-sha-256, generated at initdb):
+# it is in DIR.pgpass (0600, libpq's password file), which callers export as PGPASSFILE, so
+# the url holds none (docs/DEPLOY.md).
 # `fast` turns fsync and synchronous commit off: for tests only, never for data you keep.
 set -euo pipefail
 bin=/usr/lib/postgresql/15/bin
@@ -17,7 +20,13 @@ start)
     [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
     chmod 700 "$dir"
     if [ ! -f "$dir/PG_VERSION" ]; then
-        as_postgres "$bin/initdb" -D "$dir" -A trust -U postgres -E UTF8 --locale=C >/dev/null
+        password=$(openssl rand -hex 24)
+        (umask 077; echo "*:*:*:postgres:$password" > "$dir.pgpass")
+        printf '%s\n' "$password" > "$dir/.initdb-password"
+        [ "$(id -u)" -eq 0 ] && chown postgres: "$dir/.initdb-password"
+        as_postgres "$bin/initdb" -D "$dir" -A scram-sha-256 --pwfile="$dir/.initdb-password" -U postgres \
+            -E UTF8 --locale=C >/dev/null
+        rm -f "$dir/.initdb-password"
     fi
     options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=400 -c shared_buffers=128MB"
     if [ "${4:-}" = fast ]; then options="$options -c fsync=off -c synchronous_commit=off -c full_page_writes=off"; fi

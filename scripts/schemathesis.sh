@@ -18,10 +18,10 @@ if [ -n "${CHATD_TEST_POSTGRES:-}" ]; then
     psql -q "$CHATD_TEST_POSTGRES/postgres" -c "CREATE DATABASE $database"
     export CHATD_DATABASE="$CHATD_TEST_POSTGRES/$database"
 fi
-start_chatd "$dir/chatd.log" --data "$dir/data" --admin-key schemathesis-admin
+start_chatd "$dir/chatd.log" --data "$dir/data" --admin-key schemathesis-admin-key-of-32-bytes
 base="http://127.0.0.1:$port"
 
-admin=(-H "X-Admin-Key: schemathesis-admin" -H "Content-Type: application/json")
+admin=(-H "X-Admin-Key: schemathesis-admin-key-of-32-bytes" -H "Content-Type: application/json")
 curl -sf "${admin[@]}" -d '{"uid":"alice"}' "$base/v1/admin/users" >/dev/null
 curl -sf "${admin[@]}" -d '{"uid":"bob"}' "$base/v1/admin/users" >/dev/null
 token=$(curl -sf "${admin[@]}" -d '{"ttlSeconds":86400}' "$base/v1/admin/users/alice/tokens" \
@@ -35,7 +35,7 @@ curl -sf -H "Authorization: Bearer $token" -H "Content-Type: application/json" \
      -d '{"uid":"bob"}' "$base/v1/groups/g/members" >/dev/null
 
 schemathesis run docs/openapi.yaml --url "$base" \
-    -H "Authorization: Bearer $token" -H "X-Admin-Key: schemathesis-admin" \
+    -H "Authorization: Bearer $token" -H "X-Admin-Key: schemathesis-admin-key-of-32-bytes" \
     --generation-with-security-parameters false \
     --exclude-operation-id revokeOwnToken \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \

@@ -105,14 +105,13 @@ public struct Page<Item: Codable & Sendable>: Codable, Sendable {
     }
 }
 
-/// `GET /v1/health`.
 /// `GET /v1/health`: 200 when chatd can serve, 503 (same shape) when it cannot (a load
-/// balancer's check).
+/// balancer's check). Anyone gets `status`; the rest only with the admin key.
 public struct HealthResponse: Codable, Sendable {
     /// `ok` or `unavailable`.
     public var status: String
-    /// chatd's version (`Endpoints.version`).
-    public var version: String
+    /// chatd's version (`Endpoints.version`); with the admin key only.
+    public var version: String?
     /// Where chatd keeps its data: `sqlite` or `postgresql`.
     public var engine: String?
     /// `ok` or `unreachable`.
@@ -125,7 +124,7 @@ public struct HealthResponse: Codable, Sendable {
     public var node: String?
     /// Creates a response with every field.
     public init(
-        status: String, version: String, engine: String? = nil, database: String? = nil, bus: String? = nil,
+        status: String, version: String? = nil, engine: String? = nil, database: String? = nil, bus: String? = nil,
         node: String? = nil
     ) {
         self.status = status

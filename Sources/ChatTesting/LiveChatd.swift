@@ -22,7 +22,7 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
     }
 
     /// The admin key the test chatd is started with (`--admin-key`).
-    public static let adminKey = "test-admin-key"
+    public static let adminKey = "test-admin-key-of-32-bytes-or-more"
     /// The server's data directory (a fresh temporary one; kept across `restart()`).
     public let dataDirectory: URL
     /// The loopback port chatd listens on (the same after `restart()`).

@@ -39,11 +39,13 @@ static size_t chatd_unescape(void *cls, struct MHD_Connection *connection, char 
 /// Starts a daemon bound to `host` (an IPv4 or IPv6 address) and `port` (0 picks a free port)
 /// with an internal thread pool on epoll, WebSocket upgrades allowed, at most
 /// `connection_limit` connections, and a callback on every connection's start and end. With
-/// `tls_key` and `tls_cert` (PEM text) it speaks HTTPS (GnuTLS). NULL when the address does
-/// not parse or the daemon cannot start.
+/// `tls_key` and `tls_cert` (PEM text) it speaks HTTPS (GnuTLS) with the versions and suites
+/// the GnuTLS priority string `tls_priorities` allows. NULL when the address does not parse,
+/// the priorities do not, or the daemon cannot start.
 static inline struct MHD_Daemon *chatd_mhd_start(const char *host, uint16_t port, unsigned int threads,
                                                  unsigned int connection_timeout, unsigned int connection_limit,
                                                  const char *tls_key, const char *tls_cert,
+                                                 const char *tls_priorities,
                                                  MHD_AccessHandlerCallback handler, void *handler_cls,
                                                  MHD_RequestCompletedCallback completed, void *completed_cls,
                                                  MHD_NotifyConnectionCallback notify, void *notify_cls) {
@@ -66,6 +68,7 @@ static inline struct MHD_Daemon *chatd_mhd_start(const char *host, uint16_t port
     struct MHD_OptionItem tls[] = {
         { MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)tls_key },
         { MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)tls_cert },
+        { MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)tls_priorities },
         { MHD_OPTION_END, 0, NULL },
     };
     if (tls_key != NULL && tls_cert != NULL) {

@@ -41,9 +41,10 @@ public final class ChatServer: Sendable {
                 rules: [
                     .write: .init(perMinute: configuration.writesPerMinute),
                     .join: .init(perMinute: configuration.joinsPerMinute),
-                    .upload: .init(perMinute: configuration.uploadsPerMinute)
+                    .upload: .init(perMinute: configuration.uploadsPerMinute),
+                    .passwordHash: .init(perMinute: configuration.passwordHashesPerMinute)
                 ], clock: clock),
-            joinBackoff: JoinBackoff(clock: clock), mediaQuota: configuration.mediaQuota,
+            mediaQuota: configuration.mediaQuota,
             allowHTTPSMedia: configuration.allowHTTPSMedia, allowQueryToken: configuration.allowQueryToken)
         let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
         let (store, adminKey) = (store, adminKey)
@@ -58,12 +59,13 @@ public final class ChatServer: Sendable {
 
     /// Starts serving on the configured address (TLS when configured) and returns the bound port.
     public func start() throws -> UInt16 {
-        var tls: (key: String, certificate: String)?
+        var tls: (key: String, certificate: String, priorities: String)?
         if let keyFile = configuration.tlsKey, let certificateFile = configuration.tlsCertificate {
             do {
                 tls = (
                     try String(contentsOf: keyFile, encoding: .utf8),
-                    try String(contentsOf: certificateFile, encoding: .utf8)
+                    try String(contentsOf: certificateFile, encoding: .utf8),
+                    configuration.tlsPriorities
                 )
             } catch {
                 throw HTTPError(
@@ -97,8 +99,18 @@ public final class ChatServer: Sendable {
 /// The admin API key: from the flag or environment, else `admin.key` (0600) in the data dir,
 /// generated on first start.
 enum AdminKey {
+    /// The least length of a configured key, in bytes (a generated one has 51).
+    static let minimumLength = 32
+
     static func load(configured: String?, in directory: URL) throws -> (key: String, generated: Bool) {
-        if let configured, !configured.isEmpty { return (configured, false) }
+        if let configured, !configured.isEmpty {
+            guard configured.utf8.count >= minimumLength else {
+                throw StoreError.unavailable(
+                    "the admin key must be at least \(minimumLength) bytes (openssl rand -hex 32), or left unset to "
+                        + "have one generated in the data directory")
+            }
+            return (configured, false)
+        }
         let file = directory.appendingPathComponent("admin.key")
         if let stored = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
             !stored.isEmpty

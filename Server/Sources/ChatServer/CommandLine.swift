@@ -63,6 +63,7 @@ public enum ChatdArguments {
           --listen HOST:PORT         address and port to bind (default 127.0.0.1:8080; [::1]:8080 for IPv6)
           --tls-cert FILE            PEM certificate (chain): serve HTTPS and WSS (with --tls-key)
           --tls-key FILE             PEM private key of --tls-cert
+          --tls-priorities STRING    GnuTLS priorities (default: TLS 1.2 and 1.3, ECDHE, AEAD suites only)
           --allow-query-token        accept the realtime token as ?token= (logged by proxies; default: header only)
           --admin-key KEY            admin API key (visible in ps: prefer CHATD_ADMIN_KEY or DIR/admin.key; else generated once)
           --threads N                HTTP worker threads (default 16)
@@ -171,6 +172,7 @@ public enum ChatdArguments {
                 configuration.port = port
             case "--tls-cert": configuration.tlsCertificate = URL(fileURLWithPath: try value(argument))
             case "--tls-key": configuration.tlsKey = URL(fileURLWithPath: try value(argument))
+            case "--tls-priorities": configuration.tlsPriorities = try value(argument)
             case "--allow-query-token": configuration.allowQueryToken = true
             case "--admin-key": configuration.adminKey = try value(argument)
             case "--threads": configuration.threads = try number(argument, 1...256)
@@ -281,6 +283,12 @@ public enum ChatdArguments {
                 "--database holds a password visible to every local account (ps); prefer CHATD_DATABASE, "
                     + "or libpq's ~/.pgpass or PGPASSFILE (see docs/DEPLOY.md)")
         }
+        let loopback = ["127.0.0.1", "::1"].contains(configuration.host) || configuration.host.hasPrefix("127.")
+        if !loopback && configuration.tlsCertificate == nil {
+            warnings.append(
+                "--listen \(configuration.host) without --tls-cert: tokens cross the network in the clear unless a "
+                    + "TLS proxy is the only way in (docs/DEPLOY.md)")
+        }
         return warnings
     }
 
@@ -312,7 +320,8 @@ public enum ChatdArguments {
     /// `--database` / `CHATD_DATABASE`: a PostgreSQL url.
     static func databaseURL(_ raw: String) throws -> String {
         guard raw.hasPrefix("postgres://") || raw.hasPrefix("postgresql://") else {
-            throw UsageError(description: "--database wants postgres://user@host:port/database, not \(raw)")
+            throw UsageError(
+                description: "--database wants postgres://user@host:port/database, not \(Log.redacted(raw))")
         }
         return raw
     }

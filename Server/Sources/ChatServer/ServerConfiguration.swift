@@ -22,6 +22,12 @@ public struct ServerConfiguration: Sendable {
     /// PEM files of the certificate (chain) and its private key: chatd speaks HTTPS and WSS.
     public var tlsCertificate: URL?
     public var tlsKey: URL?
+    /// The GnuTLS priority string of chatd's TLS: by default TLS 1.2 and 1.3 only, forward
+    /// secret key exchange (ECDHE), AEAD suites (no CBC, no SHA-1 MACs, no static RSA).
+    public var tlsPriorities = ServerConfiguration.defaultTLSPriorities
+    public static let defaultTLSPriorities =
+        "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-RSA:+ECDHE-ECDSA"
+        + ":-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD"
     /// Accept the realtime token as `?token=` in the URL (where proxies log it). Off: only the
     /// `Authorization` header, which every SDK sends.
     public var allowQueryToken = false
@@ -43,6 +49,9 @@ public struct ServerConfiguration: Sendable {
     public var writesPerMinute = 1_200
     public var joinsPerMinute = 30
     public var uploadsPerMinute = 60
+    /// Group passwords one user may have hashed or checked a minute (scrypt, 16 MiB and tens
+    /// of milliseconds each), bursts of half that.
+    public var passwordHashesPerMinute = 12
     /// Open connections (HTTP and realtime) at most; past it the oldest still sending its
     /// request head is cut to make room.
     public var maxConnections = 1_000

@@ -9,11 +9,14 @@ import Testing
 @Suite struct AdminAndAuthTests {
     @Test func healthAnswersWithTheVersion() async throws {
         let server = try InProcessServer()
-        let reply = try await server.request("GET", Endpoints.health)
+        let reply = try await server.request("GET", Endpoints.health, admin: true)
         #expect(reply.status == 200)
         let health = try reply.decode(HealthResponse.self)
         #expect(health.version == Endpoints.version && health.database == "ok")
         #expect(health.engine == (LiveServer.onSQLite ? "sqlite" : "postgresql"))
+        // Outsiders (a load balancer) learn whether chatd serves, nothing about what it runs.
+        let outsider = try await server.request("GET", Endpoints.health)
+        #expect(outsider.status == 200 && String(decoding: outsider.body, as: UTF8.self) == #"{"status":"ok"}"#)
     }
 
     @Test func adminEndpointsRequireTheAdminKey() async throws {

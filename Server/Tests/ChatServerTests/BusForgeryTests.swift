@@ -105,3 +105,35 @@ struct BusForgeryTests {
         #expect(try HostileInputTests.closing(socket) == .close(.policyViolation, "token revoked"))
     }
 }
+
+extension BusForgeryTests {
+    /// The second review's typing flood, against two nodes: 1,000 frames to a 100-member group
+    /// made 99,000 bus messages. Now each frame a socket may send is one bus message whatever the
+    /// group's size, a socket gets a burst and a steady rate (the rest dropped), and one that
+    /// keeps flooding is closed; a member on the other node still sees the typing.
+    @Test func aTypingFloodCostsNeitherTheBusNorTheGroup() async throws {
+        let nats = try NatsServer()
+        let (first, second) = try LiveServer.twoNodes(on: nats)
+        let alice = try await first.user("alice")
+        let bob = try await first.user("bob")
+        try await first.group("crowd", by: alice)
+        #expect(try await first.addMember("bob", to: "crowd", by: alice) == 201)
+        for index in 0..<98 {
+            _ = try await first.user("u\(index)")
+            #expect(try await first.addMember("u\(index)", to: "crowd", by: alice) == 201)
+        }
+        let (typist, _) = try first.realtime(alice)
+        let (listener, _) = try second.realtime(bob)
+        let tap = try NatsWire(nats, user: nats.user, password: nats.password)
+        try tap.subscribe("chatd.>")
+        _ = try tap.flush()
+
+        let frame = #"{"type":"typing","typing":{"receiver":"crowd","receiverType":"group","isTyping":true}}"#
+        for _ in 0..<1_000 { try? typist.send(text: frame) }
+        #expect(try HostileInputTests.closing(typist) == .close(.policyViolation, "typing frames too fast"))
+        let heard = try listener.nextEnvelope()
+        #expect(heard.type == .typing && heard.typing?.sender == "alice", "a member on the other node")
+        let published = try tap.flush().messages.count
+        #expect(published >= 1 && published <= Int(TypingBudget.burst) + 1, "\(published) bus messages")
+    }
+}

@@ -40,4 +40,17 @@ import Testing
     @Test func aShortSecretIsRefused() {
         #expect(throws: StoreError.self) { try BusSeal(secret: Array("too short".utf8)) }
     }
+
+    /// Each kind of frame reads back as written, typing frames with newlines of their own.
+    @Test func everyKindOfMessageReadsBackAsWritten() {
+        let messages: [BusMessage] = [
+            .change(Position(uid: "bob", pts: 7), body: "{\"a\":\"x\\ny\"}", publishedAt: 1_700_000_000_000),
+            .typing(uid: "bob", frame: Array("line\none".utf8)),
+            .groupTyping(guid: "crowd", sender: "alice", frame: Array("a\nb\nc".utf8)),
+            .revoke(tokenHash: "abc123")
+        ]
+        for message in messages {
+            #expect(message.encoded.withUnsafeBufferPointer(BusMessage.init) == message)
+        }
+    }
 }

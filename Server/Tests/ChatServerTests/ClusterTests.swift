@@ -13,7 +13,7 @@ struct ClusterTests {
         let first = try LiveServer(arguments: nats.chatdArguments + ["--node-id", "one"])
         let second = try LiveServer(
             arguments: nats.chatdArguments + ["--node-id", "two"], dataDirectory: first.dataDirectory)
-        let health = try await second.request("GET", Endpoints.health).decode(HealthResponse.self)
+        let health = try await second.request("GET", Endpoints.health, admin: true).decode(HealthResponse.self)
         #expect(health.bus == "ok" && health.database == "ok")
         let alice = try await first.user("alice")
         let bob = try await first.user("bob")

@@ -80,5 +80,9 @@ import Testing
         let (_, fromEnvironment) = try ChatdArguments.parse(
             [], environment: ["CHATD_DATABASE": "postgres://chatd:dbsecret@db/chatd"])
         #expect(ChatdArguments.warnings([], fromEnvironment).isEmpty, "the environment is where it belongs")
+        let open = ["--listen", "0.0.0.0:8080"]
+        #expect(ChatdArguments.warnings(open, try ChatdArguments.parse(open).1).first?.contains("in the clear") == true)
+        let tls = open + ["--tls-cert", "c.pem", "--tls-key", "k.pem"]
+        #expect(ChatdArguments.warnings(tls, try ChatdArguments.parse(tls).1).isEmpty)
     }
 }

@@ -19,7 +19,7 @@ import Testing
         // Cut: no new connections, and every one the node holds terminated.
         try admin.execute("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
         try admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)'")
-        let health = try await server.request("GET", Endpoints.health)
+        let health = try await server.request("GET", Endpoints.health, admin: true)
         #expect(try health.status == 503 && health.decode(HealthResponse.self).database == "unreachable")
         for _ in 0..<3 {
             let read = try await server.request("GET", Endpoints.conversations, token: alice)

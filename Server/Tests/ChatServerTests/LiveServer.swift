@@ -35,7 +35,7 @@ final class LiveServer: ChatdUnderTest, @unchecked Sendable {
         init(_ description: String) { self.description = description }
     }
 
-    static let adminKey = "test-admin-key"
+    static let adminKey = "test-admin-key-of-32-bytes-or-more"
     let process: Process
     let output: Pipe
     /// chatd's standard input, held open while this object lives.

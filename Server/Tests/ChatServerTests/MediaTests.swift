@@ -2,6 +2,7 @@ import ChatProtocol
 import Foundation
 import SQLiteKit
 import Testing
+import WebSocket
 
 @testable import ChatServer
 
@@ -250,5 +251,79 @@ import Testing
         let fetched = try await restarted.request("GET", old.url, token: try await restarted.token("bob"))
         #expect(fetched.status == 200 && fetched.body == bytes && fetched.headers["content-type"] == "image/png")
         #expect(try await restarted.request("GET", old.url, token: try await restarted.token("carol")).status == 404)
+    }
+}
+
+extension MediaTests {
+    /// The second review's probe: 40 GETs of a 16 MiB file whose clients never read held
+    /// 685 MB, each answer copied whole into memory. Now a download is read from the file as
+    /// its client takes it, and each user has 4 at once at most (the next is 429 until one ends).
+    @Test func downloadsAreStreamedAndEachUserHasAFewAtOnce() async throws {
+        let server = try LiveServer(arguments: ["--write-rate", "0"])
+        let alice = try await server.user("alice")
+        try await server.group("photos", by: alice)
+        let bytes = Data((0..<(16 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let attachment = try await server.upload(bytes, by: alice, contentType: "image/jpeg")
+        let sent = try await server.request(
+            "POST", Endpoints.messages, token: alice,
+            json: SendMessageRequest(
+                muid: "m", receiver: "photos", receiverType: .group, type: "image", attachment: attachment))
+        #expect(sent.status == 201)
+        var readers: [String] = []
+        for index in 0..<10 {
+            readers.append(try await server.user("r\(index)"))
+            #expect(try await server.addMember("r\(index)", to: "photos", by: alice) == 201)
+        }
+        #expect(try await server.request("GET", attachment.url, token: readers[0]).body == bytes, "whole, in order")
+        let start = HostileInputTests.residentKilobytes(server)
+        func stalled(_ token: String) throws -> (fd: Int32, head: String) {
+            let fd = try Socket.connect(host: "127.0.0.1", port: server.port)
+            try Socket.writeAll(
+                fd, Array("GET \(attachment.url) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8))
+            Socket.setTimeout(fd, seconds: 10)
+            return (fd, String(decoding: try Socket.readSome(fd, max: 512), as: UTF8.self))  // then never again
+        }
+        var held: [Int32] = []
+        defer { for fd in held { Socket.close(fd) } }
+        for token in readers {
+            for _ in 0..<4 {
+                let (fd, head) = try stalled(token)
+                held.append(fd)
+                #expect(head.hasPrefix("HTTP/1.1 200"))
+            }
+        }
+        let grown = HostileInputTests.residentKilobytes(server) - start
+        #expect(grown < 100 * 1024, "chatd grew by \(grown) KiB for 40 stalled 16 MiB downloads")
+        let fifth = try stalled(readers[0])
+        held.append(fifth.fd)
+        #expect(fifth.head.hasPrefix("HTTP/1.1 429"), "\(fifth.head.prefix(40))")
+        Socket.close(held.removeFirst())  // one of r0's ends: a slot comes back
+        var again = 0
+        for _ in 0..<1_000 where again != 200 {
+            again = try await server.request("GET", attachment.url, token: readers[0]).status
+        }
+        #expect(again == 200)
+    }
+}
+
+extension MediaTests {
+    /// Twenty uploads of different bytes at once against a quota that holds five: five are
+    /// kept, on either engine (on PostgreSQL each locked only its own file and saw the others'
+    /// sizes missing, so they went up to twice over the quota).
+    @Test func concurrentUploadsStayWithinTheQuota() async throws {
+        let server = try LiveServer(arguments: ["--media-quota", "10000", "--upload-rate", "0"])
+        let alice = try await server.user("alice")
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    try await server.request(
+                        "POST", Endpoints.media, token: alice, body: Data(repeating: UInt8(index), count: 2000),
+                        headers: ["Content-Type": "image/png"]
+                    ).status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 201 }.count == 5 && statuses.filter { $0 == 403 }.count == 15, "\(statuses)")
     }
 }

@@ -1,6 +1,8 @@
 import ChatProtocol
 import Foundation
+import ServerProcess
 import Testing
+import WebSocket
 
 @testable import ChatServer
 
@@ -59,6 +61,53 @@ struct MetricsTests {
         #expect(try await server.request("GET", "/metrics").status == 401)
         #expect(try await server.request("GET", "/metrics", token: alice).status == 401)
         #expect(try await server.request("GET", "/metrics", token: LiveServer.adminKey).status == 200)
+    }
+
+    /// Requests with made-up methods, one holding a quote and a backslash, as anyone can send
+    /// them: they share one series (`other`), so the scrape does not grow with them, and
+    /// Prometheus' own parser still reads all of it (3,000 such requests grew it from 28 KB to
+    /// 4 MB for good, and the quote made it unreadable).
+    @Test func madeUpMethodsNeitherGrowNorBreakTheScrape() async throws {
+        let server = try LiveServer()
+        func scrape() async throws -> String {
+            String(decoding: try await server.request("GET", "/metrics", admin: true).body, as: UTF8.self)
+        }
+        _ = try await scrape()
+        for method in (0..<500).map({ "M\($0)" }) + [#"A"B\C"#, "BREW", "get"] {
+            let fd = try Socket.connect(host: "127.0.0.1", port: server.port)
+            defer { Socket.close(fd) }
+            try Socket.writeAll(fd, Array("\(method) /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            Socket.setTimeout(fd, seconds: 10)
+            while !(try Socket.readSome(fd)).isEmpty {}
+        }
+        let text = try await scrape()
+        #expect(text.count < 20_000, "\(text.count) bytes")
+        let methods = Set(
+            text.split(separator: "\n").compactMap { line in
+                line.range(of: #"method="[^"]*""#, options: .regularExpression).map { String(line[$0]) }
+            })
+        #expect(methods == [#"method="GET""#, #"method="other""#], "\(methods)")
+        let parsed = try Self.parseWithPrometheus(text)
+        #expect(parsed.status == 0, "\(parsed.output)")
+        #expect(parsed.output.contains("chatd_http_requests "), "\(parsed.output)")
+    }
+
+    /// `Python/parse_metrics.py` on `text`: its exit status and what it printed.
+    static func parseWithPrometheus(_ text: String) throws -> (status: Int32, output: String) {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Python/parse_metrics.py")
+        let process = Process()
+        let (input, output) = (Pipe(), Pipe())
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path]
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (ServerProcess.waitForExit(process), printed)
     }
 
     @Test func histogramBucketsAreCumulative() {

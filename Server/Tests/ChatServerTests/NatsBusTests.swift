@@ -41,7 +41,7 @@ extension BusAccessTests {
         let nats = try NatsServer(tls: certificate)
         #expect(nats.url.hasPrefix("tls://"))
         let node = try LiveServer(arguments: nats.chatdArguments + ["--nats-ca", certificate.certificate.path])
-        let health = try await node.request("GET", Endpoints.health).decode(HealthResponse.self)
+        let health = try await node.request("GET", Endpoints.health, admin: true).decode(HealthResponse.self)
         #expect(health.bus == "ok")
         let untrusting = try LiveServer.run(
             ["--data", directory.appendingPathComponent("data").path, "--port", "0"] + nats.chatdArguments)

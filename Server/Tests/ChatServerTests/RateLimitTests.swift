@@ -77,6 +77,32 @@ import Testing
         #expect(try await join(bob, "s3cret").status == 201)
     }
 
+    /// Thirty wrong guesses sent at once (over two nodes on PostgreSQL): three are checked, the
+    /// rest wait, whichever node they reach (the second review had 22 of 30 checked: the count
+    /// was kept per node and read before the password was).
+    @Test func concurrentGuessesOverNodesTakeTheirAttemptsInTurn() async throws {
+        let unlimited = ["--join-rate", "0"]  // the join bucket would refuse half of them first
+        let server = try LiveServer(arguments: unlimited)
+        let nodes =
+            LiveServer.onSQLite
+            ? [server] : [server, try LiveServer(arguments: unlimited, dataDirectory: server.dataDirectory)]
+        let owner = try await server.user("owner")
+        let bob = try await server.user("bob")
+        try await server.group("locked", .password, password: "s3cret", by: owner)
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<30 {
+                group.addTask {
+                    try await nodes[index % nodes.count].request(
+                        "POST", "\(Endpoints.groups)/locked/join", token: bob, json: JoinGroupRequest(password: "guess")
+                    )
+                    .status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 403 }.count == 3 && statuses.filter { $0 == 429 }.count == 27, "\(statuses)")
+    }
+
     /// New group passwords are stored with scrypt; hashes from before (PBKDF2) still verify.
     @Test func passwordsAreHashedWithScryptAndOldHashesStillVerify() throws {
         let stored = try PasswordHash.make("s3cret")

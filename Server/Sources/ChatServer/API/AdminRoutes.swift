@@ -6,6 +6,8 @@ extension Routes {
     /// 401 unless the request carries the admin key (`X-Admin-Key`), compared in constant time.
     func requireAdmin(_ context: RouteContext) throws {
         guard let key = context.request.header(Endpoints.adminKeyHeader), constantTimeEqual(key, adminKey) else {
+            let what = "\(context.request.method) \(context.request.path)"
+            adminFailures.note { "warning: \($0) admin requests without the right key lately (the last: \(what))" }
             throw HTTPError(401, .unauthorized, "admin endpoints need the \(Endpoints.adminKeyHeader) header")
         }
     }

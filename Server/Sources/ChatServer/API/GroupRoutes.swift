@@ -3,6 +3,12 @@ import ChatProtocol
 /// `/v1/groups`: groups, membership, bans. Passwords are hashed and verified here, before
 /// the store takes its write lock.
 extension Routes {
+    /// `body` (a password hashed) in the caller's hashing budget and one of the process's slots.
+    func hashing<T>(_ uid: String, _ body: () throws -> T) throws -> T {
+        try limits.admit(uid, .passwordHash)
+        return try PasswordHash.slots.run(body)
+    }
+
     func addGroups(to router: inout Router) {
         signedIn(&router, "POST", Endpoints.groups) { context, uid in
             let request = try context.decode(CreateGroupRequest.self)
@@ -16,7 +22,7 @@ extension Routes {
                         ? "a password group needs a `password`"
                         : "`password` is only for password groups")
             }
-            let hash = try request.password.map(PasswordHash.make)
+            let hash = try request.password.map { password in try hashing(uid) { try PasswordHash.make(password) } }
             return .json(try store.createGroup(request, by: uid, passwordHash: hash), status: 201)
         }
         signedIn(&router, "GET", Endpoints.groups) { context, uid in
@@ -38,7 +44,7 @@ extension Routes {
                 name: request.name, icon: request.icon, description: request.description,
                 metadata: request.metadata, tags: request.tags, password: request.password)
             if request.password != nil { try store.requireScope(context.parameter("guid"), uid, for: .edit) }
-            let hash = try request.password.map(PasswordHash.make)
+            let hash = try request.password.map { password in try hashing(uid) { try PasswordHash.make(password) } }
             return .json(try store.editGroup(context.parameter("guid"), by: uid, request, passwordHash: hash))
         }
         signedIn(&router, "DELETE", Endpoints.groups + "/{guid}") { context, uid in
@@ -51,12 +57,14 @@ extension Routes {
             let (current, stored) = try store.joinCheck(guid, uid: uid)
             if current.hasJoined { return .json(current) }
             if let stored {
-                try joinBackoff.check(uid, guid)
-                guard let password = request.password, PasswordHash.verify(password, against: stored) else {
-                    joinBackoff.failed(uid, guid)
+                try limits.admit(uid, .passwordHash)  // before the attempt is taken: a refusal costs none
+                try store.takeJoinAttempt(uid, guid)
+                guard let password = request.password,
+                    try PasswordHash.slots.run({ PasswordHash.verify(password, against: stored) })
+                else {
                     throw HTTPError.forbidden("wrong password for group \(guid)")
                 }
-                joinBackoff.succeeded(uid, guid)
+                try store.clearJoinAttempts(uid, guid)
             }
             let verified = stored
             let (group, joined) = try store.join(guid, uid: uid, verifiedHash: verified)

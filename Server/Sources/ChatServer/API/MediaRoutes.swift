@@ -1,5 +1,6 @@
 import ChatProtocol
 import Foundation
+import Locking
 import Synchronization
 
 extension Routes {
@@ -39,20 +40,52 @@ extension Routes {
         }
         signedIn(&router, "GET", Endpoints.media + "/{id}") { context, uid in
             let id = context.parameter("id")
-            guard Endpoints.isMediaID(id), let upload = try store.readableUpload(id, by: uid),
-                let bytes = media.load(upload.file)
-            else {
+            guard Endpoints.isMediaID(id), let upload = try store.readableUpload(id, by: uid) else {
                 throw HTTPError.notFound("no media \(id) you can read")
             }
-            return HTTPResponse(
+            let release = try downloads.take(uid)
+            guard let (fd, size) = media.open(upload.file) else {
+                release()
+                throw HTTPError.notFound("no media \(id) you can read")
+            }
+            var response = HTTPResponse(
                 status: 200,
                 headers: [
                     ("Content-Type", upload.contentType),
                     ("X-Content-Type-Options", "nosniff"),
                     ("Content-Security-Policy", "default-src 'none'; sandbox"),
                     ("Cache-Control", "private, max-age=31536000, immutable")
-                ],
-                body: Array(bytes))
+                ])
+            response.file = ResponseFile(fd: fd, size: size, onClose: release)
+            return response
+        }
+    }
+}
+
+/// Downloads each user has in flight, at most `perUser` (each holds a connection and a file
+/// while the client reads at its own pace); one more is 429 until one ends.
+final class DownloadSlots: Sendable {
+    let perUser: Int
+    private let inFlight = Locked<[String: Int]>([:])
+
+    init(perUser: Int) { self.perUser = perUser }
+
+    /// Takes one of `uid`'s slots, or throws 429; call what it returns once the download ends.
+    func take(_ uid: String) throws -> @Sendable () -> Void {
+        let taken = inFlight.withLock { inFlight in
+            guard inFlight[uid, default: 0] < perUser else { return false }
+            inFlight[uid, default: 0] += 1
+            return true
+        }
+        guard taken else {
+            throw HTTPError.rateLimited(
+                retryAfterMilliseconds: 1000, "\(perUser) downloads at once at most: finish one first")
+        }
+        return { [self] in
+            inFlight.withLock { inFlight in
+                inFlight[uid, default: 1] -= 1
+                if inFlight[uid] == 0 { inFlight[uid] = nil }
+            }
         }
     }
 }

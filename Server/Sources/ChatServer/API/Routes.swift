@@ -11,7 +11,12 @@ struct Routes {
     let media: MediaStore
     let mediaSweep: MediaSweep
     let limits: RateLimiter
-    let joinBackoff: JoinBackoff
+    /// Admin requests refused for their key, logged a line at a time.
+    var adminFailures = ThrottledLog()
+    /// Health checks share one database probe at a time.
+    var health = HealthProbe()
+    /// Media downloads each user may have in flight.
+    var downloads = DownloadSlots(perUser: 4)
     /// Bytes of uploads one user may hold; 0: no quota.
     let mediaQuota: Int64
     /// Attachments may name https urls elsewhere (`--allow-https-media`).
@@ -21,15 +26,21 @@ struct Routes {
 
     func router() -> Router {
         var router = Router()
-        router.add("GET", Endpoints.health) { _ in
-            let reachable = store.isReachable()
+        router.add("GET", Endpoints.health) { context in
+            // One database probe at a time however many ask; what it found to anyone, the
+            // version, engine, database, bus and node to the operator only.
+            let reachable = health.isReachable(store)
+            let status = reachable ? 200 : 503
+            guard let key = context.request.header(Endpoints.adminKeyHeader), constantTimeEqual(key, adminKey) else {
+                return .json(HealthResponse(status: reachable ? "ok" : "unavailable"), status: status)
+            }
             return .json(
                 HealthResponse(
                     status: reachable ? "ok" : "unavailable", version: Endpoints.version,
                     engine: store.engineName, database: reachable ? "ok" : "unreachable",
                     bus: realtime.bus.map { $0.isConnected ? "ok" : "unreachable" },
                     node: realtime.bus.map { _ in realtime.configuration.nodeID }),
-                status: reachable ? 200 : 503)
+                status: status)
         }
         router.add("GET", "/metrics") { context in
             // Prometheus sends the admin key as `Authorization: Bearer` (`authorization` in its scrape config).

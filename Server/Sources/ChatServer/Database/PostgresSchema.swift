@@ -217,7 +217,8 @@ enum PostgresSchema {
             ALTER TABLE conversation_members ADD COLUMN recency bigint GENERATED ALWAYS AS (updated_at / 60000) STORED;
             CREATE INDEX members_by_recency ON conversation_members(uid, recency);
             """
-        )
+        ),
+        (9, "password attempts in the database", Schema.joinAttemptsTable)
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -8,6 +8,8 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// For 101 answers: takes over the upgraded socket.
     public var upgrade: (@Sendable (UpgradedSocket) -> Void)?
+    /// A body read from a file as the client takes it, instead of `body`.
+    public var file: ResponseFile?
 
     public init(
         status: Int, headers: [(String, String)] = [], body: [UInt8] = [],
@@ -42,6 +44,25 @@ public struct HTTPResponse: Sendable {
 
     /// 204 without a body.
     public static let noContent = HTTPResponse(status: 204)
+}
+
+/// An open file sent as an answer's body, read as the client takes it (never whole in memory).
+/// Closed, and `onClose` run, once libmicrohttpd lets go of it (sent, or the client gone).
+public final class ResponseFile: Sendable {
+    let fd: Int32
+    let size: Int
+    private let onClose: @Sendable () -> Void
+
+    init(fd: Int32, size: Int, onClose: @escaping @Sendable () -> Void) {
+        self.fd = fd
+        self.size = size
+        self.onClose = onClose
+    }
+
+    deinit {
+        close(fd)
+        onClose()
+    }
 }
 
 /// A failure that becomes an HTTP error answer. Thrown by routes and validation.
@@ -89,6 +110,16 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(status) \(body)" }
+
+    /// A 500 as the client sees it: a request id (also `X-Request-Id`) and nothing of `detail`
+    /// (a database's own message, a path), which goes to the log under that id.
+    static func internalFailure(detail: String) -> HTTPError {
+        let id = Store.randomHex(bytes: 8)
+        Log.write("request \(id) failed: \(detail)")
+        var error = HTTPError(500, .internalError, "internal error; the server's log has request \(id)")
+        error.headers.append(("X-Request-Id", id))
+        return error
+    }
 
     static func badParameter(_ message: String) -> HTTPError { HTTPError(400, .invalidParameter, message) }
     static func validation(_ message: String) -> HTTPError { HTTPError(422, .validationFailed, message) }

@@ -45,7 +45,8 @@ public final class MicroHTTPServer: Sendable {
     /// and certificate, and returns the bound port. The daemon holds a reference to this
     /// object until `stop()`.
     public func start(
-        host: String = "127.0.0.1", port: UInt16, threads: UInt32, tls: (key: String, certificate: String)? = nil
+        host: String = "127.0.0.1", port: UInt16, threads: UInt32,
+        tls: (key: String, certificate: String, priorities: String)? = nil
     ) throws -> UInt16 {
         let context = Unmanaged.passRetained(self)
         // The library's own limit leaves room above ours: a connection past ours is accepted so
@@ -53,7 +54,7 @@ public final class MicroHTTPServer: Sendable {
         // read while the daemon starts.
         let started = chatd_mhd_start(
             host, port, threads, 120, UInt32(connections.maxConnections + Self.headroom),
-            tls?.key, tls?.certificate,
+            tls?.key, tls?.certificate, tls?.priorities,
             accessHandler, context.toOpaque(), completedHandler, context.toOpaque(),
             connectionNotifier, context.toOpaque())
         guard let started else {
@@ -61,7 +62,7 @@ public final class MicroHTTPServer: Sendable {
             throw HTTPError(
                 500, .internalError,
                 "cannot listen on \(host):\(port) (in use, not an address of this machine,"
-                    + " or a key and certificate that do not load?)")
+                    + " or a key, certificate or --tls-priorities that do not load?)")
         }
         daemon.store(Int(bitPattern: started), ordering: .releasing)
         connections.watch()
@@ -241,6 +242,10 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, of s
         server.connections.upgraded(connection)
         box = Unmanaged.passRetained(UpgradeBox(upgrade))  // released by upgradeHandler
         handle = MHD_create_response_for_upgrade(upgradeHandler, box!.toOpaque())
+    } else if let file = response.file {
+        let owner = Unmanaged.passRetained(file)  // released by releaseFile
+        handle = MHD_create_response_from_callback(UInt64(file.size), 64 << 10, readFile, owner.toOpaque(), releaseFile)
+        if handle == nil { owner.release() }
     } else if response.body.isEmpty {
         handle = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
     } else {
@@ -276,6 +281,19 @@ private final class ResponseBody {
 private let releaseBody: MHD_ContentReaderFreeCallback = { owner in
     guard let owner else { return }
     Unmanaged<ResponseBody>.fromOpaque(owner).release()
+}
+
+/// The next bytes of a file answer at `position` (libmicrohttpd asks as the socket takes them).
+private let readFile: MHD_ContentReaderCallback = { owner, position, buffer, size in
+    guard let owner, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+    let file = Unmanaged<ResponseFile>.fromOpaque(owner).takeUnretainedValue()
+    let read = pread(file.fd, buffer, size, off_t(position))
+    return read > 0 ? read : read == 0 ? -1 : -2  // MHD_CONTENT_READER_END_OF_STREAM, …_WITH_ERROR
+}
+
+private let releaseFile: MHD_ContentReaderFreeCallback = { owner in
+    guard let owner else { return }
+    Unmanaged<ResponseFile>.fromOpaque(owner).release()
 }
 
 private let upgradeHandler: MHD_UpgradeHandler = { cls, _, _, extraIn, extraInSize, socket, urh in

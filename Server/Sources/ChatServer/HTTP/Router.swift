@@ -232,12 +232,16 @@ public struct Router: Sendable {
             do {
                 let context = RouteContext(request: request, parameters: route.parameters(in: segments))
                 return (try route.handler(context), route.pattern)
+            } catch let error as HTTPError where error.status == 500 {
+                return (.error(.internalFailure(detail: error.body.message)), route.pattern)
             } catch let error as HTTPError {
                 return (.error(error), route.pattern)
+            } catch let error as StoreError where error.code == .internalError {
+                return (.error(.internalFailure(detail: error.message)), route.pattern)
             } catch let error as StoreError {
                 return (.error(HTTPError(error)), route.pattern)
             } catch {
-                return (.error(HTTPError(500, .internalError, "internal error: \(error)")), route.pattern)
+                return (.error(.internalFailure(detail: "\(error)")), route.pattern)
             }
         }
         if let pathMatched {

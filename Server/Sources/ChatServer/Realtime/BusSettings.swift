@@ -32,12 +32,7 @@ public struct BusSettings: Sendable, Equatable {
 
     /// `url` with any user and password in it replaced by `***` (what logs and errors show).
     var redactedURL: String {
-        url.split(separator: ",", omittingEmptySubsequences: false).map { server in
-            guard let scheme = server.range(of: "://"), let at = server.lastIndex(of: "@"),
-                at > scheme.upperBound
-            else { return String(server) }
-            return server[..<scheme.upperBound] + "***" + server[at...]
-        }.joined(separator: ",")
+        url.split(separator: ",", omittingEmptySubsequences: false).map(Log.redacted).joined(separator: ",")
     }
 
     /// A user or password written into the url itself (`nats://user:pass@host`).

@@ -128,9 +128,14 @@ final class NatsBus: Sendable {
     /// measured from (the nodes' clocks are assumed in step, as NTP keeps them).
     static func wallClock() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    /// A typing frame to the sockets of `uids` on the other nodes.
-    func publishTyping(_ frame: [UInt8], to uids: some Sequence<String>) {
-        send(uids.map { (Self.subject($0), BusMessage.typing(uid: $0, frame: frame).encoded) })
+    /// A typing frame to the sockets of `uid` on the other nodes.
+    func publishTyping(_ frame: [UInt8], to uid: String) {
+        send([(Self.subject(uid), BusMessage.typing(uid: uid, frame: frame).encoded)])
+    }
+
+    /// A group typing frame, once, to every other node (each hands it to the members it holds).
+    func publishGroupTyping(_ frame: [UInt8], guid: String, sender: String) {
+        send([(Self.broadcastSubject, BusMessage.groupTyping(guid: guid, sender: sender, frame: frame).encoded)])
     }
 
     /// A revoked token: every node closes its sockets.
@@ -251,10 +256,11 @@ private let busDisconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPoi
 
 /// What travels on the bus (sealed by `BusSeal`), one line of kind and fields, then the payload:
 /// `c\n<pts>\n<uid>\n<published at, epoch ms>\n<stored change>`, `t\n<uid>\n<typing frame>`,
-/// `r\n<token hash>`.
+/// `g\n<guid>\n<sender>\n<typing frame>`, `r\n<token hash>`.
 enum BusMessage: Equatable, Sendable {
     case change(Position, body: String, publishedAt: Int64)
     case typing(uid: String, frame: [UInt8])
+    case groupTyping(guid: String, sender: String, frame: [UInt8])
     case revoke(tokenHash: String)
     /// Not sent: the connection came back after a loss.
     case reconnected
@@ -269,6 +275,7 @@ enum BusMessage: Equatable, Sendable {
         case .change(let position, let body, let publishedAt):
             Array("c\n\(position.pts)\n\(position.uid)\n\(publishedAt)\n\(body)".utf8)
         case .typing(let uid, let frame): Array("t\n\(uid)\n".utf8) + frame
+        case .groupTyping(let guid, let sender, let frame): Array("g\n\(guid)\n\(sender)\n".utf8) + frame
         case .revoke(let hash): Array("r\n\(hash)".utf8)
         case .reconnected, .disconnected, .refused: []
         }
@@ -286,6 +293,9 @@ enum BusMessage: Equatable, Sendable {
             // The frame may hold newlines of its own: everything after the uid's line.
             let start = fields[0].count + 1 + fields[1].count + 1
             self = .typing(uid: text(1), frame: Array(bytes[start...]))
+        case ("g", 4...):
+            let start = fields[0].count + fields[1].count + fields[2].count + 3
+            self = .groupTyping(guid: text(1), sender: text(2), frame: Array(bytes[start...]))
         case ("r", 2):
             self = .revoke(tokenHash: text(1))
         default:

@@ -64,6 +64,8 @@ public final class RealtimeHub: Sendable {
         case filled([(id: Int, changes: [(pts: Int64, body: String)]?)])
         /// A typing frame from another node for `uid`'s sockets here.
         case typing(uid: String, frame: [UInt8])
+        /// A group typing frame from another node for the group's members here.
+        case groupTyping(guid: String, sender: String, frame: [UInt8])
         case stop
     }
 
@@ -183,6 +185,7 @@ public final class RealtimeHub: Sendable {
             }
             send(commands)
         case .typing(let uid, let frame): send(.typing(uid: uid, frame: frame))
+        case .groupTyping(let guid, let sender, let frame): send(.groupTyping(guid: guid, sender: sender, frame: frame))
         case .revoke(let hash):
             // Forgetting costs the next request a database read, nothing more; closing the
             // sockets waits for the database to confirm the revocation.

@@ -17,6 +17,8 @@ struct RealtimeLoop {
         let id: Int
         /// The positions sent and those waiting for a gap to close.
         var order = ChangeOrder()
+        /// Typing frames it may still send (`TypingBudget`).
+        var typingBudget = TypingBudget()
         /// A close frame was queued; drop once it is flushed.
         var closing = false
         var dead = false
@@ -144,6 +146,8 @@ struct RealtimeLoop {
             filled(pages, now: hub.monotonicNow())
         case .typing(let uid, let frame):
             for client in clients where client.uid == uid { enqueue(frame, to: client) }
+        case .groupTyping(let guid, let sender, let frame):
+            deliverGroupTyping(frame, guid: guid, sender: sender)
         case .revoke(let hash):
             if revoked.count >= Self.maxRevokedKept { revoked.removeAll() }
             revoked.insert(hash)
@@ -336,19 +340,34 @@ struct RealtimeLoop {
                 close(client, .unsupportedData, "expected a typing envelope")
                 return
             }
-            typing.sender = client.uid
-            let audience: Set<String>
-            if typing.receiverType == .group {
-                guard let members = groups[typing.receiver], members.contains(client.uid) else { return }
-                audience = members.subtracting([client.uid])
-            } else {
-                guard !isBlocked(client.uid, typing.receiver) else { return }
-                audience = [typing.receiver]
+            switch client.typingBudget.take(at: hub.monotonicNow()) {
+            case .send: break
+            case .drop: return
+            case .close: return close(client, .policyViolation, "typing frames too fast")
             }
-            guard let frame = RealtimeHub.frame(RealtimeEnvelope(type: .typing, typing: typing)) else { return }
-            for peer in clients where audience.contains(peer.uid) { enqueue(frame, to: peer) }
-            hub.bus?.publishTyping(frame, to: audience)
+            typing.sender = client.uid
+            if typing.receiverType == .group {
+                // One frame to each member's socket here, one bus message for the other nodes:
+                // nothing here costs a step per member of the group.
+                guard groups[typing.receiver]?.contains(client.uid) == true,
+                    let frame = RealtimeHub.frame(RealtimeEnvelope(type: .typing, typing: typing))
+                else { return }
+                deliverGroupTyping(frame, guid: typing.receiver, sender: client.uid)
+                hub.bus?.publishGroupTyping(frame, guid: typing.receiver, sender: client.uid)
+            } else {
+                guard !isBlocked(client.uid, typing.receiver),
+                    let frame = RealtimeHub.frame(RealtimeEnvelope(type: .typing, typing: typing))
+                else { return }
+                for peer in clients where peer.uid == typing.receiver { enqueue(frame, to: peer) }
+                hub.bus?.publishTyping(frame, to: typing.receiver)
+            }
         }
+    }
+
+    /// A group typing frame to the sockets here of the group's members other than its sender.
+    func deliverGroupTyping(_ frame: [UInt8], guid: String, sender: String) {
+        guard let members = groups[guid] else { return }
+        for peer in clients where peer.uid != sender && members.contains(peer.uid) { enqueue(frame, to: peer) }
     }
 
     func checkHeartbeat(_ client: Client, now: UInt64, nowSeconds: Int64) {

@@ -6,7 +6,7 @@ import Foundation
 /// `scrypt$<N>$<r>$<p>$<salt base64>$<hash base64>`. Hashes made before (PBKDF2-HMAC-SHA256,
 /// `pbkdf2-sha256$<iterations>$<salt>$<hash>`) still verify. Hash and verify outside the
 /// store's write lock: each costs tens of milliseconds on purpose, and guesses are further
-/// slowed by `JoinBackoff`.
+/// slowed by `Store.takeJoinAttempt`.
 enum PasswordHash {
     static let cost: (n: UInt64, r: UInt64, p: UInt64) = (1 << 14, 8, 5)
 
@@ -69,4 +69,29 @@ enum PasswordHash {
         guard status == 1 else { throw HTTPError(500, .internalError, "password hashing failed") }
         return output
     }
+}
+
+/// At most `count` password hashes at once in this process (each holds a thread and 16 MiB for
+/// tens of milliseconds); one more is refused at once (503), never queued, so hashing can never
+/// take every HTTP thread (a group owner changing the password in a loop made another user's
+/// `GET /v1/me` take 3 s). Each user's hashes also take from their own budget
+/// (`RateLimiter.Kind.passwordHash`).
+final class HashingSlots: Sendable {
+    private let free: DispatchSemaphore
+
+    init(count: Int) { free = DispatchSemaphore(value: count) }
+
+    /// Runs `body` in a slot, or throws 503 when every slot is taken.
+    func run<T>(_ body: () throws -> T) throws -> T {
+        guard free.wait(timeout: .now()) == .success else {
+            throw HTTPError(503, .unavailable, "password hashing is busy; try again in a moment")
+        }
+        defer { free.signal() }
+        return try body()
+    }
+}
+
+extension PasswordHash {
+    /// Half the machine's cores (one at least): the rest keep answering requests.
+    static let slots = HashingSlots(count: max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
 }

@@ -13,6 +13,8 @@ final class RateLimiter: Sendable {
         case join
         /// `POST /v1/media`.
         case upload
+        /// A group password hashed or checked (create, edit, join): scrypt is slow on purpose.
+        case passwordHash
     }
 
     /// `perMinute` tokens a minute, at most `burst` at once; 0 per minute: no limit.
@@ -73,52 +75,5 @@ final class RateLimiter: Sendable {
             guard let rule = rules[key.kind] else { return false }
             return bucket.tokens + Double(now - bucket.updated) * Double(rule.perMinute) / 60_000 < Double(rule.burst)
         }
-    }
-}
-
-/// Failed password joins, per user and group: after three in a row each further attempt
-/// waits twice as long as the last (1 s, 2 s, 4 s, … up to 15 minutes), and a success clears
-/// it. An attempt too early is 429 with `Retry-After` and checks no password.
-final class JoinBackoff: Sendable {
-    private struct Key: Hashable {
-        let uid: String
-        let guid: String
-    }
-
-    private struct Failures {
-        var count: Int
-        var notBefore: Int64
-    }
-
-    static let freeAttempts = 3
-    static let maxDelay: Int64 = 15 * 60_000
-    private let clock: any ServerClock
-    private let failures = Locked<[Key: Failures]>([:])
-
-    init(clock: any ServerClock) { self.clock = clock }
-
-    /// Throws 429 while `uid` must wait before trying `guid`'s password again.
-    func check(_ uid: String, _ guid: String) throws {
-        let now = clock.now()
-        guard let notBefore = failures.withLock({ $0[Key(uid: uid, guid: guid)]?.notBefore }), notBefore > now else {
-            return
-        }
-        throw HTTPError.rateLimited(
-            retryAfterMilliseconds: notBefore - now, "too many wrong passwords for group \(guid)")
-    }
-
-    func failed(_ uid: String, _ guid: String) {
-        let now = clock.now()
-        failures.withLock { failures in
-            var entry = failures[Key(uid: uid, guid: guid)] ?? Failures(count: 0, notBefore: 0)
-            entry.count += 1
-            let doublings = entry.count - Self.freeAttempts
-            if doublings >= 0 { entry.notBefore = now + min(Self.maxDelay, 1000 << Int64(min(doublings, 20))) }
-            failures[Key(uid: uid, guid: guid)] = entry
-        }
-    }
-
-    func succeeded(_ uid: String, _ guid: String) {
-        _ = failures.withLock { $0.removeValue(forKey: Key(uid: uid, guid: guid)) }
     }
 }

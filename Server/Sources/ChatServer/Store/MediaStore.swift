@@ -44,16 +44,40 @@ public struct MediaStore: Sendable {
         if verified.withLock({ $0.contains(id) }) && FileManager.default.fileExists(atPath: url(id).path) {
             return true
         }
-        guard let bytes = FileManager.default.contents(atPath: url(id).path), Self.sha256Hex([UInt8](bytes)) == id
-        else { return false }
+        guard Self.sha256Hex(ofFile: url(id)) == id else { return false }
         verified.withLock { _ = $0.insert(id) }
         return true
     }
 
-    /// The bytes of file `id`, nil when missing or torn.
-    public func load(_ id: String) -> Data? {
+    /// File `id` opened for reading, and its size; nil when missing or torn. The caller closes it.
+    func open(_ id: String) -> (fd: Int32, size: Int)? {
         guard Endpoints.isMediaID(id), isIntact(id) else { return nil }
-        return FileManager.default.contents(atPath: url(id).path)
+        let fd = Glibc.open(url(id).path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            close(fd)
+            return nil
+        }
+        return (fd, Int(status.st_size))
+    }
+
+    /// The SHA-256 of a file's bytes in hex, read 64 KiB at a time (a file is never whole in
+    /// memory here); nil when it cannot be read.
+    static func sha256Hex(ofFile url: URL) -> String? {
+        guard let handle = try? FileHandle(forReadingFrom: url), let context = EVP_MD_CTX_new() else { return nil }
+        defer {
+            EVP_MD_CTX_free(context)
+            try? handle.close()
+        }
+        guard EVP_DigestInit_ex(context, sha256, nil) == 1 else { return nil }
+        while let chunk = try? handle.read(upToCount: 64 << 10), !chunk.isEmpty {
+            _ = chunk.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
+        }
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        guard EVP_DigestFinal_ex(context, &digest, &length) == 1 else { return nil }
+        return hex(digest)
     }
 
     private func url(_ id: String, suffix: String = "") -> URL { directory.appendingPathComponent(id + suffix) }
@@ -93,12 +117,17 @@ public struct MediaStore: Sendable {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         _ = EVP_Digest(bytes, bytes.count, &digest, &length, sha256, nil)
-        let hex = Array("0123456789abcdef".utf8)
+        return hex(digest)
+    }
+
+    /// Bytes in lowercase hex.
+    static func hex(_ digest: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
-        out.reserveCapacity(64)
+        out.reserveCapacity(digest.count * 2)
         for byte in digest {
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 15)])
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
         }
         return String(decoding: out, as: UTF8.self)
     }

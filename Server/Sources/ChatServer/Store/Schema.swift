@@ -3,6 +3,13 @@ import SQLiteKit
 
 /// chatd's schema: append-only numbered migrations. Never edit a shipped one.
 enum Schema {
+    /// Wrong-password joins per user and group (`Store.takeJoinAttempt`), shared by every node
+    /// (SQLite's migration 20, PostgreSQL's 9). The key is the group and the user.
+    static let joinAttemptsTable = """
+        CREATE TABLE join_attempts(
+            attempt_key TEXT PRIMARY KEY, failures INTEGER NOT NULL, not_before BIGINT NOT NULL);
+        """
+
     static let migrator: Migrator = {
         var migrator = Migrator()
         migrator.register(
@@ -318,6 +325,9 @@ enum Schema {
                 DROP INDEX members_by_recency;
                 CREATE INDEX members_by_recency ON conversation_members(uid, recency, updated_at, conversation_id);
                 """)
+        migrator.register(
+            20, "password attempts in the database",
+            sql: joinAttemptsTable)
         return migrator
     }()
 }

@@ -38,11 +38,13 @@ extension Store {
         let now = clock.now()
         let nowSeconds = now / 1000
         var session: SessionCache.Entry
+        // Read once, before anything else: whatever this request reads after it, a revocation
+        // that came meanwhile keeps it out of the cache.
+        let generation = sessions.currentGeneration
         if let known = sessions.entry(token, at: now) {
             session = known
         } else {
             let hash = Self.tokenHash(token)
-            let generation = sessions.currentGeneration
             let row = try readStatement { db in
                 try db.queryFirst(
                     """
@@ -63,7 +65,6 @@ extension Store {
             throw StoreError(.tokenExpired, "the auth token expired; log in again")
         }
         if session.lastActiveAt < nowSeconds - 60 {
-            let generation = sessions.currentGeneration
             try write { db, _ in
                 try db.run("UPDATE users SET last_active_at = ? WHERE uid = ?", [nowSeconds, session.uid])
             }

@@ -26,6 +26,10 @@ extension Store {
         try write { db, _ in
             // A sweep forgetting the other uploads of these bytes (and removing the file) on another
             // connection finishes first; one starting later sees this row and keeps the file.
+            // The uploader first: concurrent uploads of one user take turns at the quota (with
+            // only the file locked, uploads of different bytes each saw the others' sizes
+            // missing and together went up to twice over it).
+            try db.lockRows("users", where: "uid", is: uid)
             try db.lockRows("uploads", where: "file", is: file)
             let held =
                 try db.scalar("SELECT coalesce(sum(size), 0) FROM uploads WHERE uploader = ?", [uid], as: Int64.self)
