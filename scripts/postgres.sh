@@ -22,11 +22,11 @@ start)
     if [ ! -f "$dir/PG_VERSION" ]; then
         password=$(openssl rand -hex 24)
         (umask 077; echo "*:*:*:postgres:$password" > "$dir.pgpass")
-        printf '%s\n' "$password" > "$dir/.initdb-password"
-        [ "$(id -u)" -eq 0 ] && chown postgres: "$dir/.initdb-password"
-        as_postgres "$bin/initdb" -D "$dir" -A scram-sha-256 --pwfile="$dir/.initdb-password" -U postgres \
+        (umask 077; printf '%s\n' "$password" > "$dir.initdb-password")
+        if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir.initdb-password"; fi
+        as_postgres "$bin/initdb" -D "$dir" -A scram-sha-256 --pwfile="$dir.initdb-password" -U postgres \
             -E UTF8 --locale=C >/dev/null
-        rm -f "$dir/.initdb-password"
+        rm -f "$dir.initdb-password"
     fi
     options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=400 -c shared_buffers=128MB"
     if [ "${4:-}" = fast ]; then options="$options -c fsync=off -c synchronous_commit=off -c full_page_writes=off"; fi

@@ -19,6 +19,7 @@ enum OldSchema {
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {
+            case 9: try db.execute(undoJoinAttempts)
             case 8: try db.execute(undoMinute)
             case 7: try db.execute(undoTimeCopy)
             default: throw StoreError.broken("no undo for PostgreSQL migration \(step)")
@@ -26,6 +27,9 @@ enum OldSchema {
             try db.run("DELETE FROM schema_migrations WHERE version = ?", [step])
         }
     }
+
+    /// SQLite's 20 and PostgreSQL's 9: wrong passwords counted in the database.
+    private static let undoJoinAttempts = "DROP TABLE join_attempts"
 
     /// SQLite's 19 and PostgreSQL's 8: the members' minute, and the index on it.
     private static let undoMinute = """
@@ -42,6 +46,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 20:
+            try db.execute(undoJoinAttempts)
         case 19:
             try db.execute(undoMinute)
         case 18:

@@ -44,7 +44,7 @@ extension Routes {
                 throw HTTPError.notFound("no media \(id) you can read")
             }
             let release = try downloads.take(uid)
-            guard let (fd, size) = media.open(upload.file) else {
+            guard let (fd, size) = media.openForReading(upload.file) else {
                 release()
                 throw HTTPError.notFound("no media \(id) you can read")
             }

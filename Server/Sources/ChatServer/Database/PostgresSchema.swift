@@ -218,7 +218,7 @@ enum PostgresSchema {
             CREATE INDEX members_by_recency ON conversation_members(uid, recency);
             """
         ),
-        (9, "password attempts in the database", Schema.joinAttemptsTable)
+        (9, "password attempts in the database", Schema.joinAttemptsTable(keyType: #"text COLLATE "C""#))
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

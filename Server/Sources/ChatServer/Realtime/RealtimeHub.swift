@@ -326,6 +326,12 @@ public final class RealtimeHub: Sendable {
     func attach(_ socket: UpgradedSocket, session: RealtimeSession) {
         let id = nextSocketID.add(1, ordering: .relaxed).newValue
         bus?.retain(session.uid)  // subscribed before the position is read: nothing after it is missed
+        // With a bus, group changes made through other nodes before this user had a socket here
+        // never reached this node's copy of the groups: the user's own come from the database
+        // (those after the subscription arrive with their changes). Group typing needs them.
+        if bus != nil, let guids = try? store.groups(of: session.uid) {
+            send(guids.map { Command.membership(guid: $0, uid: session.uid, true) })
+        }
         send(.register(socket, session: session, id: id))
         guard let position = try? store.position(of: session.uid) else { return send(.abandon(id: id)) }
         send(.hello(id: id, position: position))

@@ -1,5 +1,6 @@
 import CCrypto
 import Foundation
+import Locking
 
 /// Group passwords at rest: scrypt (memory-hard: N = 2^14, r = 8, p = 5, 16 MiB a guess, the
 /// OWASP parameters for this memory) with a random 16-byte salt, stored as
@@ -72,26 +73,40 @@ enum PasswordHash {
 }
 
 /// At most `count` password hashes at once in this process (each holds a thread and 16 MiB for
-/// tens of milliseconds); one more is refused at once (503), never queued, so hashing can never
-/// take every HTTP thread (a group owner changing the password in a loop made another user's
-/// `GET /v1/me` take 3 s). Each user's hashes also take from their own budget
-/// (`RateLimiter.Kind.passwordHash`).
+/// tens of milliseconds), and at most `queue` more waiting for one; past that a hash is refused
+/// at once (503), so hashing can never take every HTTP thread (a group owner changing the
+/// password in a loop made another user's `GET /v1/me` take 3 s). Each user's hashes also take
+/// from their own budget (`RateLimiter.Kind.passwordHash`).
 final class HashingSlots: Sendable {
     private let free: DispatchSemaphore
+    private let admitted = Locked(0)
+    let limit: Int
 
-    init(count: Int) { free = DispatchSemaphore(value: count) }
+    init(count: Int, queue: Int) {
+        free = DispatchSemaphore(value: count)
+        limit = count + queue
+    }
 
-    /// Runs `body` in a slot, or throws 503 when every slot is taken.
+    /// Runs `body` in a slot (waiting for one behind at most `queue` others), or throws 503.
     func run<T>(_ body: () throws -> T) throws -> T {
-        guard free.wait(timeout: .now()) == .success else {
-            throw HTTPError(503, .unavailable, "password hashing is busy; try again in a moment")
+        let entered = admitted.withLock { admitted in
+            guard admitted < limit else { return false }
+            admitted += 1
+            return true
         }
+        guard entered else { throw HTTPError(503, .unavailable, "password hashing is busy; try again in a moment") }
+        defer { admitted.withLock { $0 -= 1 } }
+        free.wait()
         defer { free.signal() }
         return try body()
     }
 }
 
 extension PasswordHash {
-    /// Half the machine's cores (one at least): the rest keep answering requests.
-    static let slots = HashingSlots(count: max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+    /// Half the machine's cores hash (one at least), and as many again may wait: the other
+    /// HTTP threads keep answering requests.
+    static let slots: HashingSlots = {
+        let count = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+        return HashingSlots(count: count, queue: count * 3)
+    }()
 }

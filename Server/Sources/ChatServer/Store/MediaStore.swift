@@ -50,7 +50,7 @@ public struct MediaStore: Sendable {
     }
 
     /// File `id` opened for reading, and its size; nil when missing or torn. The caller closes it.
-    func open(_ id: String) -> (fd: Int32, size: Int)? {
+    func openForReading(_ id: String) -> (fd: Int32, size: Int)? {
         guard Endpoints.isMediaID(id), isIntact(id) else { return nil }
         let fd = Glibc.open(url(id).path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }

@@ -4,11 +4,14 @@ import SQLiteKit
 /// chatd's schema: append-only numbered migrations. Never edit a shipped one.
 enum Schema {
     /// Wrong-password joins per user and group (`Store.takeJoinAttempt`), shared by every node
-    /// (SQLite's migration 20, PostgreSQL's 9). The key is the group and the user.
-    static let joinAttemptsTable = """
-        CREATE TABLE join_attempts(
-            attempt_key TEXT PRIMARY KEY, failures INTEGER NOT NULL, not_before BIGINT NOT NULL);
+    /// (SQLite's migration 20, PostgreSQL's 9, whose indexed text is in byte order). The key is
+    /// the group and the user.
+    static func joinAttemptsTable(keyType: String) -> String {
         """
+        CREATE TABLE join_attempts(
+            attempt_key \(keyType) PRIMARY KEY, failures INTEGER NOT NULL, not_before BIGINT NOT NULL);
+        """
+    }
 
     static let migrator: Migrator = {
         var migrator = Migrator()
@@ -327,7 +330,7 @@ enum Schema {
                 """)
         migrator.register(
             20, "password attempts in the database",
-            sql: joinAttemptsTable)
+            sql: joinAttemptsTable(keyType: "TEXT"))
         return migrator
     }()
 }
