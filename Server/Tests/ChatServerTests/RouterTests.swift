@@ -97,4 +97,20 @@ import Testing
         #expect(answer(router, "GET", "/c").status == 500)
         #expect(answer(router, "GET", "/c").route == "/c")
     }
+
+    /// A failure inside a handler (a database's own message, say) reaches the client as a 500
+    /// with a request id only; the detail is for the log.
+    @Test func aFailureAnswersARequestIdNotItsDetail() {
+        struct Leaky: Error {}
+        var router = Router()
+        router.add("GET", "/v1/a") { _ in throw StoreError.broken("relation \"secret_table\" does not exist") }
+        router.add("GET", "/v1/b") { _ in throw Leaky() }
+        for path in ["/v1/a", "/v1/b"] {
+            let (response, _) = router.routed(HTTPRequest(method: "GET", path: path))
+            let body = String(decoding: response.body, as: UTF8.self)
+            let id = response.headers.first { $0.0 == "X-Request-Id" }?.1
+            #expect(response.status == 500 && id != nil && body.contains(id ?? "-"), "\(body)")
+            #expect(!body.contains("secret_table") && !body.contains("Leaky"), "\(body)")
+        }
+    }
 }

@@ -114,7 +114,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     /// A 500 as the client sees it: a request id (also `X-Request-Id`) and nothing of `detail`
     /// (a database's own message, a path), which goes to the log under that id.
     static func internalFailure(detail: String) -> HTTPError {
-        let id = Store.randomHex(bytes: 8)
+        let id = String(UInt64.random(in: 1 << 60 ... .max), radix: 16)
         Log.write("request \(id) failed: \(detail)")
         var error = HTTPError(500, .internalError, "internal error; the server's log has request \(id)")
         error.headers.append(("X-Request-Id", id))
