@@ -34,6 +34,19 @@ import Testing
         #expect(throws: HTTPError.self) { try server.start() }
     }
 
+    /// An admin key shorter than 32 bytes is refused at start, saying how to make one.
+    @Test func aShortAdminKeyIsRefused() throws {
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chatd-key-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: configuration.dataDirectory) }
+        configuration.adminKey = "admin"
+        let refused = #expect(throws: StoreError.self) { try ChatServer(configuration: configuration) }
+        #expect(refused?.description.contains("at least 32 bytes") == true)
+        configuration.adminKey = String(repeating: "k", count: 32)
+        _ = try ChatServer(configuration: configuration)
+    }
+
     /// A bus needs the cluster's secret (sealing every frame), takes NATS credentials from the
     /// environment or files, and never repeats a password written into its url.
     @Test func theBusNeedsASecretAndKeepsCredentialsOutOfSight() throws {

@@ -105,6 +105,32 @@ import Testing
         #expect(statuses.allSatisfy { [403, 429, 503].contains($0) }, "\(statuses)")
     }
 
+    /// The second review's loop at its size: a group owner changing the password 55 times at
+    /// once. Six are hashed (the owner's burst), the rest refused before any hashing, and another
+    /// user is answered meanwhile (all HTTP threads hashing made their `GET /v1/me` take 3 s).
+    @Test func aPasswordChangedInALoopHashesOnlyTheOwnersBudget() async throws {
+        let server = try LiveServer(arguments: ["--write-rate", "0"])
+        let owner = try await server.user("owner")
+        let bob = try await server.user("bob")
+        try await server.group("locked", .password, password: "first", by: owner)  // one of the six
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<55 {
+                group.addTask {
+                    try await server.request(
+                        "PATCH", "\(Endpoints.groups)/locked", token: owner,
+                        json: EditGroupRequest(password: "password \(index)")
+                    ).status
+                }
+            }
+            group.addTask { try await server.request("GET", Endpoints.me, token: bob).status * 1_000 }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.contains(200_000), "bob was answered")
+        let changes = statuses.filter { $0 < 1_000 }
+        #expect(changes.filter { $0 == 200 }.count <= 5 && changes.allSatisfy { [200, 429, 503].contains($0) })
+        #expect(changes.filter { $0 == 429 }.count >= 50, "\(changes)")
+    }
+
     /// Hashing has slots and a short queue: past them a hash is refused at once (503), so it can
     /// never hold every HTTP thread.
     @Test func hashingHasFewSlotsAndAShortQueue() throws {
