@@ -38,13 +38,9 @@ extension ChatClient {
         guard current.realtime.status == .connected else {
             throw ChatException.offline("edits, deletions and reactions need a connection")
         }
-        do {
-            let payload: MessagePayload = try await current.api.send(method, path, body: body)
-            try? current.cache?.storeUpdates([payload])
-            return BaseMessage.make(payload, source: .server)
-        } catch let error as ChatException {
-            if error.isAuthFailure { sessionRejected(current) }
-            throw error
-        }
+        // A 401 ends the session where the API client met it (`AuthRejection`).
+        let payload: MessagePayload = try await current.api.send(method, path, body: body)
+        try? current.cache?.storeUpdates([payload])
+        return BaseMessage.make(payload, source: .server)
     }
 }

@@ -83,6 +83,11 @@ extension ChatClient {
             started.cache?.close()
             throw ChatException(.userNotLoggedIn, "a logout or another login came first")
         }
+        // Any 401 from chatd on any of the session's calls ends it, while it is the current one.
+        started.api.rejection.set { [weak self, weak started] in
+            guard let self, let started, self.session.current === started else { return }
+            self.sessionRejected(started)
+        }
         if let replaced {
             end(replaced, wipe: replaced.user.uid != started.user.uid)
             // The same user again (a new token): a send the ended session had on the wire when

@@ -63,14 +63,14 @@ extension ChatClient {
     }
 
     /// After a dropped or refused connection: is the token still good? A 401 ends the
-    /// session; no answer means "offline, keep retrying".
+    /// session (the API client reports it: `AuthRejection`); no answer means "offline, keep
+    /// retrying".
     private func tokenStillAccepted(_ session: UserSession) async -> Bool {
         guard !Task.isCancelled else { return false }
         do {
             let _: UserPayload = try await session.api.get(Endpoints.me)
             return true
         } catch let error as ChatException where error.isAuthFailure {
-            sessionRejected(session)
             return false
         } catch {
             return true

@@ -70,7 +70,6 @@ extension ChatClient {
                 let exception =
                     Task.isCancelled  // the session ended
                     ? .notLoggedIn() : error as? ChatException ?? ChatException(.cacheFailure, "\(error)")
-                if exception.isAuthFailure { sessionRejected(current) }
                 let settled = outcome
                 queue.async {
                     finished(settled)

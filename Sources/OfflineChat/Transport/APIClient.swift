@@ -5,11 +5,14 @@ import FoundationNetworking
 #endif
 
 /// chatd's HTTP API as one logged-in user. Every failure is a `ChatException`: no answer
-/// at all is `ERROR_INTERNET_UNAVAILABLE`; a server error keeps chatd's code and status.
+/// at all is `ERROR_INTERNET_UNAVAILABLE`; a server error keeps chatd's code and status. A 401
+/// from chatd is also reported to `rejection`, once, here, for every call path (the session
+/// ends on it).
 struct APIClient: Sendable {
     let baseURL: URL
     let token: String
     let transport: any HTTPTransport
+    let rejection = AuthRejection()
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -80,17 +83,19 @@ struct APIClient: Sendable {
         let ours = resolved.host == baseURL.host && resolved.port == baseURL.port && resolved.scheme == baseURL.scheme
         return try await exchange(
             "GET", resolved, headers: ours ? ["Authorization": "Bearer \(token)"] : [:], body: nil,
-            maxBytes: Int(clamping: maxBytes)
+            maxBytes: Int(clamping: maxBytes), fromChatd: ours
         ).1
     }
 
-    /// One request; a non-2xx answer becomes the `ChatException` it stands for.
+    /// One request; a non-2xx answer becomes the `ChatException` it stands for. A 401 from
+    /// chatd (`fromChatd`: not a media url elsewhere) is reported to `rejection` first.
     private func exchange(
         _ method: String, _ url: URL, headers: [String: String], body: Data?,
-        maxBytes: Int = HTTPTransports.maxAnswer
+        maxBytes: Int = HTTPTransports.maxAnswer, fromChatd: Bool = true
     ) async throws -> (Int, Data) {
         let reply = try await transport.send(method: method, url: url, headers: headers, body: body, maxBytes: maxBytes)
         let (status, answer) = (reply.status, reply.body)
+        if status == 401 && fromChatd { rejection.report() }
         guard (200..<300).contains(status) else {
             if let apiError = try? Self.decoder.decode(APIError.self, from: answer) {
                 throw ChatException(
