@@ -380,6 +380,56 @@ import Testing
     }
 }
 
+extension SyncLiveTests {
+    /// A cold start reads the conversation list and where to resume the changelog. A message
+    /// committed between those reads, while the live stream is down (a network flap), must
+    /// still reach the cache: with the resume point read after the list, it was neither in the
+    /// list nor after the point, and bob's cache never had it (offline, and after every later
+    /// sync). Here the head read is held before it leaves bob's device while the flap happens
+    /// and alice writes; then bob reconnects, syncs, and reads offline.
+    @Test func aMessageCommittedDuringAColdStartIsNeverLost() async throws {
+        let server = try LiveChatd(arguments: ["--write-rate", "0"])
+        let aliceToken = try await server.user("alice")
+        let bobToken = try await server.user("bob")
+        _ = try await server.send("before", from: aliceToken, to: "bob")
+        let proxy = try FaultProxy(upstreamPort: server.port)
+        let clock = ManualClock()
+        var config = ChatConfig(
+            appID: "test", server: proxy.url,
+            storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
+                "sdk-test-\(UUID().uuidString)"),
+            offline: offlineOn(), callbackQueue: DispatchQueue(label: "callbacks"), clock: clock,
+            logger: StandardErrorLogger(minimumLevel: .error))
+        let holding = SessionTasksTests.HoldingTransport(
+            HTTPTransports.platformDefault(timeout: config.requestTimeout), holding: Endpoints.changes)
+        config.httpTransport = holding
+        let bob = try ChatClient(config: config)
+        let log = SyncLog()
+        log.attach(to: bob)
+        let connection = Recorder(queue: config.callbackQueue)
+        bob.addConnectionListener("c", connection)
+        try await bob.login(uid: "bob", authToken: bobToken)
+        _ = await connection.next(where: { $0 == "connected" })
+        await clock.waitForSleepers(1)
+        clock.advance(by: config.connectionSettleDelay)
+        var arrived = holding.arrived.stream.makeAsyncIterator()
+        _ = await arrived.next()  // the cold start's head read waits on bob's side
+
+        proxy.closeAll()  // the live stream drops: what alice writes now is not heard live
+        _ = await connection.next(where: { $0 == "disconnected" })
+        let between = try await server.send("during the cold start", from: aliceToken, to: "bob")
+        holding.release()
+        var events = await log.sweep()
+        while !(events.last ?? "").hasPrefix("finish") && events.last != "cancelled" { events += await log.sweep() }
+        #expect(events.first == "start reInstall=true" && events.last == "finish reInstall=true", "\(events)")
+
+        proxy.mode = .offline
+        let cache = try #require(bob.session.current?.cache)
+        let cached = try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 100).map(\.id)
+        #expect(cached.contains(between), "offline, bob's cache has \(cached); the server committed \(between)")
+    }
+}
+
 /// What the cache serves for a server message (a reply count of 0 reads back as none).
 enum MessageRowView {
     static func asCached(_ message: MessagePayload) -> MessagePayload {

@@ -169,7 +169,11 @@ final class SyncEngine: Sendable {
         let conversations = listeners.conversations
         conversations.notify { $0.onSyncServerStart(reInstall: reInstall) }
         conversations.notify { $0.onSyncServerProgress(0) }
-        // The three reads go out together (the server answers them side by side); what they
+        // A cold start reads where to resume before the list: whatever commits after that
+        // read is replayed by the next sync, whatever before it is in the list (read after).
+        // Read the other way round, a change committed between the two was in neither.
+        let head = reInstall ? await readHead() : nil
+        // The other reads go out together (the server answers them side by side); what they
         // bring is applied in the phases' order.
         async let changes = reInstall ? nil : changelogPage(from: point)
         // The SDK's own blocked list (BlockedUserRequest's cached page), silently.
@@ -181,7 +185,7 @@ final class SyncEngine: Sendable {
             if let page = await changes {
                 await messagePhase(page, from: point, generation, liveEpoch: start.connected ? epoch : nil)
             } else {
-                await recordHead(generation)
+                await recordHead(head, generation)
             }
         let serverFailed = [conversationsFailure, messagesFailure].contains { ($0?.httpStatus ?? 0) >= 500 }
         return SweepOutcome(
@@ -223,10 +227,21 @@ final class SyncEngine: Sendable {
         }
     }
 
-    /// A cold start: remember the server's head and replay nothing. Nil when done, else why not.
-    private func recordHead(_ generation: Int) async -> ChatException? {
+    /// A cold start's first read: the changelog's head as the server has it now.
+    private func readHead() async -> Result<ChangelogPage, any Error> {
         do {
-            let head: ChangelogPage = try await api.get(Endpoints.changes, query: [("cursor", ""), ("limit", "1")])
+            return .success(try await api.get(Endpoints.changes, query: [("cursor", ""), ("limit", "1")]))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// A cold start, once the list is stored: remember the head read before it (`readHead`) and
+    /// replay nothing. Nil when done, else why not.
+    private func recordHead(_ read: Result<ChangelogPage, any Error>?, _ generation: Int) async -> ChatException? {
+        do {
+            guard let read else { return Self.sessionEnded }
+            let head = try read.get()
             guard !Task.isCancelled else { return Self.sessionEnded }
             try cache.recordSyncHead(cursor: head.cursor, serverTime: head.serverTime)
             live.withLock { $0.caughtUp(startedAt: generation) }
