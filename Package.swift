@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "OfflineChat", dependencies: ["ChatProtocol", "SQLiteKit", "WebSocket", "ChatCache", "Locking"], swiftSettings: swiftSettings),
         .executableTarget(name: "cache-bench", dependencies: ["ChatCache", "ChatProtocol", "SQLiteKit", "ChatTesting"], swiftSettings: swiftSettings),
         .executableTarget(name: "chat", dependencies: ["OfflineChat", "Locking"], swiftSettings: swiftSettings),
-        .executableTarget(name: "outbox-bench", dependencies: ["OfflineChat", "ChatTesting", "SQLiteKit"], swiftSettings: swiftSettings),
+        .executableTarget(name: "outbox-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatCache", "SQLiteKit"], swiftSettings: swiftSettings),
         .executableTarget(name: "cluster-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatProtocol", "WebSocket"],
                           swiftSettings: swiftSettings),
         .executableTarget(name: "sync-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatCache", "SQLiteKit", "Locking"], swiftSettings: swiftSettings),

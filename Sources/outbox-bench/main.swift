@@ -1,11 +1,13 @@
 // outbox-bench: issue #5's benchmark against a real chatd (see docs/PERFORMANCE.md).
 //   1. Queue-to-pending latency: offline, `sendTextMessage` until `onMessagePending` (the
 //      outbox commit) for each message of the backlog, against a baseline of the same two-row SQLite transaction through
-//      SQLiteKit on a file with the cache's settings.
+//      SQLiteKit on a file with the cache's settings; and, to tell the SDK's share from the
+//      cache's, `ChatCache.enqueue` alone on a fresh cache (its schema, indexes and limits).
 //   2. Flush of a backlog on reconnect: messages sent per second from the connection coming
 //      back until the last `onMessageSent`, against a baseline of the same number of plain
 //      sequential POST /v1/messages through URLSession (keep-alive).
 // Usage: outbox-bench [--backlog N]   (default 5,000; $CHATD_BINARY names chatd)
+import ChatCache
 import ChatTesting
 import Foundation
 import OfflineChat
@@ -74,6 +76,11 @@ print(
     String(
         format: "  baseline: the same two-row transaction through SQLiteKit: median %.0f µs = %.2f × baseline",
         percentile(baseline, 0.5), percentile(latencies, 0.5) / percentile(baseline, 0.5)))
+let cacheAlone = try cacheEnqueues(count: backlog)
+print(
+    String(
+        format: "  the cache alone (ChatCache.enqueue, its schema and limits): median %.0f µs = %.2f × baseline",
+        percentile(cacheAlone, 0.5), percentile(cacheAlone, 0.5) / percentile(baseline, 0.5)))
 
 // 2. Flush of the whole backlog on reconnect.
 let total = client.getPendingMessages().count
@@ -122,6 +129,29 @@ func rawQueueBaseline(count: Int) throws -> [Double] {
                 "INSERT INTO o(local_id, conversation_id, state, request) VALUES (?, 'alice~bob', 'pending', ?)",
                 [db.lastInsertRowID, "{\"receiver\":\"bob\",\"text\":\"queued message number \(index)\"}"])
         }
+        times.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000)
+    }
+    return times
+}
+
+/// `ChatCache.enqueue` of `count` text messages on a fresh cache (its default limits), no SDK
+/// around it. Microseconds per call.
+func cacheEnqueues(count: Int) throws -> [Double] {
+    let cache = try ChatCache(
+        directory: storage.appendingPathComponent("cache-alone"), uid: "alice",
+        clock: { Int64(Date().timeIntervalSince1970 * 1000) })
+    defer { cache.close() }
+    var times: [Double] = []
+    for index in 0..<count {
+        let muid = UUID().uuidString
+        let text = "queued message number \(index)"
+        let shown = MessagePayload(
+            id: 0, muid: muid, conversationId: "alice~bob", sender: "alice", receiver: "bob", receiverType: .user,
+            category: .message, type: "text", text: text, attachment: nil, customData: nil, metadata: nil,
+            sentAt: Int64(index), updatedAt: Int64(index), editedAt: nil, deletedAt: nil, parentMessageId: nil)
+        let started = DispatchTime.now().uptimeNanoseconds
+        _ = try cache.enqueue(
+            SendMessageRequest(muid: muid, receiver: "bob", text: text), showing: shown, maxPending: 10_000)
         times.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000)
     }
     return times
