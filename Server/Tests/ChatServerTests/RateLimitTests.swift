@@ -106,7 +106,7 @@ import Testing
     }
 
     /// The second review's loop at its size: a group owner changing the password 55 times at
-    /// once. Six are hashed (the owner's burst), the rest refused before any hashing, and another
+    /// once. About six are hashed (the owner's burst), the rest refused before any hashing, and another
     /// user is answered meanwhile (all HTTP threads hashing made their `GET /v1/me` take 3 s).
     @Test func aPasswordChangedInALoopHashesOnlyTheOwnersBudget() async throws {
         let server = try LiveServer(arguments: ["--write-rate", "0"])
@@ -126,9 +126,11 @@ import Testing
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(statuses.contains(200_000), "bob was answered")
+        // The budget refills at 12 a minute while the run lasts (seconds on a busy machine): a
+        // few more may be hashed than the burst, never the loop.
         let changes = statuses.filter { $0 < 1_000 }
-        #expect(changes.filter { $0 == 200 }.count <= 5 && changes.allSatisfy { [200, 429, 503].contains($0) })
-        #expect(changes.filter { $0 == 429 }.count >= 50, "\(changes)")
+        #expect(changes.filter { $0 == 200 }.count <= 10 && changes.allSatisfy { [200, 429, 503].contains($0) })
+        #expect(changes.filter { $0 == 429 }.count >= 40, "\(changes)")
     }
 
     /// Hashing has slots and a short queue: past them a hash is refused at once (503), so it can
