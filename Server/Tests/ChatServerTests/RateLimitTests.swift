@@ -100,8 +100,12 @@ import Testing
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
-        // The rest wait (429), or find hashing busy (503): never checked, either way.
-        #expect(statuses.filter { $0 == 403 }.count == 3, "\(statuses)")
+        // The rest wait (429), or find hashing busy (503): never checked, either way. Sent at
+        // once, three are checked; a loaded machine that stretches the thirty over seconds may
+        // let the backoff's next ones through (1, 2, 4, 8 s after the third: seven in 30 s at
+        // most), never the 22 the per-node count let through.
+        let checked = statuses.filter { $0 == 403 }.count
+        #expect((3...7).contains(checked), "\(statuses)")
         #expect(statuses.allSatisfy { [403, 429, 503].contains($0) }, "\(statuses)")
     }
 
