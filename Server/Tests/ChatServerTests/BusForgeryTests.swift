@@ -50,7 +50,7 @@ struct BusForgeryTests {
         let real = try socket.nextChange()
         #expect(real.message?.text == "the real one" && real.seq == start + 2, "not lost to the forgery, nor a repeat")
         var refused = 0.0
-        for _ in 0..<1_000 where refused < 3 {
+        for _ in 0..<10_000 where refused < 3 {  // the other node opens them on a thread of its own
             refused =
                 MetricsTests.series(
                     String(decoding: try await second.request("GET", "/metrics", admin: true).body, as: UTF8.self)
@@ -134,6 +134,7 @@ extension BusForgeryTests {
         let heard = try listener.nextEnvelope()
         #expect(heard.type == .typing && heard.typing?.sender == "alice", "a member on the other node")
         let published = try tap.flush().messages.count
-        #expect(published >= 1 && published <= Int(TypingBudget.burst) + 1, "\(published) bus messages")
+        // The burst, and what the rate lets through while a loaded machine reads the flood.
+        #expect(published >= 1 && published <= Int(TypingBudget.burst) + 10, "\(published) bus messages")
     }
 }
