@@ -25,6 +25,20 @@ import Testing
         chatd arguments: [String] = [], offline: OfflineConfig = offlineOn(),
         _ prepare: (LiveChatd, String) async throws -> Void = { _, _ in }
     ) async throws -> World {
+        let world = try await signedIn(chatd: arguments, offline: offline, prepare)
+        await world.clock.waitForSleepers(1)
+        world.clock.advance(by: world.bob.config.connectionSettleDelay)
+        let coldStart = await world.log.sweep()
+        #expect(coldStart.first == "start reInstall=true" && coldStart.last == "finish reInstall=true")
+        return world
+    }
+
+    /// bob signed in through the proxy and connected; his connection not settled yet, so his
+    /// cold start has not begun. `transport`: his HTTP requests' (through the proxy either way).
+    func signedIn(
+        chatd arguments: [String] = [], offline: OfflineConfig = offlineOn(), transport: (any HTTPTransport)? = nil,
+        _ prepare: (LiveChatd, String) async throws -> Void = { _, _ in }
+    ) async throws -> World {
         // backlogs are seeded by thousands of sends
         let server = try LiveChatd(arguments: ["--write-rate", "0"] + arguments)
         let aliceToken = try await server.user("alice")
@@ -34,10 +48,11 @@ import Testing
         let proxy = try FaultProxy(upstreamPort: server.port)
         let clock = ManualClock()
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("sdk-test-\(UUID().uuidString)")
-        let config = ChatConfig(
+        var config = ChatConfig(
             appID: "test", server: proxy.url, storageDirectory: storage, offline: offline,
             callbackQueue: DispatchQueue(label: "callbacks"), clock: clock,
             logger: StandardErrorLogger(minimumLevel: .error))
+        config.httpTransport = transport
         let bob = try ChatClient(config: config)
         let log = SyncLog()
         log.attach(to: bob)
@@ -45,10 +60,6 @@ import Testing
         bob.addConnectionListener("c", connection)
         try await bob.login(uid: "bob", authToken: bobToken)
         _ = await connection.next(where: { $0 == "connected" })
-        await clock.waitForSleepers(1)
-        clock.advance(by: config.connectionSettleDelay)
-        let coldStart = await log.sweep()
-        #expect(coldStart.first == "start reInstall=true" && coldStart.last == "finish reInstall=true")
         return World(
             server: server, proxy: proxy, clock: clock, bob: bob, log: log, connection: connection,
             aliceToken: aliceToken,
@@ -388,36 +399,21 @@ extension SyncLiveTests {
     /// sync). Here the head read is held before it leaves bob's device while the flap happens
     /// and alice writes; then bob reconnects, syncs, and reads offline.
     @Test func aMessageCommittedDuringAColdStartIsNeverLost() async throws {
-        let server = try LiveChatd(arguments: ["--write-rate", "0"])
-        let aliceToken = try await server.user("alice")
-        let bobToken = try await server.user("bob")
-        _ = try await server.send("before", from: aliceToken, to: "bob")
-        let proxy = try FaultProxy(upstreamPort: server.port)
-        let clock = ManualClock()
-        var config = ChatConfig(
-            appID: "test", server: proxy.url,
-            storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
-                "sdk-test-\(UUID().uuidString)"),
-            offline: offlineOn(), callbackQueue: DispatchQueue(label: "callbacks"), clock: clock,
-            logger: StandardErrorLogger(minimumLevel: .error))
         let holding = SessionTasksTests.HoldingTransport(
-            HTTPTransports.platformDefault(timeout: config.requestTimeout), holding: Endpoints.changes)
-        config.httpTransport = holding
-        let bob = try ChatClient(config: config)
-        let log = SyncLog()
-        log.attach(to: bob)
-        let connection = Recorder(queue: config.callbackQueue)
-        bob.addConnectionListener("c", connection)
-        try await bob.login(uid: "bob", authToken: bobToken)
-        _ = await connection.next(where: { $0 == "connected" })
+            HTTPTransports.platformDefault(timeout: 15), holding: Endpoints.changes)
+        let world = try await signedIn(transport: holding) { server, alice in
+            _ = try await server.send("before", from: alice, to: "bob")
+        }
+        let (server, proxy, clock, bob, log, connection) =
+            (world.server, world.proxy, world.clock, world.bob, world.log, world.connection)
         await clock.waitForSleepers(1)
-        clock.advance(by: config.connectionSettleDelay)
+        clock.advance(by: bob.config.connectionSettleDelay)
         var arrived = holding.arrived.stream.makeAsyncIterator()
         _ = await arrived.next()  // the cold start's head read waits on bob's side
 
         proxy.closeAll()  // the live stream drops: what alice writes now is not heard live
         _ = await connection.next(where: { $0 == "disconnected" })
-        let between = try await server.send("during the cold start", from: aliceToken, to: "bob")
+        let between = try await server.send("during the cold start", from: world.aliceToken, to: "bob")
         holding.release()
         var events = await log.sweep()
         while !(events.last ?? "").hasPrefix("finish") && events.last != "cancelled" { events += await log.sweep() }

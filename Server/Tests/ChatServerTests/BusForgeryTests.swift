@@ -92,9 +92,8 @@ struct BusForgeryTests {
     @Test func aRevocationLostOnTheBusStillClosesTheSocket() async throws {
         let busOne = try NatsServer()
         let busTwo = try NatsServer(sameSecretsAs: busOne)
-        let first = try LiveServer(arguments: busOne.chatdArguments)
-        let second = try LiveServer(
-            arguments: busTwo.chatdArguments + ["--token-check", "0.1"], dataDirectory: first.dataDirectory)
+        let (first, second) = try LiveServer.twoNodes(
+            on: busOne, secondBus: busTwo, secondArguments: ["--token-check", "0.1"])
         _ = try await first.user("alice")
         let bob = try await first.user("bob")
         let (socket, _) = try second.realtime(bob)

@@ -71,9 +71,8 @@ extension ClusterTests {
     @Test func lostBusMessagesCostLatencyNotCorrectness() async throws {
         let busOne = try NatsServer()
         let busTwo = try NatsServer(sameSecretsAs: busOne)
-        let first = try LiveServer(arguments: busOne.chatdArguments)
-        let second = try LiveServer(
-            arguments: busTwo.chatdArguments + ["--catch-up", "0.1"], dataDirectory: first.dataDirectory)
+        let (first, second) = try LiveServer.twoNodes(
+            on: busOne, secondBus: busTwo, secondArguments: ["--catch-up", "0.1"])
         let alice = try await first.user("alice")
         let bob = try await first.user("bob")
         let (socket, _) = try second.realtime(bob)
@@ -181,10 +180,15 @@ extension ClusterTests {
 }
 
 extension LiveServer {
-    /// Two chatd nodes on one database, both on `nats`.
-    static func twoNodes(on nats: NatsServer) throws -> (LiveServer, LiveServer) {
+    /// Two chatd nodes on one database, the first on `nats`, the second on `secondBus` (a
+    /// bus of its own: the two never hear each other) or the same one, with `secondArguments`.
+    static func twoNodes(
+        on nats: NatsServer, secondBus: NatsServer? = nil, secondArguments: [String] = []
+    ) throws -> (LiveServer, LiveServer) {
         let first = try LiveServer(arguments: nats.chatdArguments)
-        return (first, try LiveServer(arguments: nats.chatdArguments, dataDirectory: first.dataDirectory))
+        let second = try LiveServer(
+            arguments: (secondBus ?? nats).chatdArguments + secondArguments, dataDirectory: first.dataDirectory)
+        return (first, second)
     }
 }
 

@@ -231,27 +231,17 @@ extension Store {
     /// The groups `uid` is a member of (the realtime loop learns them when a socket of theirs
     /// opens on a node of a cluster, whose copy may have missed changes made elsewhere).
     func groups(of uid: String) throws -> [String] {
-        try read { db in
-            try db.query(
-                """
-                SELECT substr(m.conversation_id, 7) FROM conversation_members m
-                JOIN conversations c ON c.id = m.conversation_id AND c.type = 'group' WHERE m.uid = ?
-                """, [uid]
-            )
-            .map { try $0.get(0) }
-        }
+        try read { db in try db.query(Self.groupMembershipsQuery + " WHERE m.uid = ?", [uid]).map { try $0.get(0) } }
     }
 
     /// Every (guid, uid) membership of live groups (the realtime loop loads them once at start).
     func allGroupMembers() throws -> [(guid: String, uid: String)] {
-        try read { db in
-            try db.query(
-                """
-                SELECT substr(m.conversation_id, 7), m.uid FROM conversation_members m
-                JOIN conversations c ON c.id = m.conversation_id AND c.type = 'group'
-                """
-            )
-            .map { (try $0.get(0), try $0.get(1)) }
-        }
+        try read { db in try db.query(Self.groupMembershipsQuery).map { (try $0.get(0), try $0.get(1)) } }
     }
+
+    /// (guid, uid) of every membership of a live group, for a caller to narrow.
+    static let groupMembershipsQuery = """
+        SELECT substr(m.conversation_id, 7), m.uid FROM conversation_members m
+        JOIN conversations c ON c.id = m.conversation_id AND c.type = 'group'
+        """
 }
