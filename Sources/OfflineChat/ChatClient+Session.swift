@@ -49,18 +49,12 @@ extension ChatClient {
             }
             user = known
         }
-        let tasks = SessionTasks()
-        let realtime = makeRealtime(token: authToken)
-        let outbox = makeOutbox(cache: cache, api: api, realtime: realtime, tasks: tasks)
-        let security = CacheSecurity(
-            atRest: opening.encrypted, keyFromStore: opening.keyFromStore,
-            cipherVersion: opening.encrypted ? Connection.cipherVersion : nil)
-        let me = try commit(
-            UserSession(
-                user: user, api: api, realtime: realtime, cache: cache, outbox: outbox,
-                sync: makeSync(cache: cache, api: api, outbox: outbox, me: user.uid, tasks: tasks),
-                security: security, tasks: tasks),
-            generation: generation)
+        let started = UserSession(
+            user: user, api: api,
+            realtime: RealtimeConnection(
+                url: UserSession.realtimeURL(config), token: authToken, transport: transport, config: config),
+            opening: opening, config: config, dispatch: dispatch, host: self)
+        let me = try commit(started, generation: generation)
         if let (reason, lost) = opening.reset {
             config.logger.log(
                 .warning, "the offline cache was rebuilt (\(reason.rawValue)); \(lost) queued messages lost")
@@ -76,17 +70,12 @@ extension ChatClient {
     }
 
     /// Makes `started` the session unless a login or logout came in meanwhile; ends the
-    /// previous session and wipes other users' caches; starts realtime.
+    /// previous session and wipes other users' caches; starts the new one.
     private func commit(_ started: UserSession, generation: Int) throws -> User {
         guard case .some(let replaced) = session.commit(started, generation: generation) else {
             started.tasks.cancelAll()
             started.cache?.close()
             throw ChatException(.userNotLoggedIn, "a logout or another login came first")
-        }
-        // Any 401 from chatd on any of the session's calls ends it, while it is the current one.
-        started.api.rejection.set { [weak self, weak started] in
-            guard let self, let started, self.session.current === started else { return }
-            self.sessionRejected(started)
         }
         if let replaced {
             end(replaced, wipe: replaced.user.uid != started.user.uid)
@@ -95,8 +84,7 @@ extension ChatClient {
             if replaced.user.uid == started.user.uid { started.outbox?.recoverInterruptedSends() }
         }
         wipeOtherUsers(than: started.user.uid)  // with or without a cache of its own
-        startRealtime(of: started)
-        if started.cache != nil { started.tasks.start { await self.refreshBlockedList(started) } }
+        started.start()
         return started.user
     }
 
@@ -170,12 +158,6 @@ extension ChatClient {
         }
     }
 
-    /// The server no longer accepts the session's token: logged out, cache wiped.
-    func sessionRejected(_ rejected: UserSession) {
-        end(rejected, wipe: true)
-        config.logger.log(.warning, "the server rejected the session's token; logged out and wiped the cache")
-    }
-
     func cacheDirectory(for uid: String) -> URL {
         config.storageDirectory.appendingPathComponent(config.appID).appendingPathComponent(uid)
     }
@@ -209,37 +191,6 @@ extension ChatClient {
     /// The key store account of a user's cache key.
     func keyAccount(_ uid: String) -> String { "\(config.appID)/\(uid)" }
 
-    private func makeOutbox(
-        cache: ChatCache?, api: APIClient, realtime: RealtimeConnection, tasks: SessionTasks
-    ) -> Outbox? {
-        guard let cache else { return nil }
-        let outbox = Outbox(
-            cache: cache, api: api, config: config, tasks: tasks,
-            // An ended session is offline at once: its end stops the connection first.
-            isOnline: { realtime.status == .connected },
-            liveSince: {
-                // The epoch first: a loss after reading it changes it.
-                let epoch = cache.liveEpoch
-                return realtime.status == .connected ? epoch : nil
-            },
-            report: { [weak self] outcome in
-                switch outcome {
-                case .sent(let message): self?.messageListeners.notify { $0.onOutboxMessageSent(message) }
-                case .failed(let message): self?.messageListeners.notify { $0.onOutboxMessageFailed(message) }
-                }
-            })
-        outbox.recoverInterruptedSends()
-        return outbox
-    }
-
-    private func makeSync(
-        cache: ChatCache?, api: APIClient, outbox: Outbox?, me: String, tasks: SessionTasks
-    ) -> SyncEngine? {
-        guard let cache else { return nil }
-        return SyncEngine(
-            cache: cache, api: api, config: config, outbox: outbox, me: me, listeners: dispatch.listeners, tasks: tasks)
-    }
-
     /// Deletes every other user's cache of this app on the device.
     private func wipeOtherUsers(than uid: String) {
         let appDirectory = config.storageDirectory.appendingPathComponent(config.appID)
@@ -260,5 +211,25 @@ extension ChatClient {
     enum MetaKey {
         static let token = "session.token"
         static let me = "session.user"
+    }
+}
+
+extension ChatClient: SessionHost {
+    func session(_ session: UserSession, reports status: ConnectionStatus) {
+        connectionListeners.notify { listener in
+            switch status {
+            case .connecting: listener.onConnecting()
+            case .connected: listener.onConnected()
+            case .disconnected: listener.onDisconnected()
+            }
+        }
+    }
+
+    /// The server no longer accepts the session's token: logged out, cache wiped (unless a
+    /// newer session is current by now).
+    func sessionRejected(_ rejected: UserSession) {
+        guard session.current === rejected else { return }
+        end(rejected, wipe: true)
+        config.logger.log(.warning, "the server rejected the session's token; logged out and wiped the cache")
     }
 }

@@ -122,29 +122,13 @@ public final class ChatClient: Sendable {
 
     // MARK: - Helpers
 
-    /// Runs `work` and reports its outcome on the callback queue: exactly one callback. With
-    /// `session`, the work is one of that session's tasks (its end cancels it, a logout awaits
-    /// it); a session already ended fails `ERROR_USER_NOT_LOGGED_IN` without running it.
+    /// Runs `work` and reports its outcome on the callback queue: exactly one callback (a
+    /// session's own work goes through `UserSession.settle`, which its end cancels).
     func settle<T: Sendable>(
-        _ work: @escaping @Sendable () async throws -> T, in session: UserSession? = nil,
-        onSuccess: @escaping @Sendable (T) -> Void, onError: @escaping @Sendable (ChatException) -> Void
+        _ work: @escaping @Sendable () async throws -> T, onSuccess: @escaping @Sendable (T) -> Void,
+        onError: @escaping @Sendable (ChatException) -> Void
     ) {
         let queue = config.callbackQueue
-        let run = { @Sendable in
-            do {
-                let value = try await work()
-                queue.async { onSuccess(value) }
-            } catch {
-                let exception =
-                    error as? ChatException
-                    ?? ChatException(.unexpectedResponse, "\(error)")
-                queue.async { onError(exception) }
-            }
-        }
-        guard let session else {
-            Task { await run() }
-            return
-        }
-        if session.tasks.start(run) == nil { queue.async { onError(.notLoggedIn()) } }
+        Task { await Settled.report(work, on: queue, onSuccess: onSuccess, onError: onError) }
     }
 }

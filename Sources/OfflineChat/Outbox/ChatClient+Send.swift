@@ -122,7 +122,7 @@ extension ChatClient {
             // awaits it). Its request runs to its answer even when the session ends: the server
             // may store the message, and its outcome is reported (`URLSession` would abort a
             // cancelled request, so the request is not the session task's child).
-            settle(
+            current.settle(
                 {
                     try await Task {
                         var body = request
@@ -133,7 +133,7 @@ extension ChatClient {
                         let sent: MessagePayload = try await current.api.send("POST", Endpoints.messages, body: body)
                         return BaseMessage.make(sent, source: .server)
                     }.value
-                }, in: current, onSuccess: onMessageSent, onError: onError)
+                }, onSuccess: onMessageSent, onError: onError)
             return
         }
         let localId: Int64

@@ -9,7 +9,11 @@ import Locking
 /// its first envelope (the server's hello) has been handled.
 final class RealtimeConnection: Sendable {
     struct Handlers: Sendable {
+        /// A status change, reported under the reporting lock: it must not block (no I/O).
         var status: @Sendable (ConnectionStatus) -> Void
+        /// The connection dropped: called after `.disconnected` was reported, outside any lock,
+        /// before the next connect begins; never once the connection was stopped.
+        var dropped: @Sendable () async -> Void
         var envelope: @Sendable (RealtimeEnvelope) async -> Void
         /// A frame that did not decode was skipped.
         var unreadable: @Sendable () async -> Void
@@ -88,16 +92,19 @@ final class RealtimeConnection: Sendable {
     }
 
     /// Reports `status` when it is a change, unless the connection was stopped or its session's
-    /// end cancelled the loop (the stop that follows reports, if anyone is to hear).
-    private func set(_ status: ConnectionStatus, _ handlers: Handlers) {
+    /// end cancelled the loop (the stop that follows reports, if anyone is to hear). Returns
+    /// whether it reported.
+    @discardableResult
+    private func set(_ status: ConnectionStatus, _ handlers: Handlers) -> Bool {
         reporting.withLock { _ in
-            guard !Task.isCancelled else { return }
+            guard !Task.isCancelled else { return false }
             let changed = state.withLock { state -> Bool in
                 guard !state.stopped, state.status != status else { return false }
                 state.status = status
                 return true
             }
             if changed { handlers.status(status) }
+            return changed
         }
     }
 
@@ -160,7 +167,7 @@ final class RealtimeConnection: Sendable {
             }
             state.withLock { $0.socket = nil }
             let retry = rules.withLock { $0.dropped(unit: Double.random(in: 0..<1)) }
-            set(.disconnected, handlers)
+            if set(.disconnected, handlers) { await handlers.dropped() }
             guard !Task.isCancelled, await handlers.shouldRetry(), case .retry(let delay) = retry else { break }
             do { try await config.clock.sleep(milliseconds: delay) } catch { break }
         }

@@ -84,12 +84,8 @@ extension ChatClient {
         return outcome
     }
 
-    /// Reloads the SDK's blocked list from the server (at login; each catch-up sweep too).
-    func refreshBlockedList(_ current: UserSession) async {
-        guard let cache = current.cache else { return }
-        await Self.refreshBlockedList(api: current.api, cache: cache, logger: config.logger)
-    }
-
+    /// Reloads the SDK's blocked list from the server into `cache` (at login; each catch-up
+    /// sweep too). A failure is logged: the cached list stays.
     static func refreshBlockedList(api: APIClient, cache: ChatCache, logger: any ChatLogger) async {
         var users: [UserPayload] = []
         var cursor: String?

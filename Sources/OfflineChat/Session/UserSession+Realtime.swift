@@ -1,0 +1,81 @@
+import Foundation
+
+/// The session's realtime stream. Its handlers are the session's own: once the session has
+/// ended (its connection stopped, its tasks cancelled) they hear nothing more. The stopped
+/// connection reports no status, and the other handlers stop at a cancellation check
+/// (they run as the session's tasks: its connection's loop, a settle check) instead of asking
+/// whether their session is still the current one.
+extension UserSession {
+    /// The realtime URL of `config`'s server.
+    static func realtimeURL(_ config: ChatConfig) -> URL {
+        var components = URLComponents(
+            url: config.server.appendingPathComponent(Endpoints.realtime), resolvingAgainstBaseURL: false)!
+        components.scheme = config.server.scheme == "https" ? "wss" : "ws"
+        return components.url!
+    }
+
+    func startRealtime() {
+        realtime.start(
+            RealtimeConnection.Handlers(
+                status: { [weak self] status in
+                    guard let self else { return }
+                    self.host?.session(self, reports: status)
+                },
+                dropped: { [weak self] in self?.connectionDropped() },
+                envelope: { [weak self] envelope in self?.receive(envelope) },
+                unreadable: { [weak self] in self?.lostTrackOfTheStream() },
+                settled: { [weak self] in await self?.connectionSettled() },
+                shouldRetry: { [weak self] in await self?.tokenStillAccepted() ?? false }),
+            in: tasks)
+    }
+
+    /// The connection has stayed up for the settle delay: queued messages go first (unless
+    /// `autoSendPendingOnReconnect` is off), then the catch-up sync.
+    func connectionSettled() async {
+        guard !Task.isCancelled else { return }
+        if let outbox, config.offline.autoSendPendingOnReconnect {
+            outbox.reconnected()
+            await outbox.flush()
+        }
+        guard !Task.isCancelled else { return }
+        sync?.request(.reconnect)
+    }
+
+    /// The connection dropped (reported `.disconnected`; no reconnect has begun). Offline,
+    /// messages may be missed: no cached stretch reaches the live head any more. Runs outside
+    /// the connection's reporting lock: a cache write there would hold up a `stop()`.
+    func connectionDropped() {
+        guard !Task.isCancelled else { return }
+        try? cache?.closeOpenRanges()
+        sync?.disconnected()
+    }
+
+    /// A live change the cache could not take (or a frame it could not read): the replay must
+    /// bring it, so the sync point stops following and no cached stretch may reach past it.
+    func lostTrackOfTheStream() {
+        guard !Task.isCancelled else { return }
+        sync?.lostTrack()
+        try? cache?.closeOpenRanges()
+    }
+
+    /// After a dropped or refused connection: is the token still good? A 401 ends the
+    /// session (the API client reports it: `AuthRejection`); no answer means "offline, keep
+    /// retrying".
+    func tokenStillAccepted() async -> Bool {
+        guard !Task.isCancelled else { return false }
+        do {
+            let _: UserPayload = try await api.get(Endpoints.me)
+            return true
+        } catch let error as ChatException where error.isAuthFailure {
+            return false
+        } catch {
+            return true
+        }
+    }
+
+    /// One realtime envelope (`RealtimeDispatch`), unless the session has ended.
+    func receive(_ envelope: RealtimeEnvelope) {
+        guard !Task.isCancelled else { return }
+        dispatch.receive(envelope, in: self) { self.lostTrackOfTheStream() }
+    }
+}
