@@ -22,7 +22,8 @@ extension ChatClient {
             transport: config.httpTransport
                 ?? HTTPTransports.platformDefault(
                     timeout: config.requestTimeout, trustedCertificates: config.trustedCertificates))
-        let opening = openCache(for: uid)
+        let opening = UserSession.openCache(
+            uid: uid, directory: cacheDirectory(for: uid), account: keyAccount(uid), config: config)
         let cache = opening.cache
         let user: User
         do {
@@ -160,32 +161,6 @@ extension ChatClient {
 
     func cacheDirectory(for uid: String) -> URL {
         config.storageDirectory.appendingPathComponent(config.appID).appendingPathComponent(uid)
-    }
-
-    /// This user's cache, opened (or rebuilt) in the configured format by `CacheOpener`. No
-    /// cache when offline support is off, when encryption cannot be applied and the behaviour
-    /// is `.onlineOnly`, when the key store stays unavailable, or when an unreadable cache
-    /// cannot be deleted.
-    private func openCache(for uid: String) -> CacheOpening {
-        let offline = config.offline
-        guard offline.enabled else { return CacheOpening() }
-        var encrypt = offline.encryption
-        if encrypt && !Connection.cipherAvailable && offline.encryptionFailureBehavior == .plaintextFallback {
-            config.logger.log(
-                .error,
-                "encryption is on but this build has no SQLCipher: the offline cache is NOT encrypted (plaintextFallback)"
-            )
-            encrypt = false
-        }
-        let limits = CacheLimits(
-            maxConversations: offline.maxConversations, maxMessagesPerConversation: offline.maxMessagesPerConversation,
-            maxStorageSize: offline.maxStorageSize)
-        let opener = CacheOpener(
-            directory: cacheDirectory(for: uid), uid: uid, account: keyAccount(uid), encrypt: encrypt,
-            keyStore: config.resolvedKeyStore, limits: limits, clock: { [clock = config.clock] in clock.now() })
-        let opening = opener.open()
-        if let problem = opening.problem { config.logger.log(opening.cache == nil ? .error : .warning, problem) }
-        return opening
     }
 
     /// The key store account of a user's cache key.

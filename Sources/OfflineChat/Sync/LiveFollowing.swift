@@ -14,6 +14,9 @@ struct LiveFollowing: Sendable, Equatable {
     private(set) var connected = false
     private(set) var following = false
 
+    /// Still connected on the connection of `generation` (nothing lost track since).
+    func isOn(_ generation: Int) -> Bool { connected && generation == self.generation }
+
     mutating func hello(atSyncPoint: Bool) {
         generation += 1
         connected = true

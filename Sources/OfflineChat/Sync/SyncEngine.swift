@@ -27,13 +27,26 @@ final class SyncEngine: Sendable {
     /// The session's tasks: sweeps and their retries run as them, so a session's end cancels
     /// them and a sweep still running stops telling anyone anything.
     let tasks: SessionTasks
-    private let throttle = Locked(SyncThrottle())
-    private let live = Locked(LiveFollowing())
-    /// Sweeps in a row that the server failed (5xx) while the connection stayed up.
-    private let serverFailures = Locked(0)
-    /// The wait before running such a sweep again; cancelled when the connection drops (the
-    /// reconnect starts a sweep of its own).
-    private let retry = Locked<Task<Void, Never>?>(nil)
+    /// The engine's one state value, under one lock.
+    private struct State {
+        /// When a sweep may start.
+        var throttle = SyncThrottle()
+        /// Whether the sync point may follow the live stream.
+        var live = LiveFollowing()
+        /// Sweeps in a row that the server failed (5xx) while the connection stayed up.
+        var serverFailures = 0
+        /// The wait before running such a sweep again; cancelled when the connection drops
+        /// (the reconnect starts a sweep of its own) and at the session's end.
+        var retry: Task<Void, Never>?
+
+        /// Takes the retry away (to be cancelled outside the lock).
+        mutating func takeRetry() -> Task<Void, Never>? {
+            defer { retry = nil }
+            return retry
+        }
+    }
+
+    private let locked = Locked(State())
 
     init(
         cache: ChatCache, api: APIClient, config: ChatConfig, outbox: Outbox?, me: String, listeners: Listeners,
@@ -48,32 +61,35 @@ final class SyncEngine: Sendable {
         self.tasks = tasks
     }
 
-    var state: SyncState { throttle.current.running ? .syncing : .idle }
+    var state: SyncState { locked.current.throttle.running ? .syncing : .idle }
 
     /// A realtime connection said hello: changes after `cursor` arrive on it.
     func connected(hello cursor: String?) {
         let point = try? cache.syncPoint()
-        live.withLock { $0.hello(atSyncPoint: cursor != nil && point?.cursor == cursor) }
+        locked.withLock { $0.live.hello(atSyncPoint: cursor != nil && point?.cursor == cursor) }
     }
 
     func disconnected() {
-        live.withLock { $0.disconnected() }
-        retry.withLock { $0?.cancel() }
+        let retry = locked.withLock { state in
+            state.live.disconnected()
+            return state.takeRetry()
+        }
+        retry?.cancel()
     }
 
     /// The session ended: a sweep waiting to run again never runs.
     func end() {
-        retry.withLock { $0?.cancel() }
+        locked.withLock { $0.takeRetry() }?.cancel()
     }
 
     /// See `LiveFollowing.lostTrack`.
     func lostTrack() {
-        live.withLock { $0.lostTrack() }
+        locked.withLock { $0.live.lostTrack() }
     }
 
     /// The cache stored a live change; `cursor` is the changelog position right after it.
     func liveChangeStored(cursor: String?) {
-        guard let cursor, live.current.following else { return }
+        guard let cursor, locked.current.live.following else { return }
         do {
             try cache.followLiveCursor(cursor)
         } catch {
@@ -84,7 +100,7 @@ final class SyncEngine: Sendable {
     /// Asks for a sweep; it runs in the background when the throttle says start.
     @discardableResult
     func request(_ trigger: SyncThrottle.Trigger) -> SyncThrottle.Decision {
-        let decision = throttle.withLock { $0.request(trigger, now: config.clock.now()) }
+        let decision = locked.withLock { $0.throttle.request(trigger, now: config.clock.now()) }
         if decision == .start { tasks.start { await self.run() } }
         return decision
     }
@@ -94,7 +110,7 @@ final class SyncEngine: Sendable {
             let result = await sweep()
             guard !Task.isCancelled else { return }
             // The state is idle (or the follow-up's) before the last callback is heard.
-            let again = throttle.withLock { $0.finished(now: config.clock.now()) }
+            let again = locked.withLock { $0.throttle.finished(now: config.clock.now()) }
             if let result, !again { retryIfTheServerFailed(result) }
             if let result {
                 let reInstall = result.reInstall
@@ -115,16 +131,16 @@ final class SyncEngine: Sendable {
     /// connection it started on lasts. A sweep that fails with the connection is left to the
     /// reconnect, as before.
     private func retryIfTheServerFailed(_ result: SweepOutcome) {
-        guard result.serverFailed else {
-            if result.succeeded { serverFailures.withLock { $0 = 0 } }
-            return
+        let attempt = locked.withLock { state -> Int? in
+            guard result.serverFailed else {
+                if result.succeeded { state.serverFailures = 0 }
+                return nil
+            }
+            guard state.live.isOn(result.generation) else { return nil }
+            state.serverFailures += 1
+            return state.serverFailures
         }
-        let state = live.current
-        guard state.connected, state.generation == result.generation else { return }
-        let attempt = serverFailures.withLock { count in
-            count += 1
-            return count
-        }
+        guard let attempt else { return }
         // At least 1 ms (`Backoff`): the retry always waits on the clock.
         let delay = Backoff.delay(
             attempt: attempt - 1, base: config.reconnectBaseDelay, cap: config.reconnectMaxDelay,
@@ -135,15 +151,18 @@ final class SyncEngine: Sendable {
             } catch {
                 return
             }
-            let now = live.current
-            guard now.connected, now.generation == result.generation else { return }
+            guard locked.current.live.isOn(result.generation) else { return }
             request(.retry)
         }
-        retry.withLock {
-            $0?.cancel()
-            $0 = task
+        // Kept unless the connection dropped meanwhile (then it goes at once); an older
+        // retry is replaced.
+        let cancelled = locked.withLock { state -> [Task<Void, Never>?] in
+            let replaced = state.takeRetry()
+            guard state.live.isOn(result.generation) else { return [replaced, task] }
+            state.retry = task
+            return [replaced]
         }
-        if !live.current.connected { task?.cancel() }  // it dropped meanwhile
+        for task in cancelled { task?.cancel() }
     }
 
     /// How a sweep went.
@@ -162,7 +181,7 @@ final class SyncEngine: Sendable {
     func sweep() async -> SweepOutcome? {
         // The cache's epoch first: a connection lost after this read changes it.
         let epoch = cache.liveEpoch
-        let start = live.current
+        let start = locked.current.live
         let generation = start.generation
         guard !Task.isCancelled, let point = try? cache.syncPoint() else { return nil }
         let reInstall = point.cursor == nil
@@ -244,7 +263,7 @@ final class SyncEngine: Sendable {
             let head = try read.get()
             guard !Task.isCancelled else { return Self.sessionEnded }
             try cache.recordSyncHead(cursor: head.cursor, serverTime: head.serverTime)
-            live.withLock { $0.caughtUp(startedAt: generation) }
+            locked.withLock { $0.live.caughtUp(startedAt: generation) }
             return nil
         } catch {
             config.logger.log(.warning, "the sync could not record where to resume: \(error)")
@@ -269,12 +288,12 @@ final class SyncEngine: Sendable {
             // brings that back.
             if page.changes.contains(where: { $0.removesConversation(for: me) }) { lostTrack() }
             // A last page read on the connection the sweep started on: the stream brings the rest.
-            let reachesLive = !page.hasMore && live.current.generation == generation ? liveEpoch : nil
+            let reachesLive = !page.hasMore && locked.current.live.generation == generation ? liveEpoch : nil
             let merge = try cache.applySyncPage(
                 page.changes, from: point, cursor: page.cursor, serverTime: page.serverTime,
                 liveSince: reachesLive)
             for id in merge.removedConversations { _ = outbox?.discard(.conversation(id)) }
-            if !page.hasMore { live.withLock { $0.caughtUp(startedAt: generation) } }
+            if !page.hasMore { locked.withLock { $0.live.caughtUp(startedAt: generation) } }
             deliver(merge, outcome: page.hasMore ? .partial : .caughtUp)
             return nil
         } catch let error as ChatException
@@ -286,7 +305,7 @@ final class SyncEngine: Sendable {
             lostTrack()
             try? cache.resetForRebuild()
             listeners.sync.notify { $0.onMessageSyncError(error) }
-            _ = throttle.withLock { $0.request(.rebuild, now: config.clock.now()) }
+            _ = locked.withLock { $0.throttle.request(.rebuild, now: config.clock.now()) }
             return error
         } catch {
             let exception = Self.exception(error)
