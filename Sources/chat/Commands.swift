@@ -38,10 +38,7 @@ extension CLISession {
 
     func logoutCommand() async throws -> Int32 {
         let signedIn = (try? await login()) != nil
-        let revoked = await withCheckedContinuation { done in
-            client.logout(
-                onSuccess: { done.resume(returning: signedIn) }, onError: { _ in done.resume(returning: false) })
-        }
+        let revoked = (try? await client.logoutAndRevokeToken()) != nil && signedIn
         forgetToken()
         let what =
             signedIn
@@ -123,21 +120,23 @@ extension CLISession {
     func send(to receiver: String, text: String, group: Bool) async throws -> Int32 {
         _ = try await login()
         _ = await connected(within: 3)
-        let outcome = SendOutcome()
-        client.sendTextMessage(
-            message: TextMessage(receiverUid: receiver, text: text, receiverType: group ? .group : .user),
-            onMessagePending: { outcome.set(.pending($0)) },
-            onMessageSent: { outcome.set(.sent($0)) },
-            onError: { outcome.set(.failed($0)) })
-        switch await outcome.final(seconds: 8) {
-        case .sent(let message):
+        let client = client
+        do {
+            // Online, the answer comes at once; a send still waiting after 8 s stays queued.
+            guard
+                let message = try await within(
+                    seconds: 8,
+                    {
+                        try await client.sendTextMessage(
+                            message: TextMessage(
+                                receiverUid: receiver, text: text, receiverType: group ? .group : .user))
+                    })
+            else { return queued(to: receiver) }
             output.emit("sent", Output.fields(message), human: "sent (id \(message.id))")
             return 0
-        case .pending:
+        } catch let error as ChatException where error.errorCode == ChatException.internetUnavailable {
             return queued(to: receiver)
-        case .failed(let error) where error.errorCode == ChatException.internetUnavailable:
-            return queued(to: receiver)
-        case .failed(let error):
+        } catch let error as ChatException {
             output.fail("not sent: \(error.errorDescription)", code: error.errorCode)
             return 1
         }
@@ -300,57 +299,15 @@ final class Countdown: Sendable {
     }
 }
 
-/// A send's callbacks, awaited: the last word within a time limit.
-final class SendOutcome: Sendable {
-    enum State: Sendable {
-        case pending(BaseMessage)
-        case sent(BaseMessage)
-        case failed(ChatException)
-    }
-    private struct Progress {
-        var state: State?
-        var settled = false
-        var waiter: CheckedContinuation<State, Never>?
-    }
-    private let progress = Locked(Progress())
-
-    func set(_ new: State) {
-        let resume = progress.withLock { progress -> (CheckedContinuation<State, Never>, State)? in
-            progress.state = new
-            if case .pending = new { return nil }
-            progress.settled = true
-            defer { progress.waiter = nil }
-            return progress.waiter.map { ($0, new) }
+/// `work`'s value, or nil when `seconds` pass first (the work's wait is cancelled then).
+func within<T: Sendable>(seconds: Double, _ work: @escaping @Sendable () async throws -> T) async throws -> T? {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await work() }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            return nil
         }
-        resume.map { $0.0.resume(returning: $0.1) }
-    }
-
-    func final(seconds: Double) async -> State {
-        await withCheckedContinuation { continuation in
-            let now = progress.withLock { progress -> State? in
-                if progress.settled { return progress.state }
-                progress.waiter = continuation
-                return nil
-            }
-            if let now {
-                continuation.resume(returning: now)
-                return
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
-                let late = progress.withLock { progress -> (CheckedContinuation<State, Never>, State)? in
-                    guard let waiter = progress.waiter else { return nil }
-                    progress.waiter = nil
-                    return (
-                        waiter,
-                        progress.state
-                            ?? .failed(
-                                ChatException(
-                                    errorCode: ChatException.internetUnavailable, errorDescription: "no answer in time")
-                            )
-                    )
-                }
-                late.map { $0.0.resume(returning: $0.1) }
-            }
-        }
+        defer { group.cancelAll() }
+        return try await group.next() ?? nil
     }
 }
