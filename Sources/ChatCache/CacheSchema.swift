@@ -108,6 +108,15 @@ enum CacheSchema {
             }
             try db.execute("DROP TABLE conversations_v5")
         }
+        migrator.register(
+            7, "thread index",
+            sql: """
+                -- Only replies have a parent: a message outside a thread (most, and every queued
+                -- send to a conversation) no longer writes an entry here. Thread reads ask
+                -- `parent_id = ?`, which implies the index's condition.
+                DROP INDEX messages_by_parent;
+                CREATE INDEX messages_by_parent ON messages(parent_id, id) WHERE parent_id IS NOT NULL;
+                """)
         return migrator
     }()
 }

@@ -137,8 +137,7 @@ extension ChatCache {
     func usedBytes(_ db: Connection) throws -> Int64 {
         let pages: Int64 = try db.scalar("PRAGMA page_count") ?? 0
         let free: Int64 = try db.scalar("PRAGMA freelist_count") ?? 0
-        let size: Int64 = try db.scalar("PRAGMA page_size") ?? 4096
-        return (pages - free) * size + mediaBytes()
+        return (pages - free) * pageSize + mediaBytes()
     }
 
     /// The media files kept for these messages (named `<message id>-<file name>`). Inside a

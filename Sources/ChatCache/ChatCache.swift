@@ -25,6 +25,8 @@ public final class ChatCache: Sendable {
     let liveEpochCounter = Locked(0)
     /// Bytes in the media folder, once known (see `mediaBytes()`).
     let mediaTotal = Locked<Int64?>(nil)
+    /// The database's page size: fixed once the file exists (read once, not on every write).
+    let pageSize: Int64
     /// What one write collects as it runs, handed by `write` to the helpers that note into it;
     /// every write starts with an empty one (`DatabasePool.write(startingWith:_:)`), and a
     /// rolled-back write's scratch is dropped with it.
@@ -67,6 +69,7 @@ public final class ChatCache: Sendable {
         self.uid = uid
         self.clock = clock
         self.limits = limits
+        pageSize = try pool.read { try $0.scalar("PRAGMA page_size") } ?? 4096
         try FileManager.default.createDirectory(
             at: mediaDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }

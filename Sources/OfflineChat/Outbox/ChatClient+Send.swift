@@ -151,12 +151,13 @@ extension ChatClient {
         pending.messageStatus = .pending
         (pending as? MediaMessage)?.localPath = mediaCopy?.path
         outbox.register(localId, Outbox.Callbacks(onSent: onMessageSent, onError: onError))
-        queue.async { onMessagePending?(pending) }
-        if current.realtime.status == .connected {
-            outbox.flushSoon()
-        } else {
-            queue.async { onError(.offline("queued; it is sent when the connection returns")) }
+        let online = current.realtime.status == .connected
+        // One hop to the callback queue for both (each hop wakes its thread).
+        queue.async {
+            onMessagePending?(pending)
+            if !online { onError(.offline("queued; it is sent when the connection returns")) }
         }
+        if online { outbox.flushSoon() }
     }
 
     private static func enqueueError(_ error: any Error) -> ChatException {
