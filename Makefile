@@ -59,6 +59,10 @@ test-sdk: server
 
 test-sdk-system: server
 	$(SWIFT_TEST) $(STRICT) $(SYSTEM_SQLITE)
+	@# Both SQLite traits at once must not build (the cache would silently lose its encryption).
+	@if $(SWIFT) build --traits SQLCipher,SystemSQLite --scratch-path .build/both-traits --target SQLiteKit \
+		> .build/both-traits.log 2>&1; then echo "both SQLite traits built: they must not"; exit 1; fi
+	@grep -q "not both" .build/both-traits.log && echo "both SQLite traits at once: refused at compile time, as it must be"
 
 ## SDK clients through HAProxy while chatd nodes (PostgreSQL + NATS) are killed at random moments.
 test-cluster: server

@@ -6,10 +6,29 @@ let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
 ]
 
+/// Apple platforms: SQLite comes from Apple's SDK (`SQLite3`), SQLCipher from its official
+/// Swift package.
+let apple: [Platform] = [.macOS, .iOS, .macCatalyst, .tvOS, .watchOS, .visionOS]
+/// Everywhere else both come from the system's packages (Debian's `-dev` packages here).
+let systemLibraries: [Platform] = [.linux, .android, .windows, .openbsd]
+
+// The manifest runs on the build host: only a Mac (building for a Mac or for iOS) fetches the
+// SQLCipher package. Linux builds (CI, chatd, this repository's tests) resolve nothing.
+#if os(Linux)
+let sqlcipherPackage: [Package.Dependency] = []
+let appleSQLCipher: [Target.Dependency] = []
+#else
+let sqlcipherPackage: [Package.Dependency] = [
+    .package(url: "https://github.com/sqlcipher/SQLCipher.swift.git", from: "4.10.0"),
+]
+let appleSQLCipher: [Target.Dependency] = [
+    .product(name: "SQLCipher", package: "SQLCipher.swift", condition: .when(platforms: apple, traits: ["SQLCipher"])),
+]
+#endif
+
 let package = Package(
     name: "OfflineChat",
-    // Synchronization's Mutex and Atomic need these on Apple platforms.
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    platforms: [.macOS(.v13), .iOS(.v16), .macCatalyst(.v16), .visionOS(.v1)],
     products: [
         .library(name: "ChatProtocol", targets: ["ChatProtocol"]),
         .library(name: "Locking", targets: ["Locking"]),
@@ -22,9 +41,14 @@ let package = Package(
     ],
     traits: [
         .default(enabledTraits: ["SQLCipher"]),
-        .trait(name: "SQLCipher", description: "Link Debian's SQLCipher (encryption at rest)."),
-        .trait(name: "SystemSQLite", description: "Link the system's plain SQLite; no encryption."),
+        .trait(
+            name: "SQLCipher",
+            description: "Encryption at rest: SQLCipher.swift on Apple platforms, the system's libsqlcipher elsewhere."),
+        .trait(
+            name: "SystemSQLite",
+            description: "The platform's plain SQLite (Apple's SQLite3, the system's libsqlite3); no encryption."),
     ],
+    dependencies: sqlcipherPackage,
     targets: [
         .systemLibrary(name: "CSQLCipher", path: "Sources/CSQLCipher", pkgConfig: "sqlcipher",
                        providers: [.apt(["libsqlcipher-dev"])]),
@@ -35,9 +59,9 @@ let package = Package(
             name: "SQLiteKit",
             dependencies: [
                 "Locking",
-                .target(name: "CSQLCipher", condition: .when(traits: ["SQLCipher"])),
-                .target(name: "CSQLite", condition: .when(traits: ["SystemSQLite"])),
-            ],
+                .target(name: "CSQLCipher", condition: .when(platforms: systemLibraries, traits: ["SQLCipher"])),
+                .target(name: "CSQLite", condition: .when(platforms: systemLibraries, traits: ["SystemSQLite"])),
+            ] + appleSQLCipher,
             swiftSettings: swiftSettings),
         .target(name: "ChatProtocol", swiftSettings: swiftSettings),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
@@ -56,7 +80,7 @@ let package = Package(
         .executableTarget(name: "json-bench", dependencies: ["ChatProtocol"], swiftSettings: swiftSettings),
         .executableTarget(name: "outbox-crash-probe", dependencies: ["OfflineChat", "ChatTesting"], swiftSettings: swiftSettings),
         .target(name: "ServerProcess", swiftSettings: swiftSettings),
-        .target(name: "ChatTesting", dependencies: ["OfflineChat", "ChatCache", "ServerProcess", "Locking"], swiftSettings: swiftSettings),
+        .target(name: "ChatTesting", dependencies: ["OfflineChat", "ChatCache", "ServerProcess", "Locking", "WebSocket"], swiftSettings: swiftSettings),
         .testTarget(name: "ChatCacheTests", dependencies: ["ChatCache"], swiftSettings: swiftSettings),
         .testTarget(name: "OfflineChatTests", dependencies: ["OfflineChat", "ChatTesting", "WebSocket", "Locking", "ServerProcess"], swiftSettings: swiftSettings),
         // An app's own tests, as an app would write them: public API and ChatTesting only.

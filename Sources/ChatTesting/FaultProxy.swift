@@ -2,6 +2,7 @@
 import Locking
 import ChatCache
 import Foundation
+import WebSocket
 #if canImport(Glibc)
 import Glibc
 #else
@@ -81,11 +82,12 @@ public final class FaultProxy: @unchecked Sendable {  // mutable state under `lo
         while true {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
+            Socket.noSignalOnWrite(client)
             if case .offline = mode {
                 close(client)
                 continue
             }
-            let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let upstream = Socket.tcp()
             var address = Loopback.address(port: UInt16(upstreamPort))
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

@@ -1,5 +1,6 @@
 #if os(Linux) || os(macOS)
 import Foundation
+import WebSocket
 #if canImport(Glibc)
 import Glibc
 #else
@@ -10,7 +11,7 @@ import Darwin
 public enum Loopback {
     /// The listening descriptor and its port.
     public static func listen(backlog: Int32 = 64) throws -> (fd: Int32, port: Int) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = Socket.tcp()
         var reuse: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         var address = self.address(port: 0)

@@ -1,8 +1,20 @@
-// Exactly one C SQLite is linked, chosen by the package trait.
-#if SystemSQLite
+// Exactly one C SQLite is linked, chosen by the package trait: on Apple platforms Apple's own
+// `SQLite3` or the official SQLCipher package's `SQLCipher`, elsewhere the system's library
+// (`CSQLite`, `CSQLCipher`: Debian's libsqlite3-dev, libsqlcipher-dev).
+#if SystemSQLite && SQLCipher
+#error("Enable one of the SQLCipher and SystemSQLite traits, not both: with both, the cache would not be encrypted.")
+#elseif SystemSQLite
+#if canImport(Darwin)
+@_exported import SQLite3
+#else
 @_exported import CSQLite
+#endif
 #elseif SQLCipher
+#if canImport(Darwin)
+@_exported import SQLCipher
+#else
 @_exported import CSQLCipher
+#endif
 #else
 #error("Enable the SQLCipher (default) or SystemSQLite trait.")
 #endif

@@ -53,7 +53,13 @@ public final class Connection {
     /// and returns whether it did. For a process that owns SQLite (chatd); an app's library
     /// leaves the process's settings alone.
     @discardableResult
-    public static func disableMemoryStatistics() -> Bool { sqlitekit_disable_memory_statistics() == SQLITE_OK }
+    public static func disableMemoryStatistics() -> Bool {
+        #if canImport(Darwin)
+        false  // Apple's modules have no shim for the variadic `sqlite3_config` (chatd is not built there)
+        #else
+        sqlitekit_disable_memory_statistics() == SQLITE_OK
+        #endif
+    }
 
     /// Flushes the database file and its journal (the WAL) to disk, as a commit or checkpoint
     /// that syncs would (`fdatasync` on Linux). SQLite before 3.21 cannot name its journal

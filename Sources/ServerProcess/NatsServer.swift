@@ -96,7 +96,11 @@ public final class NatsServer: @unchecked Sendable {  // immutable after init; t
 
     /// A loopback port nobody listens on at this moment.
     public static func freePort() throws -> Int {
+        #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

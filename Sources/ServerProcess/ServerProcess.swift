@@ -86,8 +86,9 @@ public enum ServerProcess {
     public static func end(_ process: Process, with signal: Int32 = SIGTERM, patience: Int = 30) -> Int32 {
         if process.isRunning { kill(process.processIdentifier, signal) }
         let waiting = Waiting()
+        let held = Held(process: process)
         Thread.detachNewThread {
-            waiting.status = waitForExit(process)
+            waiting.status = waitForExit(held.process)
             waiting.exited.signal()
         }
         if waiting.exited.wait(timeout: .now() + .seconds(patience)) == .timedOut {
@@ -100,6 +101,12 @@ public enum ServerProcess {
             waiting.exited.wait()
         }
         return waiting.status
+    }
+
+    /// A process handed to the waiting thread, which only waits for it (`Process` is not
+    /// `Sendable` on Apple platforms).
+    private struct Held: @unchecked Sendable {
+        let process: Process
     }
 
     /// The exit status a waiting thread hands over (written before `exited` is signalled, read

@@ -17,6 +17,23 @@ public struct ConnectionError: Error, Sendable, CustomStringConvertible {
 
 /// Thin POSIX socket calls used by the WebSocket client and server.
 public enum Socket {
+    /// A write to a socket whose peer has gone fails with EPIPE instead of killing the process
+    /// with SIGPIPE. Linux asks per write (`MSG_NOSIGNAL`); Darwin has no such flag and asks
+    /// once per socket (`SO_NOSIGPIPE`), which this sets.
+    public static func noSignalOnWrite(_ fd: Int32) {
+        #if canImport(Darwin)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    /// A new TCP socket (IPv4), SIGPIPE off (`noSignalOnWrite`); -1 when none can be made.
+    public static func tcp() -> Int32 {
+        let fd = socket(AF_INET, streamType, 0)
+        if fd >= 0 { noSignalOnWrite(fd) }
+        return fd
+    }
+
     /// Connects a blocking TCP socket to `host:port` (names resolved with getaddrinfo).
     public static func connect(host: String, port: Int) throws(ConnectionError) -> Int32 {
         var hints = addrinfo()
@@ -32,6 +49,7 @@ public enum Socket {
         while let info = entry {
             let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
             if fd >= 0 {
+                Socket.noSignalOnWrite(fd)
                 if systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
                     var one: Int32 = 1
                     setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))

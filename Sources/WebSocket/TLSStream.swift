@@ -3,7 +3,6 @@ internal import COpenSSL
 import Foundation
 import Glibc
 import Locking
-import Synchronization
 
 /// TLS (1.2 or later) over a TCP socket with OpenSSL: the server's certificate must chain to
 /// the system's trust store (or `trustedCertificates`) and name the host. The socket is
@@ -15,7 +14,7 @@ final class TLSStream: ByteStream, Sendable {
     private let ssl: Locked<OpaquePointer>
     /// Milliseconds a read or write waits for the socket; -1: no limit.
     private let waitLimit: Int32
-    private let closed = Atomic(false)
+    private let closed = Locked(false)
 
     init(fd: Int32, host: String, timeout: Double?, trustedCertificates: String?) throws(ConnectionError) {
         self.fd = fd
@@ -73,7 +72,7 @@ final class TLSStream: ByteStream, Sendable {
     }
 
     func shutdown() {
-        closed.store(true, ordering: .releasing)
+        closed.withLock { $0 = true }
         Socket.shutdown(fd)
     }
 
@@ -97,7 +96,7 @@ final class TLSStream: ByteStream, Sendable {
             case SSL_ERROR_ZERO_RETURN:
                 return 0
             default:
-                if closed.load(ordering: .acquiring) { return 0 }
+                if closed.current { return 0 }
                 let verify = ssl.withLock { SSL_get_verify_result($0) }
                 if verify != X509_V_OK {
                     throw ConnectionError(

@@ -1,6 +1,5 @@
 import Foundation
 import Locking
-import Synchronization
 
 /// An RFC 6455 client over a blocking POSIX socket (`ws://`, or `wss://` with OpenSSL), for Linux (where Foundation's
 /// `URLSessionWebSocketTask` does not work). One thread reads with `receive()`; any thread may send.
@@ -15,7 +14,7 @@ public final class WebSocketClient: Sendable {
     private let stream: any ByteStream
     private let reader: Locked<WebSocketParser>
     private let writer = Locked(false)  // true once a close frame was sent
-    private let closed = Atomic(false)
+    private let closed = Locked(false)
 
     private init(stream: any ByteStream, parser: WebSocketParser) {
         self.stream = stream
@@ -131,7 +130,7 @@ public final class WebSocketClient: Sendable {
                 }
                 return message
             case .success(nil):
-                if closed.load(ordering: .acquiring) { throw ConnectionError("the connection is closed") }
+                if closed.current { throw ConnectionError("the connection is closed") }
                 let bytes = try stream.read(max: 64 << 10)
                 guard !bytes.isEmpty else {
                     shutdown()
@@ -149,7 +148,7 @@ public final class WebSocketClient: Sendable {
 
     /// Drops the connection at once; a blocked `receive()` returns `.close(.abnormal, …)`.
     public func shutdown() {
-        closed.store(true, ordering: .releasing)
+        closed.withLock { $0 = true }
         stream.shutdown()
     }
 }

@@ -140,7 +140,14 @@ import Testing
             return answer
         }
 
-        func release() { for waiting in pending.withLock({ $0 }) { waiting.resume() } }
+        /// Lets every request held so far go on (later ones are held again).
+        func release() {
+            let waiting = pending.withLock { pending in
+                defer { pending = [] }
+                return pending
+            }
+            for request in waiting { request.resume() }
+        }
     }
 
     final class DetailsListener: MessageDetailsListener {

@@ -2,6 +2,12 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+private let systemRead = Glibc.read
+private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+import Darwin
+private let systemRead = Darwin.read
+private let systemWrite = Darwin.write
 #endif
 
 /// A program run to completion on a thread of its own (not on the test's task threads).
@@ -89,7 +95,7 @@ enum Subprocess {
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            let written = bytes[offset...].withUnsafeBytes { systemWrite(fd, $0.baseAddress, $0.count) }
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return }  // the program stopped reading
             offset += written
@@ -109,7 +115,7 @@ enum Subprocess {
                 break
             }
             for index in polled.indices where polled[index].fd >= 0 && polled[index].revents != 0 {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(polled[index].fd, $0.baseAddress, $0.count) }
+                let count = buffer.withUnsafeMutableBytes { systemRead(polled[index].fd, $0.baseAddress, $0.count) }
                 if count > 0 {
                     collected[index] += buffer[..<count]
                 } else if count == 0 || errno != EINTR {

@@ -30,15 +30,43 @@ final class RealtimeConnection: Sendable {
     /// (storing a socket it opened, reporting a status) never interleave halfway.
     private struct State {
         var loop: Task<Void, Never>?
+        /// Counts the loops started (and suspensions): a loop whose number is not this one's
+        /// reports nothing more, and a socket it opens late is closed, not kept.
+        var loopNumber = 0
         var socket: (any RealtimeSocket)?
         var status = ConnectionStatus.disconnected
+        /// The wait before the next connect, while the loop backs off (`reconnectNow` ends it).
+        var backoff: Task<Void, Never>?
+        /// What `start` was given, for `resume` to start a loop again.
+        var handlers: Handlers?
+        var tasks: SessionTasks?
+        var suspended = false
         /// Once stopped, the loop reports nothing more and a socket it opens late is closed.
         var stopped = false
+
+        /// Starts loop number `loopNumber + 1` of `connection` (after `start`, or on `resume`).
+        mutating func startLoop(_ connection: RealtimeConnection) {
+            guard let handlers, let tasks else { return }
+            loopNumber += 1
+            let number = loopNumber
+            loop = tasks.start { await connection.run(handlers, tasks, number) }
+        }
+
+        /// Takes the loop and the socket away and makes the status `.disconnected`; returns
+        /// what there was (to be cancelled and closed outside the lock).
+        mutating func takeDown() -> (loop: Task<Void, Never>?, socket: (any RealtimeSocket)?, was: ConnectionStatus) {
+            defer {
+                loopNumber += 1
+                (loop, socket, backoff, status) = (nil, nil, nil, .disconnected)
+            }
+            return (loop, socket, status)
+        }
     }
 
     private let state = Locked(State())
-    /// Held while a status is reported, and by `stop()` as it stops the connection: a report
-    /// under way finishes before the stop returns, and none begins after it.
+    /// Held while a status is reported, and by `stop()` and `suspend()` as they take the
+    /// connection down: a report under way finishes before they return, and none of that loop's
+    /// begins after it.
     private let reporting = Locked(())
 
     init(url: URL, token: String, transport: any RealtimeTransport, config: ChatConfig) {
@@ -56,8 +84,9 @@ final class RealtimeConnection: Sendable {
     /// awaits them.
     func start(_ handlers: Handlers, in tasks: SessionTasks) {
         state.withLock { state in
-            guard state.loop == nil, !state.stopped else { return }
-            state.loop = tasks.start { [self] in await run(handlers, tasks) }
+            guard state.handlers == nil, !state.stopped else { return }
+            (state.handlers, state.tasks) = (handlers, tasks)
+            state.startLoop(self)
         }
     }
 
@@ -70,18 +99,54 @@ final class RealtimeConnection: Sendable {
     func stop() -> Bool {
         let (task, socket, was) = reporting.withLock { _ in
             state.withLock { state in
-                defer {
-                    state.stopped = true
-                    state.loop = nil
-                    state.socket = nil
-                    state.status = .disconnected
-                }
-                return (state.loop, state.socket, state.status)
+                state.stopped = true
+                return state.takeDown()
             }
         }
         task?.cancel()
         socket?.close()
         return was != .disconnected
+    }
+
+    /// Closes the socket and stops reconnecting until `resume()` (the app went to the
+    /// background): as `stop()`, except that the status handler hears the `.disconnected`
+    /// (when it is a change) and the connection can start again. Returns whether it was up or
+    /// trying; false when already suspended or stopped.
+    @discardableResult
+    func suspend() -> Bool {
+        typealias Taken = (loop: Task<Void, Never>?, socket: (any RealtimeSocket)?, was: ConnectionStatus)
+        let taken: Taken? = reporting.withLock { _ in
+            let down: (Taken, Handlers?)? = state.withLock { state in
+                guard !state.stopped, !state.suspended else { return nil }
+                state.suspended = true
+                return (state.takeDown(), state.handlers)
+            }
+            guard let (taken, handlers) = down else { return nil }
+            if taken.was != .disconnected { handlers?.status(.disconnected) }
+            return taken
+        }
+        guard let taken else { return false }
+        taken.loop?.cancel()
+        taken.socket?.close()
+        return taken.was != .disconnected
+    }
+
+    /// Starts connecting again at once after `suspend()`: a new loop, no backoff. Not
+    /// suspended, it is `reconnectNow()`.
+    func resume() {
+        let resumed = state.withLock { state in
+            guard !state.stopped, state.suspended else { return false }
+            state.suspended = false
+            state.startLoop(self)
+            return true
+        }
+        if !resumed { reconnectNow() }
+    }
+
+    /// While the loop waits out a backoff, it connects now instead (the network came back, the
+    /// app came to the foreground); otherwise nothing changes.
+    func reconnectNow() {
+        state.withLock { $0.backoff }?.cancel()
     }
 
     /// Sends a text frame; false when not connected.
@@ -91,15 +156,15 @@ final class RealtimeConnection: Sendable {
         return (try? socket.send(text)) != nil
     }
 
-    /// Reports `status` when it is a change, unless the connection was stopped or its session's
-    /// end cancelled the loop (the stop that follows reports, if anyone is to hear). Returns
-    /// whether it reported.
+    /// Reports `status` when it is a change, unless loop `number` is no longer the connection's
+    /// (stopped, suspended) or its session's end cancelled it (the stop that follows reports, if
+    /// anyone is to hear). Returns whether it reported.
     @discardableResult
-    private func set(_ status: ConnectionStatus, _ handlers: Handlers) -> Bool {
+    private func set(_ status: ConnectionStatus, _ handlers: Handlers, _ number: Int) -> Bool {
         reporting.withLock { _ in
             guard !Task.isCancelled else { return false }
             let changed = state.withLock { state -> Bool in
-                guard !state.stopped, state.status != status else { return false }
+                guard state.loopNumber == number, state.status != status else { return false }
                 state.status = status
                 return true
             }
@@ -108,33 +173,36 @@ final class RealtimeConnection: Sendable {
         }
     }
 
-    /// Keeps `opened` as the connection's socket; false once stopped.
-    private func keep(_ opened: any RealtimeSocket) -> Bool {
+    /// Keeps `opened` as the connection's socket; false once loop `number` is not the
+    /// connection's any more.
+    private func keep(_ opened: any RealtimeSocket, _ number: Int) -> Bool {
         state.withLock { state in
-            guard !state.stopped else { return false }
+            guard state.loopNumber == number else { return false }
             state.socket = opened
             return true
         }
     }
 
-    private func run(_ handlers: Handlers, _ tasks: SessionTasks) async {
+    /// Loop number `number`: connects, reads, backs off and connects again, until cancelled,
+    /// refused for good, or no longer the connection's loop.
+    fileprivate func run(_ handlers: Handlers, _ tasks: SessionTasks, _ number: Int) async {
         let rules = Locked(
             Connectivity(
                 settleDelay: config.connectionSettleDelay, backoffBase: config.reconnectBaseDelay,
                 backoffCap: config.reconnectMaxDelay))
         while !Task.isCancelled {
-            set(.connecting, handlers)
+            set(.connecting, handlers, number)
             rules.withLock { $0.connecting() }
             do {
                 let opened = try await abandoningOnCancel(
                     { [transport, url, token] in try await transport.connect(to: url, token: token) },
                     late: { $0.close() })
                 // Stopped meanwhile (or the session's end cancelled the loop): closed, not kept.
-                guard !Task.isCancelled, keep(opened) else {
+                guard !Task.isCancelled, keep(opened, number) else {
                     opened.close()
                     break
                 }
-                set(.connected, handlers)
+                set(.connected, handlers, number)
                 let check = rules.withLock { $0.opened(now: config.clock.now()) }
                 // The settle timer starts once the first envelope (the hello) is handled; its
                 // deadline still counts from the connect.
@@ -165,12 +233,35 @@ final class RealtimeConnection: Sendable {
             } catch {
                 config.logger.log(.info, "realtime connection ended: \(error)")
             }
-            state.withLock { $0.socket = nil }
+            state.withLock { state in if state.loopNumber == number { state.socket = nil } }
             let retry = rules.withLock { $0.dropped(unit: Double.random(in: 0..<1)) }
-            if set(.disconnected, handlers) { await handlers.dropped() }
-            guard !Task.isCancelled, await handlers.shouldRetry(), case .retry(let delay) = retry else { break }
-            do { try await config.clock.sleep(milliseconds: delay) } catch { break }
+            if set(.disconnected, handlers, number) { await handlers.dropped() }
+            guard !Task.isCancelled, await handlers.shouldRetry(), case .retry(let delay) = retry,
+                await backOff(milliseconds: delay, number)
+            else { break }
         }
-        set(.disconnected, handlers)
+        set(.disconnected, handlers, number)
+    }
+
+    /// Waits `milliseconds` before the next connect, unless `reconnectNow()` ends the wait
+    /// first. False when the loop is over (cancelled, or no longer the connection's).
+    private func backOff(milliseconds: Int64, _ number: Int) async -> Bool {
+        let wait = Task<Void, Never> { [config] in _ = try? await config.clock.sleep(milliseconds: milliseconds) }
+        let kept = state.withLock { state in
+            guard state.loopNumber == number else { return false }
+            state.backoff = wait
+            return true
+        }
+        guard kept else {
+            wait.cancel()
+            return false
+        }
+        await withTaskCancellationHandler {
+            await wait.value
+        } onCancel: {
+            wait.cancel()
+        }
+        state.withLock { state in if state.loopNumber == number { state.backoff = nil } }
+        return !Task.isCancelled
     }
 }

@@ -29,6 +29,12 @@ extension UserSession {
             in: tasks)
     }
 
+    /// The app went to the background: the connection goes down cleanly (the host hears the
+    /// status) and what a drop does to the cache and the sync follows.
+    func suspend() {
+        if realtime.suspend() { connectionDropped() }
+    }
+
     /// The connection has stayed up for the settle delay: queued messages go first (unless
     /// `autoSendPendingOnReconnect` is off), then the catch-up sync.
     func connectionSettled() async {

@@ -1,0 +1,39 @@
+/// The app's lifecycle. Wire these to the scene phase (or `NSApplication`'s notifications) and
+/// to a network path monitor:
+///
+/// ```swift
+/// .onChange(of: scenePhase) { _, phase in
+///     switch phase {
+///     case .background: chat.suspend()
+///     case .active: chat.resume()
+///     default: break
+///     }
+/// }
+/// ```
+///
+/// Each acts on the current session, if any; none changes who is logged in or what is cached
+/// or queued.
+extension ChatClient {
+    /// The app went to the background: closes the realtime connection cleanly and stops
+    /// reconnecting until `resume()`. The cache, the outbox and the session stay: reads still
+    /// answer from the cache, sends still queue (and, while suspended, wait). The connection
+    /// listeners hear `onDisconnected` if it was up. A send already on the wire finishes (or
+    /// fails and stays queued); nothing is lost or sent twice.
+    public func suspend() {
+        session.current?.suspend()
+    }
+
+    /// The app is in the foreground again: connects at once (no backoff left to wait out), and
+    /// once the connection settles sends what is queued and catches up, as after any
+    /// reconnect. Without a `suspend()` before, it cuts a reconnect's backoff short.
+    public func resume() {
+        session.current?.realtime.resume()
+    }
+
+    /// The device's network changed (a path monitor saw it come back, or move to another
+    /// interface): a connection waiting out its reconnect backoff connects now instead. A
+    /// suspended connection stays suspended.
+    public func networkChanged() {
+        session.current?.realtime.reconnectNow()
+    }
+}

@@ -1,0 +1,135 @@
+import ChatTesting
+import Foundation
+import Testing
+
+@testable import OfflineChat
+
+/// `suspend()`, `resume()` and `networkChanged()`: what an app wires to its scene phase and a
+/// network path monitor (against `FakeChatd`, on a manual clock: every wait is the clock's).
+@Suite(.timeLimit(.minutes(1))) struct LifecycleTests {
+    typealias Support = SessionTasksTests
+
+    struct World {
+        let fake: FakeChatd
+        let clock: ManualClock
+        let client: ChatClient
+        let connection: Recorder
+        let held: Support.HoldingTransport?
+    }
+
+    func world(holdingSends: Bool = false) async throws -> World {
+        let fake = FakeChatd()
+        let clock = ManualClock()
+        let token = fake.addUser("alice")
+        fake.addUser("bob")
+        var config = Support.config(fake, clock: clock)
+        let held = holdingSends ? Support.HoldingTransport(config.httpTransport!, holding: Endpoints.messages) : nil
+        if let held { config.httpTransport = held }
+        let client = try ChatClient(config: config)
+        let connection = Recorder(queue: config.callbackQueue)
+        client.addConnectionListener("c", connection)
+        _ = try await client.login(uid: "alice", authToken: token)
+        _ = await connection.next(where: { $0 == "connected" })
+        return World(fake: fake, clock: clock, client: client, connection: connection, held: held)
+    }
+
+    /// Queues `text` without a connection (the async send throws "queued, not failed").
+    func queue(_ text: String, in world: World) async {
+        await #expect(throws: ChatException.self) {
+            try await world.client.sendTextMessage(
+                message: TextMessage(receiverUid: "bob", text: text, receiverType: .user))
+        }
+    }
+
+    /// Lets the new connection settle (its timer is the clock's): the outbox flushes, then the sync runs.
+    func settle(_ world: World) async {
+        await world.clock.waitForSleepers(1)
+        world.clock.advance(by: world.client.config.connectionSettleDelay)
+    }
+
+    func pendingTexts(_ world: World) -> [String?] {
+        world.client.getPendingMessages().map { ($0 as? TextMessage)?.text }
+    }
+
+    @Test func suspendClosesTheConnectionAndResumeReconnectsAtOnceThenSendsWhatWaited() async throws {
+        let world = try await world()
+        world.client.suspend()
+        #expect(await world.connection.next() == "disconnected")
+        #expect(world.client.getConnectionStatus() == .disconnected)
+        // Nothing of the connection waits on the clock: no settle timer, no backoff.
+        while world.clock.sleeperCount > 0 { await Task.yield() }
+
+        await queue("while away", in: world)
+        // A network change does not wake a suspended connection.
+        world.client.networkChanged()
+        #expect(world.client.getConnectionStatus() == .disconnected)
+
+        let before = world.clock.now()
+        world.client.resume()
+        #expect(await world.connection.next() == "connecting")
+        #expect(await world.connection.next() == "connected")
+        #expect(world.clock.now() == before, "no backoff was waited out")
+        await settle(world)
+        while world.fake.messages.count < 1 { await Task.yield() }
+        #expect(world.fake.messages.map(\.text) == ["while away"])
+        while !world.client.getPendingMessages().isEmpty { await Task.yield() }
+    }
+
+    @Test func aSuspendDuringAFlushLosesAndDuplicatesNothing() async throws {
+        let world = try await world(holdingSends: true)
+        let held = try #require(world.held)
+        world.client.suspend()
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        for text in ["one", "two", "three"] { await queue(text, in: world) }
+
+        world.client.resume()
+        _ = await world.connection.next(where: { $0 == "connected" })
+        await settle(world)
+        var arrived = held.arrived.stream.makeAsyncIterator()
+        _ = await arrived.next()  // "one" is on the wire
+        world.client.suspend()
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        held.release()
+        // "one" went through; the flush stopped there: the others wait, not failed.
+        while world.fake.messages.count < 1 || pendingTexts(world).count > 2 { await Task.yield() }
+        #expect(world.fake.messages.map(\.text) == ["one"])
+        #expect(pendingTexts(world) == ["two", "three"])
+        #expect(world.client.getPendingMessages().allSatisfy { $0.messageStatus == .pending })
+
+        world.client.resume()
+        _ = await world.connection.next(where: { $0 == "connected" })
+        await settle(world)
+        for _ in 0..<2 {
+            _ = await arrived.next()
+            held.release()
+        }
+        while !world.client.getPendingMessages().isEmpty { await Task.yield() }
+        #expect(world.fake.messages.map(\.text) == ["one", "two", "three"], "each once, in order")
+    }
+
+    @Test func afterALongOutageANetworkChangeOrAResumeReconnectsWithoutWaitingOutTheBackoff() async throws {
+        let world = try await world()
+        world.fake.isReachable = false
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        // Failed attempts until the backoff reaches its cap.
+        for _ in 0..<8 {
+            await world.clock.waitForSleepers(1)
+            world.clock.advance(by: world.client.config.reconnectMaxDelay)
+        }
+        await world.clock.waitForSleepers(1)  // waiting out a backoff of up to 30 s
+        world.fake.isReachable = true
+        let before = world.clock.now()
+        world.client.networkChanged()
+        _ = await world.connection.next(where: { $0 == "connected" })
+        #expect(world.clock.now() == before, "connected without the clock moving")
+
+        // The same from the foreground: `resume()` without a `suspend()` before it.
+        world.fake.isReachable = false
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        await world.clock.waitForSleepers(1)
+        world.fake.isReachable = true
+        world.client.resume()
+        _ = await world.connection.next(where: { $0 == "connected" })
+        #expect(world.clock.now() == before)
+    }
+}
