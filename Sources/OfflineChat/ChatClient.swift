@@ -88,34 +88,40 @@ public final class ChatClient: Sendable {
 
     /// Messages received (text, media, custom, action, call), edited, deleted, reacted to or
     /// synced; receipts and typing.
-    public func addMessageListener(_ id: String, _ listener: any MessageListener) { messageListeners.add(id, listener) }
+    public func addMessageListener(_ id: String, _ listener: any MessageListener) {
+        messageListeners.add(id) { [weak listener] in listener }
+    }
     /// Removes the message listener registered as `id`.
     public func removeMessageListener(_ id: String) { messageListeners.remove(id) }
     /// The realtime connection's changes (connecting, connected, disconnected).
     public func addConnectionListener(_ id: String, _ listener: any ConnectionListener) {
-        connectionListeners.add(id, listener)
+        connectionListeners.add(id) { [weak listener] in listener }
     }
     /// Removes the connection listener registered as `id`.
     public func removeConnectionListener(_ id: String) { connectionListeners.remove(id) }
     /// Conversation updates and the sync's progress events (OpenIM's `onSyncServer…`).
     public func addConversationListener(_ id: String, _ listener: any ConversationListener) {
-        conversationListeners.add(id, listener)
+        conversationListeners.add(id) { [weak listener] in listener }
     }
     /// Removes the conversation listener registered as `id`.
     public func removeConversationListener(_ id: String) { conversationListeners.remove(id) }
     /// Group events: members joining, leaving, added, kicked, banned, unbanned, their scope or
     /// the group's owner changed.
-    public func addGroupListener(_ id: String, _ listener: any GroupListener) { groupListeners.add(id, listener) }
+    public func addGroupListener(_ id: String, _ listener: any GroupListener) {
+        groupListeners.add(id) { [weak listener] in listener }
+    }
     /// Removes the group listener registered as `id`.
     public func removeGroupListener(_ id: String) { groupListeners.remove(id) }
     /// The catch-up sync's two phases (`SyncListener`).
-    public func addSyncListener(_ id: String, _ listener: any SyncListener) { syncListeners.add(id, listener) }
+    public func addSyncListener(_ id: String, _ listener: any SyncListener) {
+        syncListeners.add(id) { [weak listener] in listener }
+    }
     /// Removes the sync listener registered as `id`.
     public func removeSyncListener(_ id: String) { syncListeners.remove(id) }
     /// A reset is found while `login` opens the cache (its callback is queued before `login`
     /// returns): add this listener before logging in.
     public func addOfflineCacheResetListener(_ id: String, _ listener: any OfflineCacheResetListener) {
-        resetListeners.add(id, listener)
+        resetListeners.add(id) { [weak listener] in listener }
     }
     /// Removes the cache reset listener registered as `id`.
     public func removeOfflineCacheResetListener(_ id: String) { resetListeners.remove(id) }

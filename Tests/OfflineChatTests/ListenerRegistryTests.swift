@@ -21,9 +21,9 @@ import Testing
         let first = Probe("first")
         let second = Probe("second")
         let other = Probe("other")
-        registry.add("a", first)
-        registry.add("a", second)
-        registry.add("b", other)
+        registry.add("a") { [weak first] in first }
+        registry.add("a") { [weak second] in second }
+        registry.add("b") { [weak other] in other }
         registry.notify { $0.onConnected() }
         drain(queue)
         #expect(first.heard.current.isEmpty && second.heard.current == ["second"] && other.heard.current == ["other"])
@@ -38,7 +38,7 @@ import Testing
         let queue = DispatchQueue(label: "q")
         let registry = ListenerRegistry<any ConnectionListener>(queue: queue)
         var transient: Probe? = Probe("gone")
-        registry.add("t", transient!)
+        registry.add("t") { [weak transient] in transient }
         #expect(registry.count == 1)
         transient = nil
         #expect(registry.count == 0, "the registry does not keep a listener alive")
@@ -53,7 +53,7 @@ import Testing
         }
         queue.setSpecific(key: QueueCheck.key, value: "callbacks")
         let check = QueueCheck(queue)
-        registry.add("q", check)
+        registry.add("q") { [weak check] in check }
         registry.notify { $0.onConnected() }
         drain(queue)
         #expect(check.onQueue.current)

@@ -99,9 +99,9 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
         let listeners = SyncEngine.Listeners(
             sync: ListenerRegistry(queue: queue), conversations: ListenerRegistry(queue: queue),
             messages: ListenerRegistry(queue: queue), groups: ListenerRegistry(queue: queue))
-        listeners.sync.add("log", log)
-        listeners.conversations.add("log", log)
-        listeners.messages.add("log", log)
+        listeners.sync.add("log") { [weak log] in log }
+        listeners.conversations.add("log") { [weak log] in log }
+        listeners.messages.add("log") { [weak log] in log }
         let api = APIClient(baseURL: config.server, token: "t", transport: transport)
         let engine = SyncEngine(
             cache: cache, api: api, config: config, outbox: nil, me: "bob", listeners: listeners, tasks: SessionTasks())

@@ -6,8 +6,11 @@ import Locking
 /// replaces the old listener, removing an ID removes whatever is there. Callbacks run on the
 /// configured callback queue.
 final class ListenerRegistry<Listener>: Sendable {
-    private struct Entry: @unchecked Sendable {  // the object is only touched on the callback queue
-        weak var object: AnyObject?
+    /// One listener, as the closure `add` was given: it holds the listener weakly and hands it
+    /// back as the protocol it was registered as (no dynamic cast: a conformance isolated to
+    /// the main actor, `@MainActor MessageListener`, would fail one and drop every event).
+    private struct Entry: @unchecked Sendable {  // the listener is only called on the callback queue
+        let held: () -> Listener?
     }
 
     private let entries = Locked<[(id: String, entry: Entry)]>([])
@@ -15,10 +18,12 @@ final class ListenerRegistry<Listener>: Sendable {
 
     init(queue: DispatchQueue) { self.queue = queue }
 
-    func add(_ id: String, _ listener: Listener) {
-        let entry = Entry(object: listener as AnyObject)
+    /// Registers the listener `held` returns while it lives; `held` must hold it weakly:
+    /// `registry.add(id) { [weak listener] in listener }`.
+    func add(_ id: String, weakly held: @escaping () -> Listener?) {
+        let entry = Entry(held: held)
         entries.withLock { list in
-            list.removeAll { $0.id == id || $0.entry.object == nil }
+            list.removeAll { $0.id == id || $0.entry.held() == nil }
             list.append((id, entry))
         }
     }
@@ -27,7 +32,7 @@ final class ListenerRegistry<Listener>: Sendable {
         entries.withLock { $0.removeAll { $0.id == id } }
     }
 
-    var count: Int { entries.withLock { $0.filter { $0.entry.object != nil }.count } }
+    var count: Int { entries.withLock { $0.filter { $0.entry.held() != nil }.count } }
 
     /// Calls `body` for every live listener, in registration order, on the callback queue.
     func notify(_ body: @escaping @Sendable (Listener) -> Void) {
@@ -35,7 +40,7 @@ final class ListenerRegistry<Listener>: Sendable {
         guard !current.isEmpty else { return }
         queue.async {
             for entry in current {
-                if let listener = entry.object as? Listener { body(listener) }
+                if let listener = entry.held() { body(listener) }
             }
         }
     }
