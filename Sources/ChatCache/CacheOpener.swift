@@ -278,7 +278,9 @@ public struct CacheOpener: Sendable {
         guard let db = try? Connection(path: databaseFile.path, key: key, options: options) else { return (-1, []) }
         defer { try? db.close() }
         guard let count: Int = try? db.scalar("SELECT count(*) FROM outbox") else { return (-1, []) }
-        let items = (try? ChatCache.outboxItems(db, where: "o.state != ?", [OutboxItem.State.failed.rawValue])) ?? []
+        let items =
+            (try? ChatCache.outboxItems(db, media: nil, where: "o.state != ?", [OutboxItem.State.failed.rawValue]))
+            ?? []
         return (
             count,
             items.map { item in

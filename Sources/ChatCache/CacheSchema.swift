@@ -1,4 +1,5 @@
 import ChatProtocol
+import Foundation
 import SQLiteKit
 
 /// The cache's schema: append-only numbered migrations. Plain SQL that SQLCipher 3.4.1
@@ -117,6 +118,17 @@ enum CacheSchema {
                 DROP INDEX messages_by_parent;
                 CREATE INDEX messages_by_parent ON messages(parent_id, id) WHERE parent_id IS NOT NULL;
                 """)
+        migrator.register(8, "queued media by name") { db in
+            // Queued files were stored by absolute path, which an app update that moves the
+            // container breaks: each is now its name in the cache's media folder (where
+            // `copyForOutbox` puts every one), resolved against the folder where it is now.
+            for row in try db.query("SELECT local_id, media_path FROM outbox WHERE media_path LIKE '/%'") {
+                let path: String = try row.get(1)
+                let name = URL(fileURLWithPath: path).lastPathComponent
+                guard name.hasPrefix("outbox-") else { continue }
+                try db.run("UPDATE outbox SET media_path = ? WHERE local_id = ?", [name, try row.get(0) as Int64])
+            }
+        }
         return migrator
     }()
 }

@@ -72,4 +72,20 @@ extension ChatCache {
     static func safeName(_ name: String) -> String {
         String(name.map { $0 == "/" || $0 == "\0" ? "_" : $0 }.prefix(120))
     }
+
+    /// A queued file's path as the outbox stores it: its name within the media folder, so the
+    /// queue survives the folder's move (iOS moves an app's container on an update). A path
+    /// outside the folder is kept whole.
+    static func storedMediaPath(_ path: String, in media: URL) -> String {
+        let folder = media.standardizedFileURL.path + "/"
+        let file = URL(fileURLWithPath: path).standardizedFileURL.path
+        return file.hasPrefix(folder) ? String(file.dropFirst(folder.count)) : path
+    }
+
+    /// The path of a queued file the outbox stored as `stored` (see `storedMediaPath`), in
+    /// `media` as it is now (nil: as stored).
+    static func mediaPath(stored: String, in media: URL?) -> String {
+        guard let media, !stored.hasPrefix("/") else { return stored }
+        return media.appendingPathComponent(stored).path
+    }
 }

@@ -96,7 +96,11 @@ extension ChatCache {
             try db.run(
                 """
                 INSERT INTO outbox(local_id, conversation_id, state, media_path, request) VALUES (?, ?, 'pending', ?, ?)
-                """, [localId, message.conversationId, mediaPath, try Self.requestJSON(request)])
+                """,
+                [
+                    localId, message.conversationId, mediaPath.map { Self.storedMediaPath($0, in: mediaDirectory) },
+                    try Self.requestJSON(request)
+                ])
             try noteUse(db, message.conversationId, in: &scratch)
             return localId
         }
@@ -110,19 +114,22 @@ extension ChatCache {
 
     /// Every outbox item, in composed order.
     public func outboxItems() throws -> [OutboxItem] {
-        try read { db in try Self.outboxItems(db, where: "1") }
+        try read { db in try Self.outboxItems(db, media: mediaDirectory, where: "1") }
     }
 
     /// The outbox items with these local ids (those still queued), in composed order.
     public func outboxItems(_ localIds: [Int64]) throws -> [OutboxItem] {
         try read { db in
             try Self.outboxItems(
-                db, where: "o.local_id IN (\(localIds.map { _ in "?" }.joined(separator: ", ")))", localIds)
+                db, media: mediaDirectory,
+                where: "o.local_id IN (\(localIds.map { _ in "?" }.joined(separator: ", ")))", localIds)
         }
     }
 
+    /// The outbox rows matching `condition`, with their messages. `media`: the cache's media
+    /// folder, against which stored file names become paths (nil: as stored).
     static func outboxItems(
-        _ db: Connection, where condition: String, _ arguments: [any SQLValueConvertible] = []
+        _ db: Connection, media: URL?, where condition: String, _ arguments: [any SQLValueConvertible] = []
     ) throws -> [OutboxItem] {
         try db.query(
             """
@@ -136,7 +143,8 @@ extension ChatCache {
                 localId: try row.get(0), conversationId: try row.get(1),
                 state: OutboxItem.State(rawValue: try row.get(2)) ?? .pending, attempts: try row.get(3),
                 nextAttemptAt: try row.get(4), failureReason: try row.get(5), errorCode: try row.get(6),
-                errorMessage: try row.get(7), mediaPath: try row.get(8),
+                errorMessage: try row.get(7),
+                mediaPath: (try row.get(8) as String?).map { Self.mediaPath(stored: $0, in: media) },
                 request: try Self.decode(SendMessageRequest.self, try row.get(9)), message: message)
         }
     }
@@ -195,7 +203,7 @@ extension ChatCache {
     ) throws -> [OutboxItem] {
         let removed = try write { db, _ in
             let (sql, arguments) = condition.sql
-            let items = try Self.outboxItems(db, where: sql, arguments).filter(removable)
+            let items = try Self.outboxItems(db, media: mediaDirectory, where: sql, arguments).filter(removable)
             for item in items {
                 try db.run("DELETE FROM outbox WHERE local_id = ?", [item.localId])
                 try db.run("DELETE FROM messages WHERE local_id = ? AND id IS NULL", [item.localId])

@@ -69,6 +69,42 @@ import Testing
         #expect(downloaded.localPath.flatMap { FileManager.default.contents(atPath: $0) } == original)
     }
 
+    /// iOS moves an app's container when the app is updated: the queued copy moves with the
+    /// cache, and the send still goes (its path is kept relative to the cache's media folder).
+    @Test func aQueuedMediaSendStillGoesAfterTheAppsContainerMoved() async throws {
+        let world = try await outbox.world()
+        world.server.stop()
+        _ = await world.connection.next(where: { $0 == "disconnected" })
+        let source = try file(30_000)
+        let original = try Data(contentsOf: source)
+        await #expect(throws: ChatException.self, "queued, not failed") {
+            try await world.alice.sendMediaMessage(
+                message: MediaMessage(
+                    receiverUid: "bob", fileurl: source.path, messageType: "image", receiverType: .user))
+        }
+        // The app is terminated with the send queued (nothing wiped), and its container moves.
+        _ = try #require(world.alice.session.current).end(discardingOutbox: false)
+        let moved = world.storage.deletingLastPathComponent().appendingPathComponent("moved-\(UUID().uuidString)")
+        try FileManager.default.moveItem(at: world.storage, to: moved)
+
+        try world.server.restart()
+        let alice = try makeClient(world.server, clock: world.clock, offline: offlineOn(), storage: moved)
+        let connection = Recorder(queue: alice.config.callbackQueue)
+        alice.addConnectionListener("c", connection)
+        try await alice.login(uid: "alice", authToken: try await world.server.token("alice"))
+        let queued = try #require(alice.getPendingMessages().first as? MediaMessage)
+        #expect(queued.localPath?.hasPrefix(moved.path) == true, "found where the cache is now")
+        _ = await connection.next(where: { $0 == "connected" })
+        await world.clock.waitForSleepers(1)
+        world.clock.advance(by: alice.config.connectionSettleDelay)
+        while !alice.getPendingMessages().isEmpty { await Task.yield() }
+        let (_, data) = try await world.server.request(
+            "GET", "\(Endpoints.conversations)/alice~bob/messages", token: world.bobToken)
+        let attachment = try #require(try JSONDecoder().decode([MessagePayload].self, from: data).first?.attachment)
+        let (status, bytes) = try await world.server.request("GET", attachment.url, token: world.bobToken)
+        #expect(status == 200 && bytes == original, "bob gets the bytes queued before the move")
+    }
+
     @Test func aFileLargerThanTheCacheBudgetIsRefusedAndNothingIsQueued() async throws {
         var offline = offlineOn()
         offline.maxStorageSize = 512 << 10
