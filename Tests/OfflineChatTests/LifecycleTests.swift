@@ -34,9 +34,9 @@ import Testing
     }
 
     /// Queues `text` without a connection (the async send throws "queued, not failed").
-    func queue(_ text: String, in world: World) async {
+    func queue(_ text: String, from client: ChatClient) async {
         await #expect(throws: ChatException.self) {
-            try await world.client.sendTextMessage(
+            try await client.sendTextMessage(
                 message: TextMessage(receiverUid: "bob", text: text, receiverType: .user))
         }
     }
@@ -59,7 +59,7 @@ import Testing
         // Nothing of the connection waits on the clock: no settle timer, no backoff.
         while world.clock.sleeperCount > 0 { await Task.yield() }
 
-        await queue("while away", in: world)
+        await queue("while away", from: world.client)
         // A network change does not wake a suspended connection.
         world.client.networkChanged()
         #expect(world.client.getConnectionStatus() == .disconnected)
@@ -80,7 +80,7 @@ import Testing
         let held = try #require(world.held)
         world.client.suspend()
         _ = await world.connection.next(where: { $0 == "disconnected" })
-        for text in ["one", "two", "three"] { await queue(text, in: world) }
+        for text in ["one", "two", "three"] { await queue(text, from: world.client) }
 
         world.client.resume()
         _ = await world.connection.next(where: { $0 == "connected" })
@@ -131,5 +131,50 @@ import Testing
         world.client.resume()
         _ = await world.connection.next(where: { $0 == "connected" })
         #expect(world.clock.now() == before)
+    }
+
+    /// A realtime transport whose every connect is refused: the socket never opens.
+    struct RefusingTransport: RealtimeTransport {
+        func connect(to url: URL, token: String) async throws -> any RealtimeSocket {
+            throw ChatException.offline("refused")
+        }
+    }
+
+    @Test func aBackgroundFlushSendsOverHTTPWithoutTheSocketExactlyOnce() async throws {
+        let fake = FakeChatd()
+        let token = fake.addUser("alice")
+        fake.addUser("bob")
+        var config = Support.config(fake, clock: ManualClock())
+        config.realtimeTransport = RefusingTransport()
+        let client = try ChatClient(config: config)
+        _ = try await client.login(uid: "alice", authToken: token)
+        await queue("one", from: client)
+        await queue("two", from: client)
+        #expect(client.getConnectionStatus() != .connected)
+
+        #expect(try await client.flushOutbox() == OutboxFlushOutcome(sent: 2, failed: 0, remaining: 0))
+        #expect(fake.messages.map(\.text) == ["one", "two"])
+
+        // No network: it stays queued, not failed.
+        fake.isReachable = false
+        await queue("three", from: client)
+        #expect(try await client.flushOutbox() == OutboxFlushOutcome(sent: 0, failed: 0, remaining: 1))
+        #expect(client.getPendingMessages().map(\.messageStatus) == [.pending])
+
+        // Refused for good: reported failed (and kept for the app, with its reason).
+        fake.isReachable = true
+        fake.fail("POST", Endpoints.messages, status: 422, code: .validationFailed)
+        #expect(try await client.flushOutbox() == OutboxFlushOutcome(sent: 0, failed: 1, remaining: 0))
+        fake.removeAnswer("POST", Endpoints.messages)
+        #expect(try await client.flushOutbox() == OutboxFlushOutcome(sent: 0, failed: 0, remaining: 0))
+        #expect(fake.messages.map(\.text) == ["one", "two"], "nothing sent twice")
+    }
+
+    @Test func aBackgroundFlushNeedsASessionWithAnOutbox() async throws {
+        let client = try ChatClient(
+            config: ChatConfig(
+                appID: "flush", server: URL(string: "http://127.0.0.1:9")!,
+                storageDirectory: FileManager.default.temporaryDirectory))
+        await #expect(throws: ChatException.self) { try await client.flushOutbox() }
     }
 }

@@ -21,6 +21,12 @@ actor Outbox {
     private var running: Task<Void, Never>?
     /// Another flush was asked for while one ran: go round once more.
     private var again = false
+    /// The next pass sends over HTTP whatever the realtime connection's state (a background
+    /// task's `flushOutbox()`), until a send meets no network.
+    private var overHTTP = false
+    /// Items sent, and items failed for good, since the session began (a flush's outcome is
+    /// what they grew by).
+    private let counts = Locked((sent: 0, failed: 0))
 
     let cache: ChatCache
     let api: APIClient
@@ -84,7 +90,8 @@ actor Outbox {
 
     /// Sends what is due, in order; returns when there is nothing left to do now (items
     /// waiting on a backoff are resumed by a timer task). Concurrent calls share one flush.
-    func flush() async {
+    func flush(overHTTP: Bool = false) async {
+        if overHTTP { self.overHTTP = true }
         if let running {
             again = true
             await running.value
@@ -100,15 +107,19 @@ actor Outbox {
         var wake: Int64?
         repeat {
             again = false
-            wake = await flushOnce()
+            let http = overHTTP
+            overHTTP = false
+            wake = await flushOnce(overHTTP: http)
         } while again
         running = nil
         if let wake { scheduleWake(at: wake) }
     }
 
     /// One pass over the outbox; returns the earliest time a waiting item becomes due.
-    private func flushOnce() async -> Int64? {
-        guard isOnline(), let items = try? cache.outboxItems() else { return nil }
+    /// `overHTTP`: sends go out without the realtime connection (until one meets no network).
+    private func flushOnce(overHTTP: Bool) async -> Int64? {
+        let online = { overHTTP || self.isOnline() }
+        guard online(), let items = try? cache.outboxItems() else { return nil }
         var blocked = Set<String>()
         var wake: Int64?
         for item in items where item.state != .failed && !blocked.contains(item.conversationId) {
@@ -118,7 +129,7 @@ actor Outbox {
                 wake = min(wake ?? item.nextAttemptAt, item.nextAttemptAt)
                 continue
             }
-            guard isOnline() else { return wake }
+            guard online() else { return wake }
             switch await send(item) {
             case .sent, .failedForGood: continue
             case .retryAt(let time):
@@ -163,6 +174,7 @@ actor Outbox {
             // Reported sent even when the item was discarded meanwhile: the server has it.
             if let onSent = take(item.localId)?.onSent { config.callbackQueue.async { onSent(message) } }
             report(.sent(message))
+            counts.withLock { $0.sent += 1 }
             return .sent
         } catch let error as ChatException {
             if discardedInFlight.withLock({ $0.remove(item.localId) }) != nil {
@@ -293,6 +305,9 @@ actor Outbox {
         }
     }
 
+    /// Items sent, and items failed for good, since the session began.
+    nonisolated var progress: (sent: Int, failed: Int) { counts.current }
+
     /// A flush in the background, as one of the session's tasks.
     nonisolated func flushSoon() { tasks.start { await self.flush() } }
 
@@ -345,6 +360,7 @@ actor Outbox {
 
     /// Tells the send's `onError` and the listeners that `item` failed for good.
     private nonisolated func failed(_ item: OutboxItem, reason: MessageFailureReason, error: ChatException) {
+        counts.withLock { $0.failed += 1 }
         if let onError = take(item.localId)?.onError { config.callbackQueue.async { onError(error) } }
         report(.failed(Self.failedMessage(item, reason: reason, error: error)))
     }
