@@ -178,3 +178,64 @@ import Testing
         await #expect(throws: ChatException.self) { try await client.flushOutbox() }
     }
 }
+
+/// `sync()`: the catch-up sync awaited to its end, as a background refresh needs it.
+@Suite(.timeLimit(.minutes(1))) struct AwaitedSyncTests {
+    typealias Support = SessionTasksTests
+
+    /// alice logged in and connected; the connection never settles (the clock stands still),
+    /// so no sync runs but the ones a test asks for.
+    func alice() async throws -> (FakeChatd, ChatClient) {
+        let fake = FakeChatd()
+        let token = fake.addUser("alice")
+        fake.addUser("bob")
+        let (client, _) = try await Support.connectedClient(
+            Support.config(fake, clock: ManualClock()), uid: "alice", token: token)
+        return (fake, client)
+    }
+
+    /// Messages from bob that alice's socket does not bring (it is down meanwhile, and stays
+    /// down: its reconnect waits on the clock, which stands still).
+    func missed(_ count: Int, _ fake: FakeChatd, _ client: ChatClient) async {
+        let connection = Recorder(queue: client.config.callbackQueue)
+        client.addConnectionListener("missed", connection)
+        let wasConnected = client.getConnectionStatus() == .connected
+        fake.isReachable = false
+        if wasConnected { _ = await connection.next(where: { $0 == "disconnected" }) }
+        for index in 0..<count { _ = fake.deliver(text: "missed \(index)", from: "bob", to: "alice") }
+        fake.isReachable = true
+        client.removeConnectionListener("missed")
+    }
+
+    func cachedTexts(_ client: ChatClient) throws -> [String?] {
+        let cache = try #require(client.session.current?.cache)
+        return try cache.cachedPage(.conversation("alice~bob"), .latest, limit: 2_000).map(\.text)
+    }
+
+    @Test func syncReturnsOnceTheCacheHasCaughtUpSweepAfterSweep() async throws {
+        let (fake, client) = try await alice()
+        #expect(try await client.sync() == SyncReport(sweeps: 1, reInstall: true, caughtUp: true), "a first sync")
+
+        await missed(3, fake, client)
+        #expect(try await client.sync() == SyncReport(sweeps: 1, reInstall: false, caughtUp: true))
+        #expect(try cachedTexts(client).suffix(3) == ["missed 0", "missed 1", "missed 2"])
+
+        // More than a page (1,000 changes): one call, two sweeps.
+        await missed(1_500, fake, client)
+        #expect(try await client.sync() == SyncReport(sweeps: 2, reInstall: false, caughtUp: true))
+        #expect(try cachedTexts(client).last == "missed 1499", "the newest (the cache keeps 500 a conversation)")
+        // No cooldown: it is not a pull-to-refresh.
+        #expect(try await client.sync().sweeps == 1)
+    }
+
+    @Test func offlineSyncThrowsInternetUnavailable() async throws {
+        let (fake, client) = try await alice()
+        fake.isReachable = false
+        do {
+            _ = try await client.sync()
+            Issue.record("an offline sync returned")
+        } catch let error as ChatException {
+            #expect(error.errorCode == ChatException.internetUnavailable)
+        }
+    }
+}

@@ -45,6 +45,9 @@ final class SessionTasks: Sendable {
         for task in state.withLock({ Array($0.running.values) }) { await task.value }
     }
 
+    /// Whether the session ended (no task starts any more).
+    var hasEnded: Bool { state.withLock { $0.ended } }
+
     /// Tasks still running.
     var count: Int { state.withLock { $0.running.count } }
 }

@@ -39,6 +39,27 @@ final class SyncEngine: Sendable {
         /// (the reconnect starts a sweep of its own) and at the session's end.
         var retry: Task<Void, Never>?
 
+        /// The number of the sweep running (or about to), counted from 1; a queued follow-up
+        /// is the next one.
+        var sweep = 0
+        /// Callers of `sweepAwaited()`, each with the number of the sweep it waits for.
+        var waiting: [(sweep: Int, continuation: CheckedContinuation<SweepOutcome?, Never>)] = []
+
+        /// Takes the waiters satisfied once sweep `finished` ended (nil: every one).
+        mutating func takeWaiters(through finished: Int? = nil) -> [CheckedContinuation<SweepOutcome?, Never>] {
+            let done = waiting.filter { finished == nil || $0.sweep <= finished! }
+            waiting.removeAll { finished == nil || $0.sweep <= finished! }
+            return done.map(\.continuation)
+        }
+
+        /// The throttle's answer to `trigger`, the sweep numbers kept in step: a sweep that
+        /// starts takes the next number.
+        mutating func request(_ trigger: SyncThrottle.Trigger, now: Int64) -> SyncThrottle.Decision {
+            let decision = throttle.request(trigger, now: now)
+            if decision == .start { sweep += 1 }
+            return decision
+        }
+
         /// Takes the retry away (to be cancelled outside the lock).
         mutating func takeRetry() -> Task<Void, Never>? {
             defer { retry = nil }
@@ -77,9 +98,12 @@ final class SyncEngine: Sendable {
         retry?.cancel()
     }
 
-    /// The session ended: a sweep waiting to run again never runs.
+    /// The session ended: a sweep waiting to run again never runs, and whoever awaits a sweep
+    /// hears nil.
     func end() {
-        locked.withLock { $0.takeRetry() }?.cancel()
+        let (retry, waiters) = locked.withLock { ($0.takeRetry(), $0.takeWaiters()) }
+        retry?.cancel()
+        for waiter in waiters { waiter.resume(returning: nil) }
     }
 
     /// See `LiveFollowing.lostTrack`.
@@ -100,9 +124,28 @@ final class SyncEngine: Sendable {
     /// Asks for a sweep; it runs in the background when the throttle says start.
     @discardableResult
     func request(_ trigger: SyncThrottle.Trigger) -> SyncThrottle.Decision {
-        let decision = locked.withLock { $0.throttle.request(trigger, now: config.clock.now()) }
+        let decision = locked.withLock { $0.request(trigger, now: config.clock.now()) }
         if decision == .start { tasks.start { await self.run() } }
         return decision
+    }
+
+    /// A sweep now, or right after the one running (whatever the cooldown), and its outcome
+    /// once it ended; nil when the session ended first.
+    func sweepAwaited() async -> SweepOutcome? {
+        let ended = await withCheckedContinuation { (continuation: CheckedContinuation<SweepOutcome?, Never>) in
+            let decision = locked.withLock { state -> SyncThrottle.Decision? in
+                guard !tasks.hasEnded else { return nil }
+                let decision = state.request(.awaited, now: config.clock.now())
+                state.waiting.append((decision == .start ? state.sweep : state.sweep + 1, continuation))
+                return decision
+            }
+            switch decision {
+            case nil: continuation.resume(returning: nil)
+            case .start: tasks.start { await self.run() }
+            default: break
+            }
+        }
+        return ended
     }
 
     private func run() async {
@@ -110,7 +153,13 @@ final class SyncEngine: Sendable {
             let result = await sweep()
             guard !Task.isCancelled else { return }
             // The state is idle (or the follow-up's) before the last callback is heard.
-            let again = locked.withLock { $0.throttle.finished(now: config.clock.now()) }
+            let (again, waiters) = locked.withLock { state in
+                let finished = state.sweep
+                let again = state.throttle.finished(now: config.clock.now())
+                if again { state.sweep += 1 }
+                return (again, state.takeWaiters(through: finished))
+            }
+            for waiter in waiters { waiter.resume(returning: result) }
             if let result, !again { retryIfTheServerFailed(result) }
             if let result {
                 let reInstall = result.reInstall
@@ -166,9 +215,13 @@ final class SyncEngine: Sendable {
     }
 
     /// How a sweep went.
-    struct SweepOutcome {
+    struct SweepOutcome: Sendable {
         /// Both phases succeeded.
         let succeeded: Bool
+        /// The first phase's failure, if one failed.
+        var failure: ChatException?
+        /// The cache reached the changelog's head (no page left to replay).
+        var caughtUp = false
         let reInstall: Bool
         /// A phase failed with a server error (5xx).
         let serverFailed: Bool
@@ -200,15 +253,18 @@ final class SyncEngine: Sendable {
         let conversationsFailure = await conversationPhase(coldStart: reInstall)
         await blocked
         conversations.notify { $0.onSyncServerProgress(reInstall ? 50 : 30) }
+        let replayed = await changes
         let messagesFailure =
-            if let page = await changes {
+            if let page = replayed {
                 await messagePhase(page, from: point, generation, liveEpoch: start.connected ? epoch : nil)
             } else {
                 await recordHead(head, generation)
             }
         let serverFailed = [conversationsFailure, messagesFailure].contains { ($0?.httpStatus ?? 0) >= 500 }
         return SweepOutcome(
-            succeeded: conversationsFailure == nil && messagesFailure == nil, reInstall: reInstall,
+            succeeded: conversationsFailure == nil && messagesFailure == nil,
+            failure: conversationsFailure ?? messagesFailure,
+            caughtUp: messagesFailure == nil && (try? replayed?.get())?.hasMore != true, reInstall: reInstall,
             serverFailed: serverFailed, generation: generation)
     }
 

@@ -14,6 +14,9 @@ struct SyncThrottle: Equatable, Sendable {
         /// A sweep the server failed runs again: the connection stayed up, so no reconnect will
         /// start one.
         case retry
+        /// `ChatClient.sync()`: a sweep now, or right after the one running; no cooldown (the
+        /// app asked in code, from a background task, say: not a pull-to-refresh).
+        case awaited
     }
 
     enum Decision: Equatable, Sendable {
@@ -35,7 +38,7 @@ struct SyncThrottle: Equatable, Sendable {
 
     mutating func request(_ trigger: Trigger, now: Int64) -> Decision {
         switch trigger {
-        case .reconnect, .rebuild, .retry:
+        case .reconnect, .rebuild, .retry, .awaited:
             guard running else {
                 running = true
                 return .start
