@@ -28,6 +28,14 @@ public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible
     /// No answer from the server (offline, unreachable, timed out). For a read: the cached
     /// phase already fired. For a send: the message is queued, not failed.
     public static let internetUnavailable = "ERROR_INTERNET_UNAVAILABLE"
+    /// The server was reached but its connection could not be secured: its certificate is not
+    /// trusted (self-signed, expired, another host's; `ChatConfig.trustedCertificates` adds
+    /// trust), or the TLS handshake failed. A setup error more often than a network one (a
+    /// captive portal also causes it): sends retry it a few times, then fail with it.
+    public static let secureConnectionFailed = "ERROR_SECURE_CONNECTION_FAILED"
+    /// The platform refused a plain `http://` server (App Transport Security on Apple
+    /// platforms): use `https://`, or allow the host in the app's Info.plist. Never retried.
+    public static let insecureConnectionRefused = "ERROR_INSECURE_CONNECTION_REFUSED"
     /// A second fetch on a request object while its first is in flight.
     public static let requestInProgress = "ERROR_REQUEST_IN_PROGRESS"
     /// The call needs a logged-in user (or a logout or another login came first).
@@ -89,6 +97,8 @@ public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible
 extension ErrorCode {
     static let internetUnavailable = ErrorCode(rawValue: ChatException.internetUnavailable)
     static let requestInProgress = ErrorCode(rawValue: ChatException.requestInProgress)
+    static let secureConnectionFailed = ErrorCode(rawValue: ChatException.secureConnectionFailed)
+    static let insecureConnectionRefused = ErrorCode(rawValue: ChatException.insecureConnectionRefused)
     static let userNotLoggedIn = ErrorCode(rawValue: ChatException.userNotLoggedIn)
     static let offlineDisabled = ErrorCode(rawValue: ChatException.offlineDisabled)
     static let syncInProgress = ErrorCode(rawValue: ChatException.syncInProgress)

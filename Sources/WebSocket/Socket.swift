@@ -10,8 +10,16 @@ private let noSignal: Int32 = 0
 
 /// A failure of the socket layer or the opening handshake.
 public struct ConnectionError: Error, Sendable, CustomStringConvertible {
+    /// What failed: the network (refused, reset, timed out) or the securing of a connection
+    /// that was reached (an untrusted certificate, a failed TLS handshake).
+    public enum Kind: Sendable { case network, tls }
+
     public let reason: String
-    public init(_ reason: String) { self.reason = reason }
+    public let kind: Kind
+    public init(_ reason: String, kind: Kind = .network) {
+        self.reason = reason
+        self.kind = kind
+    }
     public var description: String { reason }
 }
 

@@ -100,12 +100,15 @@ final class TLSStream: ByteStream, Sendable {
                 let verify = ssl.withLock { SSL_get_verify_result($0) }
                 if verify != X509_V_OK {
                     throw ConnectionError(
-                        "TLS \(what): the certificate is not trusted (\(String(cString: X509_verify_cert_error_string(verify))))"
-                    )
+                        "TLS \(what): the certificate is not trusted (\(String(cString: X509_verify_cert_error_string(verify))))",
+                        kind: .tls)
                 }
                 // the peer closed without a close_notify
                 if error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 { return 0 }
-                throw ConnectionError("TLS \(what): \(Self.lastError())")
+                // An error inside the handshake is the securing's (a protocol or cipher the
+                // server will not speak); later, the connection's.
+                throw ConnectionError(
+                    "TLS \(what): \(Self.lastError())", kind: what.hasPrefix("TLS handshake") ? .tls : .network)
             }
         }
     }

@@ -64,6 +64,7 @@ import Testing
             Issue.record("logged in over an untrusted certificate")
         } catch let error as ChatException {
             #expect(error.errorDescription.contains("certificate is not trusted"), "\(error)")
+            #expect(error.errorCode == ChatException.secureConnectionFailed, "a setup error, not \"offline\"")
         }
     }
 }

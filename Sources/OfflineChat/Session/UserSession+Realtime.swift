@@ -74,6 +74,13 @@ extension UserSession {
             return true
         } catch let error as ChatException where error.isAuthFailure {
             return false
+        } catch let error as ChatException where error.code == .insecureConnectionRefused {
+            // The platform will never let this URL through: stop trying (the app's setup).
+            config.logger.log(.error, "realtime stopped: \(error.errorDescription)")
+            return false
+        } catch let error as ChatException where error.code == .secureConnectionFailed {
+            config.logger.log(.error, "\(error.errorDescription); the connection keeps retrying")
+            return true
         } catch {
             return true
         }

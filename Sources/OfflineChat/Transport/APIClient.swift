@@ -117,6 +117,9 @@ struct APIClient: Sendable {
 extension ChatException {
     /// The token is no longer accepted: the session ends and the user's cache is wiped.
     var isAuthFailure: Bool { httpStatus == 401 }
-    /// No answer, or a server-side failure a retry may fix.
-    var isTransient: Bool { code == .internetUnavailable || (httpStatus ?? 0) >= 500 }
+    /// No answer, an unsecured one (retried a bounded number of times: see
+    /// `secureConnectionFailed`), or a server-side failure a retry may fix.
+    var isTransient: Bool {
+        code == .internetUnavailable || code == .secureConnectionFailed || (httpStatus ?? 0) >= 500
+    }
 }

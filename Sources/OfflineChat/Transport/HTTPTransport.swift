@@ -38,6 +38,28 @@ enum HTTPTransports {
     /// The largest answer any request reads.
     static let maxAnswer = 64 << 20
 
+    /// What a `URLError` means for the app: no network is `ERROR_INTERNET_UNAVAILABLE`, as
+    /// before; an untrusted certificate or a failed handshake `ERROR_SECURE_CONNECTION_FAILED`;
+    /// a plain `http://` server App Transport Security refuses
+    /// `ERROR_INSECURE_CONNECTION_REFUSED`; a URL the platform cannot use
+    /// `ERROR_INVALID_ARGUMENT`. Only the first is "queued, not failed" for a send.
+    static func failure(_ error: URLError) -> ChatException {
+        let detail = "\(error.localizedDescription) (URLError \(error.code.rawValue))"
+        switch error.code {
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+            .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired,
+            .secureConnectionFailed:
+            return ChatException(.secureConnectionFailed, "the connection could not be secured: \(detail)")
+        case .appTransportSecurityRequiresSecureConnection:
+            return ChatException(
+                .insecureConnectionRefused, "the platform refuses plain http:// to this server: \(detail)")
+        case .badURL, .unsupportedURL:
+            return ChatException(.invalidArgument, "the server URL cannot be used: \(detail)")
+        default:
+            return ChatException.offline(detail)
+        }
+    }
+
     static func tooLarge(_ limit: Int) -> ChatException {
         ChatException(.mediaTooLarge, "the answer is larger than \(limit) bytes")
     }
@@ -82,7 +104,7 @@ struct URLSessionHTTPTransport: HTTPTransport {
         } catch let error as ChatException {
             throw error
         } catch {
-            throw ChatException.offline((error as? URLError).map { "\($0.code.rawValue)" } ?? "\(error)")
+            throw (error as? URLError).map(HTTPTransports.failure) ?? ChatException.offline("\(error)")
         }
     }
 }
@@ -121,7 +143,9 @@ struct POSIXHTTPTransport: HTTPTransport {
         do {
             stream = try endpoint.connect(timeout: timeout, trustedCertificates: trustedCertificates)
         } catch {
-            throw ChatException.offline("\(error)")
+            throw error.kind == .tls
+                ? ChatException(.secureConnectionFailed, "the connection could not be secured: \(error)")
+                : ChatException.offline("\(error)")
         }
         var target = url.path.isEmpty ? "/" : (url.path(percentEncoded: true))
         if let query = url.query(percentEncoded: true) { target += "?\(query)" }
