@@ -92,25 +92,44 @@ public struct ChatException: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-/// The codes of errors raised on the device, typed (the SDK compares and raises these; apps see
-/// their raw values as `ChatException.errorCode` and the `ChatException` constants).
+/// The codes of errors raised on the device, typed: match them as chatd's are,
+/// `catch let error as ChatException where error.code == .internetUnavailable`. Their raw
+/// values are the `ChatException` constants (`errorCode`).
 extension ErrorCode {
-    static let internetUnavailable = ErrorCode(rawValue: ChatException.internetUnavailable)
-    static let requestInProgress = ErrorCode(rawValue: ChatException.requestInProgress)
-    static let secureConnectionFailed = ErrorCode(rawValue: ChatException.secureConnectionFailed)
-    static let insecureConnectionRefused = ErrorCode(rawValue: ChatException.insecureConnectionRefused)
-    static let userNotLoggedIn = ErrorCode(rawValue: ChatException.userNotLoggedIn)
-    static let offlineDisabled = ErrorCode(rawValue: ChatException.offlineDisabled)
-    static let syncInProgress = ErrorCode(rawValue: ChatException.syncInProgress)
-    static let syncCooldown = ErrorCode(rawValue: ChatException.syncCooldown)
-    static let messageDiscarded = ErrorCode(rawValue: ChatException.messageDiscarded)
-    static let offlineMediaCopyFailed = ErrorCode(rawValue: ChatException.offlineMediaCopyFailed)
-    static let offlineMediaTooLarge = ErrorCode(rawValue: ChatException.offlineMediaTooLarge)
-    static let mediaTooLarge = ErrorCode(rawValue: ChatException.mediaTooLarge)
-    static let outboxFull = ErrorCode(rawValue: ChatException.outboxFull)
-    static let authTokenInvalid = ErrorCode(rawValue: ChatException.authTokenInvalid)
-    static let invalidArgument = ErrorCode(rawValue: ChatException.invalidArgument)
-    static let unexpectedResponse = ErrorCode(rawValue: ChatException.unexpectedResponse)
-    static let cacheFailure = ErrorCode(rawValue: ChatException.cacheFailure)
-    static let serverError = ErrorCode(rawValue: ChatException.serverError)
+    /// ``ChatException/internetUnavailable``, typed.
+    public static let internetUnavailable = ErrorCode(rawValue: ChatException.internetUnavailable)
+    /// ``ChatException/requestInProgress``, typed.
+    public static let requestInProgress = ErrorCode(rawValue: ChatException.requestInProgress)
+    /// ``ChatException/secureConnectionFailed``, typed.
+    public static let secureConnectionFailed = ErrorCode(rawValue: ChatException.secureConnectionFailed)
+    /// ``ChatException/insecureConnectionRefused``, typed.
+    public static let insecureConnectionRefused = ErrorCode(rawValue: ChatException.insecureConnectionRefused)
+    /// ``ChatException/userNotLoggedIn``, typed.
+    public static let userNotLoggedIn = ErrorCode(rawValue: ChatException.userNotLoggedIn)
+    /// ``ChatException/offlineDisabled``, typed.
+    public static let offlineDisabled = ErrorCode(rawValue: ChatException.offlineDisabled)
+    /// ``ChatException/syncInProgress``, typed.
+    public static let syncInProgress = ErrorCode(rawValue: ChatException.syncInProgress)
+    /// ``ChatException/syncCooldown``, typed.
+    public static let syncCooldown = ErrorCode(rawValue: ChatException.syncCooldown)
+    /// ``ChatException/messageDiscarded``, typed.
+    public static let messageDiscarded = ErrorCode(rawValue: ChatException.messageDiscarded)
+    /// ``ChatException/offlineMediaCopyFailed``, typed.
+    public static let offlineMediaCopyFailed = ErrorCode(rawValue: ChatException.offlineMediaCopyFailed)
+    /// ``ChatException/offlineMediaTooLarge``, typed.
+    public static let offlineMediaTooLarge = ErrorCode(rawValue: ChatException.offlineMediaTooLarge)
+    /// ``ChatException/mediaTooLarge``, typed.
+    public static let mediaTooLarge = ErrorCode(rawValue: ChatException.mediaTooLarge)
+    /// ``ChatException/outboxFull``, typed.
+    public static let outboxFull = ErrorCode(rawValue: ChatException.outboxFull)
+    /// ``ChatException/authTokenInvalid``, typed.
+    public static let authTokenInvalid = ErrorCode(rawValue: ChatException.authTokenInvalid)
+    /// ``ChatException/invalidArgument``, typed.
+    public static let invalidArgument = ErrorCode(rawValue: ChatException.invalidArgument)
+    /// ``ChatException/unexpectedResponse``, typed.
+    public static let unexpectedResponse = ErrorCode(rawValue: ChatException.unexpectedResponse)
+    /// ``ChatException/cacheFailure``, typed.
+    public static let cacheFailure = ErrorCode(rawValue: ChatException.cacheFailure)
+    /// ``ChatException/serverError``, typed.
+    public static let serverError = ErrorCode(rawValue: ChatException.serverError)
 }

@@ -1,0 +1,38 @@
+import ChatTesting
+import Foundation
+import OfflineChat
+import Testing
+
+/// An app matches the SDK's errors by their typed codes, the device's and chatd's alike.
+@Suite(.timeLimit(.minutes(1))) struct ErrorMatchingTests {
+    @Test func anAppMatchesErrorsByTypedCode() async throws {
+        let fake = FakeChatd()
+        let token = fake.addUser("alice")
+        var config = ChatConfig(
+            appID: "example", server: fake.url,
+            storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("errors-\(UUID())"),
+            callbackQueue: DispatchQueue(label: "errors"), clock: ManualClock())
+        fake.configure(&config)
+        let chat = try ChatClient(config: config)
+        do {
+            _ = try await chat.editMessage(1, text: "x")
+            Issue.record("edited without a session")
+        } catch let error as ChatException where error.code == .userNotLoggedIn {
+            // the device's code
+        }
+        fake.isReachable = false
+        do {
+            _ = try await chat.login(uid: "alice", authToken: token)
+            Issue.record("logged in without a network or a cache")
+        } catch let error as ChatException where error.code == .internetUnavailable {
+            // no network, and offline support off: nothing to answer from
+        }
+        fake.isReachable = true
+        do {
+            _ = try await chat.login(uid: "alice", authToken: "not-a-token")
+            Issue.record("logged in with a bad token")
+        } catch let error as ChatException where error.code == .unauthorized {
+            // chatd's code
+        }
+    }
+}
