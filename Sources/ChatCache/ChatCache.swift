@@ -72,6 +72,7 @@ public final class ChatCache: Sendable {
         pageSize = try pool.read { try $0.scalar("PRAGMA page_size") } ?? 4096
         try FileManager.default.createDirectory(
             at: mediaDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        StorageProtection.apply(to: directory)
     }
 
     /// Closes every connection (the WAL is checkpointed away).

@@ -7,7 +7,8 @@ public struct ChatConfig: Sendable {
     public var appID: String
     /// chatd's base URL, e.g. `http://127.0.0.1:8080`.
     public var server: URL
-    /// Where per-user caches live: `storageDirectory/<appID>/<uid>`.
+    /// Where per-user caches live: `storageDirectory/<appID>/<uid>`
+    /// (`ChatConfig.defaultStorageDirectory` unless set).
     public var storageDirectory: URL
     /// Offline support: the cache, its limits, encryption and the outbox (off by default).
     public var offline: OfflineConfig
@@ -44,7 +45,8 @@ public struct ChatConfig: Sendable {
 
     /// A configuration with the defaults above; set the rest as properties.
     public init(
-        appID: String, server: URL, storageDirectory: URL, offline: OfflineConfig = OfflineConfig(),
+        appID: String, server: URL, storageDirectory: URL = ChatConfig.defaultStorageDirectory,
+        offline: OfflineConfig = OfflineConfig(),
         callbackQueue: DispatchQueue = .main, clock: any ChatClock = SystemClock(),
         logger: any ChatLogger = StandardErrorLogger()
     ) {
@@ -59,6 +61,32 @@ public struct ChatConfig: Sendable {
 }
 
 extension ChatConfig {
+    /// Where caches live unless `storageDirectory` says otherwise: the app's Application Support
+    /// folder on Apple platforms (kept across launches and updates, never purged like
+    /// `Caches/`, which would silently take queued messages with it), `$XDG_DATA_HOME` (or
+    /// `~/.local/share`) elsewhere; in an `OfflineChat` folder. Each cache folder is excluded
+    /// from backups and, on iOS, readable once the device has been unlocked after a restart
+    /// (`completeUntilFirstUnlock`: background work can use it while the device is locked).
+    public static var defaultStorageDirectory: URL {
+        #if canImport(Darwin)
+        let base =
+            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        return base.appendingPathComponent("OfflineChat", isDirectory: true)
+        #else
+        return dataHomeStorage(
+            environment: ProcessInfo.processInfo.environment, home: FileManager.default.homeDirectoryForCurrentUser)
+        #endif
+    }
+
+    /// The XDG rule: `$XDG_DATA_HOME/OfflineChat`, or `~/.local/share/OfflineChat` without one.
+    static func dataHomeStorage(environment: [String: String], home: URL) -> URL {
+        let base =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? home.appendingPathComponent(".local/share", isDirectory: true)
+        return base.appendingPathComponent("OfflineChat", isDirectory: true)
+    }
+
     /// The key store in use: the configured one or the platform's.
     var resolvedKeyStore: any KeyStore {
         if let keyStore { return keyStore }
