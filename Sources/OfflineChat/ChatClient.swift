@@ -42,7 +42,8 @@ public final class ChatClient: Sendable {
         try self.init(
             config: config,
             transport: config.realtimeTransport
-                ?? RealtimeTransports.platformDefault(trustedCertificates: config.trustedCertificates))
+                ?? RealtimeTransports.platformDefault(
+                    clock: config.clock, trustedCertificates: config.trustedCertificates))
     }
 
     init(config: ChatConfig, transport: any RealtimeTransport) throws {

@@ -20,9 +20,9 @@ public protocol RealtimeTransport: Sendable {
 }
 
 enum RealtimeTransports {
-    static func platformDefault(trustedCertificates: URL? = nil) -> any RealtimeTransport {
+    static func platformDefault(clock: any ChatClock, trustedCertificates: URL? = nil) -> any RealtimeTransport {
         #if canImport(Darwin)
-        URLSessionRealtimeTransport()
+        URLSessionRealtimeTransport(clock: clock)
         #else
         POSIXRealtimeTransport(trustedCertificates: trustedCertificates?.path)
         #endif
