@@ -32,15 +32,19 @@ lint:
 DOCS = $(CURDIR)/.build/docs
 
 docs:
-	rm -rf $(DOCS)/sdk $(DOCS)/build/*/symbolgraph && mkdir -p $(DOCS)/sdk
-	@# Its exit status is not this step's: the command also fails on the test-discovery module,
-	@# after writing the graphs. A missing OfflineChat graph fails the copy below.
-	-$(SWIFT) package --scratch-path $(DOCS)/build dump-symbol-graph --minimum-access-level public \
-		> $(DOCS)/symbol-graphs.log 2>&1
-	cp $(DOCS)/build/*/symbolgraph/OfflineChat.symbols.json $(DOCS)/sdk/
+	rm -rf $(DOCS)/sdk $(DOCS)/graphs && mkdir -p $(DOCS)/sdk $(DOCS)/graphs
+	@# Built with the default trait, then each module's public symbols extracted
+	@# (`swift package dump-symbol-graph` would enable every trait: both SQLites, refused).
+	$(SWIFT) build --scratch-path $(DOCS)/build --target ChatTesting > $(DOCS)/symbol-graphs.log 2>&1
+	for module in OfflineChat ChatProtocol ChatTesting; do \
+		$(SWIFT) symbolgraph-extract -module-name $$module -minimum-access-level public \
+			-I $(DOCS)/build/debug/Modules -I Sources/CSQLCipher -I Sources/COpenSSL \
+			-target $(shell uname -m)-unknown-linux-gnu -output-dir $(DOCS)/graphs || exit 1; \
+	done
+	cp $(DOCS)/graphs/OfflineChat.symbols.json $(DOCS)/sdk/
 	@# The SDK, the wire types it re-exports and the test doubles apps use: all documented.
 	python3 scripts/undocumented.py $(DOCS)/sdk/OfflineChat.symbols.json \
-		$(DOCS)/build/*/symbolgraph/ChatProtocol.symbols.json $(DOCS)/build/*/symbolgraph/ChatTesting.symbols.json
+		$(DOCS)/graphs/ChatProtocol.symbols.json $(DOCS)/graphs/ChatTesting.symbols.json
 	docc convert Sources/OfflineChat/OfflineChat.docc --additional-symbol-graph-dir $(DOCS)/sdk \
 		--fallback-display-name OfflineChat --fallback-bundle-identifier dev.offlinechat.OfflineChat \
 		--transform-for-static-hosting --warnings-as-errors --output-path $(DOCS)/site

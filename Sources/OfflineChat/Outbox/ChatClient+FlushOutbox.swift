@@ -9,6 +9,7 @@ public struct OutboxFlushOutcome: Sendable, Equatable {
     /// Messages still queued after it: waiting out a backoff, or for the network.
     public let remaining: Int
 
+    /// An outcome with these counts (for tests and stand-ins).
     public init(sent: Int, failed: Int, remaining: Int) {
         self.sent = sent
         self.failed = failed

@@ -67,6 +67,7 @@ public struct SyncReport: Sendable, Equatable {
     /// limit, the changelog growing faster than it was read).
     public let caughtUp: Bool
 
+    /// A report with these values (for tests and stand-ins).
     public init(sweeps: Int, reInstall: Bool, caughtUp: Bool) {
         self.sweeps = sweeps
         self.reInstall = reInstall
