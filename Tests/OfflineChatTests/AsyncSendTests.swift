@@ -10,6 +10,8 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct AsyncSendTests {
     typealias Support = SessionTasksTests
 
+    /// alice (and bob) on a `FakeChatd`, alice logged in and connected, on a clock that stands
+    /// still (her connection never settles: nothing runs but what a test starts).
     func connected() async throws -> (FakeChatd, ChatClient) {
         let fake = FakeChatd()
         let token = fake.addUser("alice")

@@ -181,18 +181,9 @@ import Testing
 
 /// `sync()`: the catch-up sync awaited to its end, as a background refresh needs it.
 @Suite(.timeLimit(.minutes(1))) struct AwaitedSyncTests {
-    typealias Support = SessionTasksTests
-
     /// alice logged in and connected; the connection never settles (the clock stands still),
     /// so no sync runs but the ones a test asks for.
-    func alice() async throws -> (FakeChatd, ChatClient) {
-        let fake = FakeChatd()
-        let token = fake.addUser("alice")
-        fake.addUser("bob")
-        let (client, _) = try await Support.connectedClient(
-            Support.config(fake, clock: ManualClock()), uid: "alice", token: token)
-        return (fake, client)
-    }
+    func alice() async throws -> (FakeChatd, ChatClient) { try await AsyncSendTests().connected() }
 
     /// Messages from bob that alice's socket does not bring (it is down meanwhile, and stays
     /// down: its reconnect waits on the clock, which stands still).
