@@ -45,6 +45,7 @@ docs:
 	@# The SDK, the wire types it re-exports and the test doubles apps use: all documented.
 	python3 scripts/undocumented.py $(DOCS)/sdk/OfflineChat.symbols.json \
 		$(DOCS)/graphs/ChatProtocol.symbols.json $(DOCS)/graphs/ChatTesting.symbols.json
+	python3 scripts/doc-snippets.py Sources/OfflineChat/OfflineChat.docc/*.md
 	docc convert Sources/OfflineChat/OfflineChat.docc --additional-symbol-graph-dir $(DOCS)/sdk \
 		--fallback-display-name OfflineChat --fallback-bundle-identifier dev.offlinechat.OfflineChat \
 		--transform-for-static-hosting --warnings-as-errors --output-path $(DOCS)/site
