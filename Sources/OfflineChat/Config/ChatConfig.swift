@@ -31,7 +31,7 @@ public struct ChatConfig: Sendable {
     /// system's (a private CA, a test's self-signed certificate). Apple platforms use the
     /// system's trust settings.
     public var trustedCertificates: URL?
-    /// Where the SDK logs (standard error unless set).
+    /// Where the SDK logs (unless set: the system log on Apple platforms, standard error elsewhere).
     public var logger: any ChatLogger
     /// Where cache keys are kept (`OfflineConfig.encryption`). Nil: the Keychain on Apple
     /// platforms, else a `FileKeyStore` in `storageDirectory/.keys` (outside every cache).
@@ -48,7 +48,7 @@ public struct ChatConfig: Sendable {
         appID: String, server: URL, storageDirectory: URL = ChatConfig.defaultStorageDirectory,
         offline: OfflineConfig = OfflineConfig(),
         callbackQueue: DispatchQueue = .main, clock: any ChatClock = SystemClock(),
-        logger: any ChatLogger = StandardErrorLogger()
+        logger: any ChatLogger = ChatConfig.defaultLogger
     ) {
         self.appID = appID
         self.server = server

@@ -32,3 +32,46 @@ public struct StandardErrorLogger: ChatLogger {
         FileHandle.standardError.write(Data("[OfflineChat \(level)] \(message)\n".utf8))
     }
 }
+
+#if canImport(os)
+import os
+
+/// Logs at or above `minimumLevel` to the unified system log (Console, `log stream
+/// --predicate 'subsystem == "OfflineChat"'`): where a device's logs can be read. The default
+/// logger on Apple platforms. The SDK's lines carry no keys, tokens or message texts, so they
+/// are logged public.
+public struct SystemLogger: ChatLogger {
+    /// Lines below this level are dropped.
+    public var minimumLevel: ChatLogLevel
+    private let logger: Logger
+
+    /// A logger for `subsystem` (`OfflineChat` unless given), category `sdk`.
+    public init(subsystem: String = "OfflineChat", minimumLevel: ChatLogLevel = .info) {
+        self.minimumLevel = minimumLevel
+        logger = Logger(subsystem: subsystem, category: "sdk")
+    }
+
+    /// Logs `message` at the system log's matching level.
+    public func log(_ level: ChatLogLevel, _ message: String) {
+        guard level >= minimumLevel else { return }
+        switch level {
+        case .debug: logger.debug("\(message, privacy: .public)")
+        case .info: logger.info("\(message, privacy: .public)")
+        case .warning: logger.warning("\(message, privacy: .public)")
+        case .error: logger.error("\(message, privacy: .public)")
+        }
+    }
+}
+#endif
+
+extension ChatConfig {
+    /// The platform's logger: the system log on Apple platforms (`SystemLogger`, where a
+    /// device's logs can be read), standard error elsewhere (`StandardErrorLogger`).
+    public static var defaultLogger: any ChatLogger {
+        #if canImport(os)
+        SystemLogger()
+        #else
+        StandardErrorLogger()
+        #endif
+    }
+}
