@@ -32,6 +32,9 @@ public struct CacheOpening: Sendable {
     public var keyFromStore = false
     /// Why there is no cache, or what was downgraded; for the log, never containing a key.
     public var problem: String?
+    /// No cache for now, but one may open later: the key store could not answer (a Keychain
+    /// before the device's first unlock). Nothing was counted toward a rebuild.
+    public var retryLater = false
 
     public init(
         cache: ChatCache? = nil, reset: (reason: CacheResetReason, pendingLost: Int)? = nil, encrypted: Bool = false,
@@ -141,8 +144,10 @@ public struct CacheOpener: Sendable {
                 record = try loadKey()
             } catch {
                 if encrypt {
-                    return CacheOpening(
-                        problem: "the key store is unavailable (\(error)); running online only this session")
+                    var opening = CacheOpening(
+                        problem: "the key store is unavailable (\(error)); running online only until it answers")
+                    opening.retryLater = true
+                    return opening
                 }
                 return failedLaunch(
                     "the key store is unavailable (\(error)) and the cache does not look like plain SQLite")

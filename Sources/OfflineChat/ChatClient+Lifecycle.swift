@@ -37,3 +37,21 @@ extension ChatClient {
         session.current?.realtime.reconnectNow()
     }
 }
+
+extension ChatClient {
+    /// The device's protected data became available (the first unlock after a restart:
+    /// `UIApplication.protectedDataDidBecomeAvailableNotification`, or
+    /// `applicationProtectedDataDidBecomeAvailable`). A session that started before it without
+    /// its cache (the Keychain could not answer yet) logs in again with the same token, now
+    /// with the cache: offline support and the queued messages come back. Otherwise nothing
+    /// happens. Returns once that login is done; a failure is logged (the session goes on as
+    /// it was).
+    public func protectedDataBecameAvailable() async {
+        guard let current = session.current, current.cacheMayOpenLater else { return }
+        do {
+            _ = try await login(uid: current.user.uid, authToken: current.api.token)
+        } catch {
+            config.logger.log(.warning, "the cache could not be opened after the device's unlock: \(error)")
+        }
+    }
+}

@@ -1,5 +1,7 @@
+import ChatCache
 import ChatTesting
 import Foundation
+import SQLiteKit
 import Testing
 
 @testable import OfflineChat
@@ -228,5 +230,34 @@ import Testing
         } catch let error as ChatException {
             #expect(error.errorCode == ChatException.internetUnavailable)
         }
+    }
+}
+
+/// A launch before the device's first unlock: the Keychain cannot answer, so the session runs
+/// online only; once protected data is available it gets its cache back, and nothing was
+/// counted toward a rebuild.
+@Suite(.timeLimit(.minutes(1))) struct FirstUnlockTests {
+    @Test(.enabled(if: Connection.cipherAvailable)) func aSessionStartedBeforeTheFirstUnlockGetsItsCacheAfterIt()
+        async throws
+    {
+        let fake = FakeChatd()
+        let token = fake.addUser("alice")
+        var config = SessionTasksTests.config(fake, clock: ManualClock())
+        config.offline.encryption = true
+        let keys = InMemoryKeyStore()
+        keys.failuresToSimulate = 1_000  // locked: every read fails
+        config.keyStore = keys
+        let client = try ChatClient(config: config)
+        _ = try await client.login(uid: "alice", authToken: token)
+        #expect(!client.isOfflineEnabled(), "online only while the key store cannot answer")
+        await client.protectedDataBecameAvailable()
+        #expect(!client.isOfflineEnabled(), "still locked: still online only")
+
+        keys.failuresToSimulate = 0  // unlocked
+        await client.protectedDataBecameAvailable()
+        #expect(client.isOfflineEnabled())
+        #expect(client.getLoggedInUser()?.uid == "alice")
+        let cache = try #require(client.session.current?.cache)
+        #expect(!FileManager.default.fileExists(atPath: cache.directory.appendingPathComponent("open-failures").path))
     }
 }

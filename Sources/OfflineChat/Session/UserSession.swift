@@ -29,6 +29,8 @@ final class UserSession: Sendable {
     let sync: SyncEngine?
     /// What the cache's encryption achieved.
     let security: ChatClient.CacheSecurity
+    /// No cache this session, but one may open later (`ChatClient.protectedDataBecameAvailable`).
+    let cacheMayOpenLater: Bool
     /// Every task working for the session; cancelled when it ends.
     let tasks = SessionTasks()
     let config: ChatConfig
@@ -47,6 +49,7 @@ final class UserSession: Sendable {
         self.api = api
         self.realtime = realtime
         self.cache = opening.cache
+        cacheMayOpenLater = opening.cache == nil && opening.retryLater
         self.config = config
         self.dispatch = dispatch
         self.host = host
