@@ -20,6 +20,7 @@ extension ChatClient {
     /// listeners hear `onDisconnected` if it was up. A send already on the wire finishes (or
     /// fails and stays queued); nothing is lost or sent twice.
     public func suspend() {
+        suspended.withLock { $0 = true }
         session.current?.suspend()
     }
 
@@ -27,6 +28,7 @@ extension ChatClient {
     /// once the connection settles sends what is queued and catches up, as after any
     /// reconnect. Without a `suspend()` before, it cuts a reconnect's backoff short.
     public func resume() {
+        suspended.withLock { $0 = false }
         session.current?.realtime.resume()
     }
 

@@ -85,6 +85,9 @@ extension ChatClient {
             if replaced.user.uid == started.user.uid { started.outbox?.recoverInterruptedSends() }
         }
         wipeOtherUsers(than: started.user.uid)  // with or without a cache of its own
+        // The app is in the background: the session waits for `resume()` to connect. Its flag is
+        // read after the session became current, so a `suspend()` in between reaches it either way.
+        if suspended.current { started.suspend() }
         started.start()
         return started.user
     }

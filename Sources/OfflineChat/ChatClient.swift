@@ -21,6 +21,9 @@ public final class ChatClient: Sendable {
     let resetListeners: ListenerRegistry<any OfflineCacheResetListener>
     /// The current session (and the login generation), under one lock.
     let session = SessionSlot()
+    /// The app is in the background (`suspend()` until `resume()`): a session that begins
+    /// meanwhile (a login, the re-login after the first unlock) starts suspended.
+    let suspended = Locked(false)
     let transport: any RealtimeTransport
     /// What a session does with its realtime stream; tells the registries above (as the sync does).
     let dispatch: RealtimeDispatch

@@ -1,6 +1,7 @@
 import ChatCache
 import ChatTesting
 import Foundation
+import Locking
 import SQLiteKit
 import Testing
 
@@ -259,5 +260,63 @@ import Testing
         #expect(client.getLoggedInUser()?.uid == "alice")
         let cache = try #require(client.session.current?.cache)
         #expect(!FileManager.default.fileExists(atPath: cache.directory.appendingPathComponent("open-failures").path))
+    }
+}
+
+/// Review findings on the lifecycle: a session that begins in the background waits for
+/// `resume()`, and `sync()` after an expired cursor awaits the rebuild already queued.
+@Suite(.timeLimit(.minutes(1))) struct LifecycleEdgeTests {
+    @Test func aSessionThatBeginsInTheBackgroundConnectsOnlyOnResume() async throws {
+        let fake = FakeChatd()
+        let token = fake.addUser("alice")
+        let config = SessionTasksTests.config(fake, clock: ManualClock())
+        let client = try ChatClient(config: config)
+        let connection = Recorder(queue: config.callbackQueue)
+        client.addConnectionListener("c", connection)
+        client.suspend()  // in the background before any session
+        _ = try await client.login(uid: "alice", authToken: token)
+        #expect(client.getConnectionStatus() == .disconnected)
+        client.resume()
+        #expect(await connection.next() == "connecting", "nothing was heard before the resume")
+        #expect(await connection.next() == "connected")
+    }
+
+    /// Answers the first replay of the changelog from a cursor with `cursor_expired`.
+    final class ExpiringOnce: HTTPTransport {
+        let inner: any HTTPTransport
+        private let expired = Locked(false)
+        init(_ inner: any HTTPTransport) { self.inner = inner }
+        func send(
+            method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int
+        ) async throws -> HTTPAnswer {
+            let fromACursor =
+                url.path == Endpoints.changes
+                && URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?
+                    .contains { $0.name == "cursor" && !($0.value ?? "").isEmpty } == true
+            let first =
+                fromACursor
+                && expired.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+            if first {
+                let error = APIError(code: .cursorExpired, message: "too old")
+                return HTTPAnswer(status: 410, body: try JSONEncoder().encode(error))
+            }
+            return try await inner.send(method: method, url: url, headers: headers, body: body, maxBytes: maxBytes)
+        }
+    }
+
+    @Test func syncAfterAnExpiredCursorAwaitsTheQueuedRebuild() async throws {
+        let fake = FakeChatd()
+        let token = fake.addUser("alice")
+        fake.addUser("bob")
+        var config = SessionTasksTests.config(fake, clock: ManualClock())
+        config.httpTransport = ExpiringOnce(config.httpTransport!)
+        let (client, _) = try await SessionTasksTests.connectedClient(config, uid: "alice", token: token)
+        #expect(try await client.sync() == SyncReport(sweeps: 1, reInstall: true, caughtUp: true), "a first sync")
+        _ = fake.deliver(text: "later", from: "bob", to: "alice")
+        // The replay's cursor has expired: the rebuild it queues is the second and last sweep.
+        #expect(try await client.sync() == SyncReport(sweeps: 2, reInstall: true, caughtUp: true))
     }
 }

@@ -44,12 +44,15 @@ final class RealtimeConnection: Sendable {
         /// Once stopped, the loop reports nothing more and a socket it opens late is closed.
         var stopped = false
 
-        /// Starts loop number `loopNumber + 1` of `connection` (after `start`, or on `resume`).
-        mutating func startLoop(_ connection: RealtimeConnection) {
-            guard let handlers, let tasks else { return }
+        /// Starts loop number `loopNumber + 1` of `connection` (after `start`, or on `resume`);
+        /// returns the loop it replaces, if any, to be cancelled outside the lock.
+        mutating func startLoop(_ connection: RealtimeConnection) -> Task<Void, Never>? {
+            guard let handlers, let tasks else { return nil }
+            let replaced = loop
             loopNumber += 1
             let number = loopNumber
             loop = tasks.start { await connection.run(handlers, tasks, number) }
+            return replaced
         }
 
         /// Takes the loop and the socket away and makes the status `.disconnected`; returns
@@ -82,11 +85,13 @@ final class RealtimeConnection: Sendable {
     /// connection) what happens. The loop and each settle check run as `tasks` of that session,
     /// so its end cancels them (a connect in flight is abandoned, not awaited) and a logout
     /// awaits them.
+    /// Suspended before it started (the app was in the background when its session began), it
+    /// keeps the handlers and connects on `resume()`.
     func start(_ handlers: Handlers, in tasks: SessionTasks) {
         state.withLock { state in
             guard state.handlers == nil, !state.stopped else { return }
             (state.handlers, state.tasks) = (handlers, tasks)
-            state.startLoop(self)
+            if !state.suspended { _ = state.startLoop(self) }
         }
     }
 
@@ -134,13 +139,13 @@ final class RealtimeConnection: Sendable {
     /// Starts connecting again at once after `suspend()`: a new loop, no backoff. Not
     /// suspended, it is `reconnectNow()`.
     func resume() {
-        let resumed = state.withLock { state in
-            guard !state.stopped, state.suspended else { return false }
+        let resumed = state.withLock { state -> (Task<Void, Never>?)? in
+            guard !state.stopped, state.suspended else { return nil }
             state.suspended = false
-            state.startLoop(self)
-            return true
+            return .some(state.startLoop(self))
         }
-        if !resumed { reconnectNow() }
+        guard let replaced = resumed else { return reconnectNow() }
+        replaced?.cancel()
     }
 
     /// While the loop waits out a backoff, it connects now instead (the network came back, the
@@ -217,11 +222,13 @@ final class RealtimeConnection: Sendable {
                     }
                     await handlers.envelope(envelope)
                     if settle == nil {
-                        settle = tasks.start { [config, handlers] in
+                        settle = tasks.start { [self, config, handlers] in
                             guard case .settleCheck(let connection, let at) = check else { return }
                             do { try await config.clock.sleep(milliseconds: max(0, at - config.clock.now())) } catch {
                                 return
                             }
+                            // Suspended or stopped meanwhile (its loop may not have noticed yet).
+                            guard state.current.loopNumber == number else { return }
                             if rules.withLock({ $0.settleDue(connection: connection, now: config.clock.now()) })
                                 == .settled
                             {

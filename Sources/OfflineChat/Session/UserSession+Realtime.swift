@@ -32,7 +32,7 @@ extension UserSession {
     /// The app went to the background: the connection goes down cleanly (the host hears the
     /// status) and what a drop does to the cache and the sync follows.
     func suspend() {
-        if realtime.suspend() { connectionDropped() }
+        if realtime.suspend() { forgetTheLiveHead() }
     }
 
     /// The connection has stayed up for the settle delay: queued messages go first (unless
@@ -52,6 +52,11 @@ extension UserSession {
     /// the connection's reporting lock: a cache write there would hold up a `stop()`.
     func connectionDropped() {
         guard !Task.isCancelled else { return }
+        forgetTheLiveHead()
+    }
+
+    /// What a drop (or a suspend, from whatever task) does to the cache and the sync.
+    private func forgetTheLiveHead() {
         try? cache?.closeOpenRanges()
         sync?.disconnected()
     }

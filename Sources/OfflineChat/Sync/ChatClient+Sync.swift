@@ -92,9 +92,11 @@ extension ChatClient {
         }
         var sweeps = 0
         var reInstall = false
+        var heard: Int?
         while true {
             try Task.checkCancellation()
-            guard let outcome = await sync.sweepAwaited() else { throw ChatException.notLoggedIn() }
+            guard let outcome = await sync.sweepAwaited(after: heard) else { throw ChatException.notLoggedIn() }
+            heard = outcome.number
             sweeps += 1
             reInstall = reInstall || outcome.reInstall
             if let failure = outcome.failure {

@@ -130,11 +130,17 @@ final class SyncEngine: Sendable {
     }
 
     /// A sweep now, or right after the one running (whatever the cooldown), and its outcome
-    /// once it ended; nil when the session ended first.
-    func sweepAwaited() async -> SweepOutcome? {
+    /// once it ended; nil when the session ended first. `after`: the number of a sweep the
+    /// caller already heard; a sweep after it that already runs (the rebuild an expired cursor
+    /// queued, say) is the one awaited, rather than one more.
+    func sweepAwaited(after heard: Int? = nil) async -> SweepOutcome? {
         let ended = await withCheckedContinuation { (continuation: CheckedContinuation<SweepOutcome?, Never>) in
             let decision = locked.withLock { state -> SyncThrottle.Decision? in
                 guard !tasks.hasEnded else { return nil }
+                if let heard, state.sweep > heard, state.throttle.running {
+                    state.waiting.append((state.sweep, continuation))
+                    return .coalesced
+                }
                 let decision = state.request(.awaited, now: config.clock.now())
                 state.waiting.append((decision == .start ? state.sweep : state.sweep + 1, continuation))
                 return decision
@@ -153,13 +159,15 @@ final class SyncEngine: Sendable {
             let result = await sweep()
             guard !Task.isCancelled else { return }
             // The state is idle (or the follow-up's) before the last callback is heard.
-            let (again, waiters) = locked.withLock { state in
+            let (again, waiters, finished) = locked.withLock { state in
                 let finished = state.sweep
                 let again = state.throttle.finished(now: config.clock.now())
                 if again { state.sweep += 1 }
-                return (again, state.takeWaiters(through: finished))
+                return (again, state.takeWaiters(through: finished), finished)
             }
-            for waiter in waiters { waiter.resume(returning: result) }
+            var numbered = result
+            numbered?.number = finished
+            for waiter in waiters { waiter.resume(returning: numbered) }
             if let result, !again { retryIfTheServerFailed(result) }
             if let result {
                 let reInstall = result.reInstall
@@ -222,6 +230,8 @@ final class SyncEngine: Sendable {
         var failure: ChatException?
         /// The cache reached the changelog's head (no page left to replay).
         var caughtUp = false
+        /// The sweep's number (see `State.sweep`), once it ended.
+        var number = 0
         let reInstall: Bool
         /// A phase failed with a server error (5xx).
         let serverFailed: Bool
