@@ -34,14 +34,7 @@ import Testing
     func aliceLoggedIn() async throws -> (ChatClient, Screen) {
         let token = fake.addUser("alice")
         fake.addUser("bob")
-        var offline = OfflineConfig()
-        offline.enabled = true
-        var config = ChatConfig(
-            appID: "example", server: fake.url,
-            storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("example-\(UUID())"),
-            offline: offline, callbackQueue: DispatchQueue(label: "screen"), clock: clock)
-        config.keyStore = InMemoryKeyStore()
-        fake.configure(&config)
+        let config = appTestConfig(fake, offline: true, callbackQueue: DispatchQueue(label: "screen"), clock: clock)
         let client = try ChatClient(config: config)
         let screen = Screen()
         client.addMessageListener("screen", screen)

@@ -8,12 +8,7 @@ import Testing
     @Test func anAppMatchesErrorsByTypedCode() async throws {
         let fake = FakeChatd()
         let token = fake.addUser("alice")
-        var config = ChatConfig(
-            appID: "example", server: fake.url,
-            storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("errors-\(UUID())"),
-            callbackQueue: DispatchQueue(label: "errors"), clock: ManualClock())
-        fake.configure(&config)
-        let chat = try ChatClient(config: config)
+        let chat = try ChatClient(config: appTestConfig(fake))
         do {
             _ = try await chat.editMessage(1, text: "x")
             Issue.record("edited without a session")

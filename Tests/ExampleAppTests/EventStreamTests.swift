@@ -9,12 +9,7 @@ import Testing
         let fake = FakeChatd()
         let token = fake.addUser("alice")
         fake.addUser("bob")
-        var config = ChatConfig(
-            appID: "example", server: fake.url,
-            storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("streams-\(UUID())"),
-            callbackQueue: DispatchQueue(label: "streams"), clock: ManualClock())
-        fake.configure(&config)
-        let chat = try ChatClient(config: config)
+        let chat = try ChatClient(config: appTestConfig(fake))
         var statuses = chat.connectionStatuses().makeAsyncIterator()
         var messages = chat.receivedMessages().makeAsyncIterator()
 

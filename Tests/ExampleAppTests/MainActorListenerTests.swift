@@ -32,14 +32,7 @@ final class ChatViewModel: @MainActor MessageListener, @MainActor ConnectionList
         let fake = FakeChatd()
         let token = fake.addUser("alice")
         fake.addUser("bob")
-        var offline = OfflineConfig()
-        offline.enabled = true
-        var config = ChatConfig(
-            appID: "example", server: fake.url,
-            storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("vm-\(UUID())"),
-            offline: offline, clock: ManualClock())
-        config.keyStore = InMemoryKeyStore()
-        fake.configure(&config)
+        let config = appTestConfig(fake, offline: true, callbackQueue: .main)  // the default queue
         let chat = try ChatClient(config: config)
         let model = ChatViewModel()
         chat.addMessageListener("vm", model)

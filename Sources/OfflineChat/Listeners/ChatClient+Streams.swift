@@ -13,28 +13,29 @@ import Foundation
 extension ChatClient {
     /// The connection's changes from now on (`.connecting`, `.connected`, `.disconnected`).
     public func connectionStatuses() -> AsyncStream<ConnectionStatus> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ConnectionStatus.self)
-        let relay = ConnectionRelay(continuation)
-        let id = "stream-\(UUID().uuidString)"
-        addConnectionListener(id, relay)
-        continuation.onTermination = { [weak self] _ in
-            _ = relay  // held by the stream while it lasts (the registry holds listeners weakly)
-            self?.removeConnectionListener(id)
-        }
-        return stream
+        relayed(ConnectionRelay.init, add: addConnectionListener) { [weak self] in self?.removeConnectionListener($0) }
     }
 
     /// New messages from now on, as `onTextMessageReceived` and its siblings report them
     /// (text, media, custom, action and call messages; `source` says whether realtime or the
     /// catch-up sync brought each).
     public func receivedMessages() -> AsyncStream<BaseMessage> {
-        let (stream, continuation) = AsyncStream.makeStream(of: BaseMessage.self)
-        let relay = MessageRelay(continuation)
+        relayed(MessageRelay.init, add: addMessageListener) { [weak self] in self?.removeMessageListener($0) }
+    }
+
+    /// A stream fed by `makeRelay`'s listener, registered with `add` until the stream ends (the
+    /// stream holds it: the registry holds listeners weakly), then removed with `remove`.
+    private func relayed<Element, Relay: Sendable>(
+        _ makeRelay: (AsyncStream<Element>.Continuation) -> Relay, add: (String, Relay) -> Void,
+        remove: @escaping @Sendable (String) -> Void
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        let relay = makeRelay(continuation)
         let id = "stream-\(UUID().uuidString)"
-        addMessageListener(id, relay)
-        continuation.onTermination = { [weak self] _ in
+        add(id, relay)
+        continuation.onTermination = { _ in
             _ = relay
-            self?.removeMessageListener(id)
+            remove(id)
         }
         return stream
     }

@@ -45,11 +45,10 @@ final class SyncEngine: Sendable {
         /// Callers of `sweepAwaited()`, each with the number of the sweep it waits for.
         var waiting: [(sweep: Int, continuation: CheckedContinuation<SweepOutcome?, Never>)] = []
 
-        /// Takes the waiters satisfied once sweep `finished` ended (nil: every one).
-        mutating func takeWaiters(through finished: Int? = nil) -> [CheckedContinuation<SweepOutcome?, Never>] {
-            let done = waiting.filter { finished == nil || $0.sweep <= finished! }
-            waiting.removeAll { finished == nil || $0.sweep <= finished! }
-            return done.map(\.continuation)
+        /// Takes the waiters satisfied once sweep `finished` ended (by default every one).
+        mutating func takeWaiters(through finished: Int = .max) -> [CheckedContinuation<SweepOutcome?, Never>] {
+            defer { waiting.removeAll { $0.sweep <= finished } }
+            return waiting.filter { $0.sweep <= finished }.map(\.continuation)
         }
 
         /// The throttle's answer to `trigger`, the sweep numbers kept in step: a sweep that
@@ -58,6 +57,19 @@ final class SyncEngine: Sendable {
             let decision = throttle.request(trigger, now: now)
             if decision == .start { sweep += 1 }
             return decision
+        }
+
+        /// The running sweep ended at `now`: its number, whether the queued follow-up starts
+        /// (taking the next number), and the waiters it satisfies.
+        mutating func finish(
+            now: Int64
+        ) -> (
+            number: Int, again: Bool, waiters: [CheckedContinuation<SweepOutcome?, Never>]
+        ) {
+            let finished = sweep
+            let again = throttle.finished(now: now)
+            if again { sweep += 1 }
+            return (finished, again, takeWaiters(through: finished))
         }
 
         /// Takes the retry away (to be cancelled outside the lock).
@@ -134,7 +146,7 @@ final class SyncEngine: Sendable {
     /// caller already heard; a sweep after it that already runs (the rebuild an expired cursor
     /// queued, say) is the one awaited, rather than one more.
     func sweepAwaited(after heard: Int? = nil) async -> SweepOutcome? {
-        let ended = await withCheckedContinuation { (continuation: CheckedContinuation<SweepOutcome?, Never>) in
+        await withCheckedContinuation { (continuation: CheckedContinuation<SweepOutcome?, Never>) in
             let decision = locked.withLock { state -> SyncThrottle.Decision? in
                 guard !tasks.hasEnded else { return nil }
                 if let heard, state.sweep > heard, state.throttle.running {
@@ -151,7 +163,6 @@ final class SyncEngine: Sendable {
             default: break
             }
         }
-        return ended
     }
 
     private func run() async {
@@ -159,12 +170,7 @@ final class SyncEngine: Sendable {
             let result = await sweep()
             guard !Task.isCancelled else { return }
             // The state is idle (or the follow-up's) before the last callback is heard.
-            let (again, waiters, finished) = locked.withLock { state in
-                let finished = state.sweep
-                let again = state.throttle.finished(now: config.clock.now())
-                if again { state.sweep += 1 }
-                return (again, state.takeWaiters(through: finished), finished)
-            }
+            let (finished, again, waiters) = locked.withLock { $0.finish(now: config.clock.now()) }
             var numbered = result
             numbered?.number = finished
             for waiter in waiters { waiter.resume(returning: numbered) }
