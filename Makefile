@@ -3,7 +3,7 @@ SWIFT ?= swift
 STRICT = -Xswiftc -warnings-as-errors
 SYSTEM_SQLITE = --disable-default-traits --traits SystemSQLite --scratch-path .build/system-sqlite
 
-.PHONY: deps build server format lint docs test test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz fuzz demo demo-cluster bench clean
+.PHONY: deps build server format lint docs test test-sdk test-sdk-system test-tools test-cluster test-server test-server-postgres test-fuzz fuzz demo demo-cluster bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -11,6 +11,7 @@ deps:
 build: deps
 	$(SWIFT) build $(STRICT)
 	cd Server && $(SWIFT) build $(STRICT)
+	cd Tools && $(SWIFT) build $(STRICT)
 
 ## chatd (debug): the SDK's live tests run against it.
 server:
@@ -18,7 +19,7 @@ server:
 
 ## swift-format with the repository's .swift-format: `make format` rewrites the sources,
 ## `make lint` (the first step of `make test`) fails on any file it would change.
-FORMATTED = Sources Tests Server/Sources Server/Tests Fuzz
+FORMATTED = Sources Tests Tools/Sources Tools/Tests Server/Sources Server/Tests Fuzz
 
 format:
 	swift-format format --in-place --recursive --parallel $(FORMATTED)
@@ -36,24 +37,24 @@ docs:
 	@# Built with the default trait, then each module's public symbols extracted
 	@# (`swift package dump-symbol-graph` would enable every trait: both SQLites, refused).
 	$(SWIFT) build --scratch-path $(DOCS)/build --target ChatTesting > $(DOCS)/symbol-graphs.log 2>&1
-	for module in OfflineChat ChatProtocol ChatTesting; do \
+	for module in OfflineChat OfflineChatProtocol ChatTesting; do \
 		$(SWIFT) symbolgraph-extract -module-name $$module -minimum-access-level public \
-			-I $(DOCS)/build/debug/Modules -I Sources/CSQLCipher -I Sources/COpenSSL \
+			-I $(DOCS)/build/debug/Modules -I Sources/COfflineChatSQLCipher -I Sources/COfflineChatOpenSSL \
 			-target $(shell uname -m)-unknown-linux-gnu -output-dir $(DOCS)/graphs || exit 1; \
 	done
 	cp $(DOCS)/graphs/OfflineChat.symbols.json $(DOCS)/sdk/
 	@# The SDK, the wire types it re-exports and the test doubles apps use: all documented.
 	python3 scripts/undocumented.py $(DOCS)/sdk/OfflineChat.symbols.json \
-		$(DOCS)/graphs/ChatProtocol.symbols.json $(DOCS)/graphs/ChatTesting.symbols.json
+		$(DOCS)/graphs/OfflineChatProtocol.symbols.json $(DOCS)/graphs/ChatTesting.symbols.json
 	python3 scripts/doc-snippets.py Sources/OfflineChat/OfflineChat.docc/*.md
 	docc convert Sources/OfflineChat/OfflineChat.docc --additional-symbol-graph-dir $(DOCS)/sdk \
 		--fallback-display-name OfflineChat --fallback-bundle-identifier dev.offlinechat.OfflineChat \
 		--transform-for-static-hosting --warnings-as-errors --output-path $(DOCS)/site
 
-## Every test: the SDK packages on both SQLite flavours, SDK clients against a chatd cluster that
+## Every test: the SDK packages on both SQLite flavours, the CLI and crash probes (Tools/), SDK clients against a chatd cluster that
 ## loses nodes, then chatd (unit, live-server, interop, schemathesis)
 ## on SQLite and again on PostgreSQL, then a short run of each fuzz target (a crash fails the run).
-test: deps lint docs server test-sdk test-sdk-system test-cluster test-server test-server-postgres test-fuzz
+test: deps lint docs server test-sdk test-sdk-system test-tools test-cluster test-server test-server-postgres test-fuzz
 
 # A hung test fails the run (after 15 minutes, $$TEST_TIME_LIMIT seconds) and names the tests
 # that never finished, instead of stalling CI; a hung run is run once more (never a failed one).
@@ -65,9 +66,13 @@ test-sdk: server
 test-sdk-system: server
 	$(SWIFT_TEST) $(STRICT) $(SYSTEM_SQLITE)
 	@# Both SQLite traits at once must not build (the cache would silently lose its encryption).
-	@if $(SWIFT) build --traits SQLCipher,SystemSQLite --scratch-path .build/both-traits --target SQLiteKit \
+	@if $(SWIFT) build --traits SQLCipher,SystemSQLite --scratch-path .build/both-traits --target OfflineChatSQLite \
 		> .build/both-traits.log 2>&1; then echo "both SQLite traits built: they must not"; exit 1; fi
 	@grep -q "not both" .build/both-traits.log && echo "both SQLite traits at once: refused at compile time, as it must be"
+
+## The `chat` CLI and the crash probes (Tools/, a package of its own) as separate processes.
+test-tools: server
+	cd Tools && $(SWIFT_TEST) $(STRICT)
 
 ## SDK clients through HAProxy while chatd nodes (PostgreSQL + NATS) are killed at random moments.
 test-cluster: server
@@ -99,4 +104,4 @@ bench: deps
 	@scripts/bench.sh
 
 clean:
-	rm -rf .build Server/.build
+	rm -rf .build Server/.build Tools/.build

@@ -3,7 +3,7 @@ import PackageDescription
 
 /// One settings list for every target: Swift 6 language mode (strict concurrency).
 let swiftSettings: [SwiftSetting] = [
-    .swiftLanguageMode(.v6),
+    .swiftLanguageMode(.v6)
 ]
 
 /// Apple platforms: SQLite comes from Apple's SDK (`SQLite3`), SQLCipher from its official
@@ -19,10 +19,10 @@ let sqlcipherPackage: [Package.Dependency] = []
 let appleSQLCipher: [Target.Dependency] = []
 #else
 let sqlcipherPackage: [Package.Dependency] = [
-    .package(url: "https://github.com/sqlcipher/SQLCipher.swift.git", from: "4.10.0"),
+    .package(url: "https://github.com/sqlcipher/SQLCipher.swift.git", from: "4.10.0")
 ]
 let appleSQLCipher: [Target.Dependency] = [
-    .product(name: "SQLCipher", package: "SQLCipher.swift", condition: .when(platforms: apple, traits: ["SQLCipher"])),
+    .product(name: "SQLCipher", package: "SQLCipher.swift", condition: .when(platforms: apple, traits: ["SQLCipher"]))
 ]
 #endif
 
@@ -30,14 +30,17 @@ let package = Package(
     name: "OfflineChat",
     platforms: [.macOS(.v13), .iOS(.v16), .macCatalyst(.v16), .visionOS(.v1)],
     products: [
-        .library(name: "ChatProtocol", targets: ["ChatProtocol"]),
-        .library(name: "Locking", targets: ["Locking"]),
-        .library(name: "SQLiteKit", targets: ["SQLiteKit"]),
-        .library(name: "WebSocket", targets: ["WebSocket"]),
         .library(name: "OfflineChat", targets: ["OfflineChat"]),
         .library(name: "ChatTesting", targets: ["ChatTesting"]),
-        .library(name: "ServerProcess", targets: ["ServerProcess"]),
-        .executable(name: "chat", targets: ["chat"]),
+        // The modules chatd (Server/) and the CLI and benchmarks (Tools/) share with the SDK. Not
+        // API: an app imports OfflineChat (and ChatTesting in its tests), nothing else.
+        .library(
+            name: "_OfflineChatInternals",
+            targets: [
+                "OfflineChatProtocol", "OfflineChatLocking", "OfflineChatSQLite", "OfflineChatWebSocket",
+                "OfflineChatCache",
+                "OfflineChatServerProcess"
+            ])
     ],
     traits: [
         .default(enabledTraits: ["SQLCipher"]),
@@ -46,48 +49,69 @@ let package = Package(
             description: "Encryption at rest: SQLCipher.swift on Apple platforms, the system's libsqlcipher elsewhere."),
         .trait(
             name: "SystemSQLite",
-            description: "The platform's plain SQLite (Apple's SQLite3, the system's libsqlite3); no encryption."),
+            description: "The platform's plain SQLite (Apple's SQLite3, the system's libsqlite3); no encryption.")
     ],
     dependencies: sqlcipherPackage,
     targets: [
-        .systemLibrary(name: "CSQLCipher", path: "Sources/CSQLCipher", pkgConfig: "sqlcipher",
-                       providers: [.apt(["libsqlcipher-dev"])]),
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
-                       providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "Locking", swiftSettings: swiftSettings),
+        .systemLibrary(name: "COfflineChatSQLCipher", pkgConfig: "sqlcipher", providers: [.apt(["libsqlcipher-dev"])]),
+        .systemLibrary(name: "COfflineChatSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COfflineChatOpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .target(name: "OfflineChatLocking", swiftSettings: swiftSettings),
         .target(
-            name: "SQLiteKit",
+            name: "OfflineChatSQLite",
             dependencies: [
-                "Locking",
-                .target(name: "CSQLCipher", condition: .when(platforms: systemLibraries, traits: ["SQLCipher"])),
-                .target(name: "CSQLite", condition: .when(platforms: systemLibraries, traits: ["SystemSQLite"])),
+                "OfflineChatLocking",
+                .target(
+                    name: "COfflineChatSQLCipher", condition: .when(platforms: systemLibraries, traits: ["SQLCipher"])),
+                .target(
+                    name: "COfflineChatSQLite", condition: .when(platforms: systemLibraries, traits: ["SystemSQLite"]))
             ] + appleSQLCipher,
             swiftSettings: swiftSettings),
-        .target(name: "ChatProtocol", swiftSettings: swiftSettings),
-        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .target(name: "OfflineChatProtocol", swiftSettings: swiftSettings),
         // TLS for the Linux transports (Apple platforms use URLSession's).
-        .target(name: "WebSocket", dependencies: ["Locking", .target(name: "COpenSSL", condition: .when(platforms: [.linux]))],
-                swiftSettings: swiftSettings),
-        .target(name: "ChatCache", dependencies: ["ChatProtocol", "SQLiteKit", "Locking"], swiftSettings: swiftSettings),
-        .target(name: "OfflineChat", dependencies: ["ChatProtocol", "SQLiteKit", "WebSocket", "ChatCache", "Locking"], swiftSettings: swiftSettings),
-        .executableTarget(name: "cache-bench", dependencies: ["ChatCache", "ChatProtocol", "SQLiteKit", "ChatTesting"], swiftSettings: swiftSettings),
-        .executableTarget(name: "chat", dependencies: ["OfflineChat", "Locking"], swiftSettings: swiftSettings),
-        .executableTarget(name: "outbox-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatCache", "SQLiteKit"], swiftSettings: swiftSettings),
-        .executableTarget(name: "cluster-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatProtocol", "WebSocket"],
-                          swiftSettings: swiftSettings),
-        .executableTarget(name: "sync-bench", dependencies: ["OfflineChat", "ChatTesting", "ChatCache", "SQLiteKit", "Locking"], swiftSettings: swiftSettings),
-        .executableTarget(name: "lock-bench", dependencies: ["Locking"], swiftSettings: swiftSettings),
-        .executableTarget(name: "json-bench", dependencies: ["ChatProtocol"], swiftSettings: swiftSettings),
-        .executableTarget(name: "outbox-crash-probe", dependencies: ["OfflineChat", "ChatTesting"], swiftSettings: swiftSettings),
-        .target(name: "ServerProcess", swiftSettings: swiftSettings),
-        .target(name: "ChatTesting", dependencies: ["OfflineChat", "ChatCache", "ServerProcess", "Locking", "WebSocket"], swiftSettings: swiftSettings),
-        .testTarget(name: "ChatCacheTests", dependencies: ["ChatCache"], swiftSettings: swiftSettings),
-        .testTarget(name: "OfflineChatTests", dependencies: ["OfflineChat", "ChatTesting", "WebSocket", "Locking", "ServerProcess"], swiftSettings: swiftSettings),
+        .target(
+            name: "OfflineChatWebSocket",
+            dependencies: [
+                "OfflineChatLocking", .target(name: "COfflineChatOpenSSL", condition: .when(platforms: [.linux]))
+            ],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "OfflineChatCache", dependencies: ["OfflineChatProtocol", "OfflineChatSQLite", "OfflineChatLocking"],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "OfflineChat",
+            dependencies: [
+                "OfflineChatProtocol", "OfflineChatSQLite", "OfflineChatWebSocket", "OfflineChatCache",
+                "OfflineChatLocking"
+            ],
+            swiftSettings: swiftSettings),
+        .target(name: "OfflineChatServerProcess", swiftSettings: swiftSettings),
+        .target(
+            name: "ChatTesting",
+            dependencies: [
+                "OfflineChat", "OfflineChatCache", "OfflineChatServerProcess", "OfflineChatLocking",
+                "OfflineChatWebSocket"
+            ],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "OfflineChatCacheTests", dependencies: ["OfflineChatCache"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "OfflineChatTests",
+            dependencies: [
+                "OfflineChat", "ChatTesting", "OfflineChatWebSocket", "OfflineChatLocking", "OfflineChatServerProcess"
+            ],
+            swiftSettings: swiftSettings),
         // An app's own tests, as an app would write them: public API and ChatTesting only.
-        .testTarget(name: "ExampleAppTests", dependencies: ["OfflineChat", "ChatTesting"], swiftSettings: swiftSettings),
-        .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"], swiftSettings: swiftSettings),
-        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "ServerProcess"], exclude: ["Interop"], swiftSettings: swiftSettings),
-        .testTarget(name: "ChatProtocolTests", dependencies: ["ChatProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "ServerProcessTests", dependencies: ["ServerProcess"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ExampleAppTests", dependencies: ["OfflineChat", "ChatTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "OfflineChatSQLiteTests", dependencies: ["OfflineChatSQLite"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "OfflineChatWebSocketTests", dependencies: ["OfflineChatWebSocket", "OfflineChatServerProcess"],
+            exclude: ["Interop"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "OfflineChatProtocolTests", dependencies: ["OfflineChatProtocol"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "OfflineChatServerProcessTests", dependencies: ["OfflineChatServerProcess"],
+            swiftSettings: swiftSettings)
     ]
 )

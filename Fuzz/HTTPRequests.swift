@@ -1,11 +1,11 @@
+import Foundation
 // libFuzzer target: chatd's request handling below the store (compiled with chatd's HTTP
 // files and an instrumented ChatProtocol by scripts/fuzz.sh): the escapes libmicrohttpd leaves
 // (`HTTPRequest.KeptEscapes`), the router's path matching, query parsing (`intQuery`,
 // `boolQuery`), the JSON body path (`RouteContext.decode`: content type, depth scan,
 // request types) and a send's validation (`Validate.send`). An input is `METHOD\nPATH?QUERY\nCONTENT-TYPE\nBODY`. Any answer is fine;
 // a crash is a finding.
-import ChatProtocol
-import Foundation
+import OfflineChatProtocol
 
 private let router: Router = {
     var router = Router()

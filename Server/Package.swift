@@ -8,6 +8,9 @@ let swiftSettings: [SwiftSetting] = [
 
 /// The root package (the SDK repository), with modern system SQLite instead of SQLCipher.
 let root = "OfflineChat"
+/// The modules chatd shares with the SDK: wire types, SQLite, WebSocket frames, locks, and the
+/// child-process helpers its tests use.
+let internals: Target.Dependency = .product(name: "_OfflineChatInternals", package: root)
 
 let package = Package(
     name: "chatd",
@@ -31,29 +34,19 @@ let package = Package(
                 "CLibPQ",
                 "CNats",
                 "CMalloc",
-                .product(name: "ChatProtocol", package: root),
-                .product(name: "Locking", package: root),
-                .product(name: "SQLiteKit", package: root),
-                .product(name: "WebSocket", package: root),
+                internals,
             ],
             swiftSettings: swiftSettings),
         .executableTarget(name: "chatd", dependencies: ["ChatServer"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "chatd-bench",
             dependencies: [
-                "ChatServer", .product(name: "ChatProtocol", package: root), .product(name: "WebSocket", package: root),
-                .product(name: "ServerProcess", package: root), .product(name: "Locking", package: root),
-            ],
+"ChatServer", internals],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ChatServerTests",
             dependencies: [
-                "ChatServer",
-                .product(name: "ChatProtocol", package: root),
-                .product(name: "SQLiteKit", package: root),
-                .product(name: "WebSocket", package: root),
-                .product(name: "ServerProcess", package: root),
-            ],
+"ChatServer", internals],
             exclude: ["Python"],
             swiftSettings: swiftSettings),
     ]

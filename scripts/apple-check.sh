@@ -13,13 +13,13 @@ step "the SDK builds for macOS with the default trait (SQLCipher.swift resolved 
 swift build --target OfflineChat
 
 step "the SDK's tests pass on macOS (SQLCipher at rest, the Keychain key store, URLSession transports)"
-swift test --filter 'OfflineChatTests|ChatCacheTests|SQLiteKitTests|ExampleAppTests'
+swift test --filter 'OfflineChatTests|OfflineChatCacheTests|OfflineChatSQLiteTests|ExampleAppTests'
 
 step "the SystemSQLite trait builds against Apple's SQLite3"
 swift build --target OfflineChat --disable-default-traits --traits SystemSQLite --scratch-path .build/apple-system
 
 step "both SQLite traits at once are refused at compile time"
-if swift build --target SQLiteKit --traits SQLCipher,SystemSQLite --scratch-path .build/apple-both >/dev/null 2>&1; then
+if swift build --target OfflineChatSQLite --traits SQLCipher,SystemSQLite --scratch-path .build/apple-both >/dev/null 2>&1; then
     echo "both traits built: they must not"; exit 1
 fi
 

@@ -32,30 +32,30 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 (cd Server && swift build -c release 2>&1 | tail -1)
-swift build -c release --product cache-bench 2>&1 | tail -1
+swift build --package-path Tools -c release --product cache-bench 2>&1 | tail -1
 Server/.build/release/chatd-bench Server/.build/release/chatd "$@"
 echo
-.build/release/cache-bench
+Tools/.build/release/cache-bench
 echo
-.build/release/cache-bench --encrypted
+Tools/.build/release/cache-bench --encrypted
 echo
-.build/release/cache-bench --synced
+Tools/.build/release/cache-bench --synced
 echo
-.build/release/cache-bench --compare-encryption --messages 200000 --conversations 200
+Tools/.build/release/cache-bench --compare-encryption --messages 200000 --conversations 200
 echo
-swift build -c release --product outbox-bench 2>&1 | tail -1
-CHATD_BINARY=Server/.build/release/chatd .build/release/outbox-bench
+swift build --package-path Tools -c release --product outbox-bench 2>&1 | tail -1
+CHATD_BINARY=Server/.build/release/chatd Tools/.build/release/outbox-bench
 echo
-swift build -c release --product sync-bench 2>&1 | tail -1
-CHATD_BINARY=Server/.build/release/chatd .build/release/sync-bench
+swift build --package-path Tools -c release --product sync-bench 2>&1 | tail -1
+CHATD_BINARY=Server/.build/release/chatd Tools/.build/release/sync-bench
 echo
 # 5. the cluster: sends through HAProxy to three nodes on PostgreSQL + NATS against a single
 #    SQLite node, both driven by wrk in this run.
 scripts/bench-cluster.sh
 echo
 # 6. the cluster's delivery, replay and failover figures (next to a throwaway PostgreSQL).
-swift build -c release --product cluster-bench 2>&1 | tail -1
-scripts/with-postgres.sh env CHATD_BINARY=Server/.build/release/chatd .build/release/cluster-bench
+swift build --package-path Tools -c release --product cluster-bench 2>&1 | tail -1
+scripts/with-postgres.sh env CHATD_BINARY=Server/.build/release/chatd Tools/.build/release/cluster-bench
 echo
 # 7. reads on PostgreSQL, where every query is a round trip.
 scripts/bench-reads-postgres.sh
@@ -66,12 +66,12 @@ echo
 scripts/bench-wrk.sh 5 3 cluster
 echo
 # 9. the lock both packages use against Synchronization.Mutex, with more threads than cores.
-swift build -c release --product lock-bench 2>&1 | tail -1
-.build/release/lock-bench
+swift build --package-path Tools -c release --product lock-bench 2>&1 | tail -1
+Tools/.build/release/lock-bench
 echo
 # 10. what a history page's answer costs to write.
-swift build -c release --product json-bench 2>&1 | tail -1
-.build/release/json-bench
+swift build --package-path Tools -c release --product json-bench 2>&1 | tail -1
+Tools/.build/release/json-bench
 echo
 # 11. the same hot paths counted in instructions, which no neighbour on this host can slow.
 CHATD_BINARY=Server/.build/release/chatd scripts/bench-instructions.sh

@@ -14,9 +14,9 @@ source scripts/cluster-lib.sh
 
 say "building chatd and the chat client (release)"
 (cd Server && swift build -c release --product chatd 2>&1 | tail -1)
-swift build -c release --product chat 2>&1 | tail -1
+swift build --package-path Tools -c release --product chat 2>&1 | tail -1
 chatd=$PWD/Server/.build/release/chatd
-chat=$PWD/.build/release/chat
+chat=$PWD/Tools/.build/release/chat
 
 scratch chatd-cluster
 

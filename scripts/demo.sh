@@ -12,9 +12,9 @@ run() { printf '$ %s\n' "chat ${*}" | sed -e 's/--server [^ ]* //' -e 's/--data 
 
 say "building chatd and the chat client (release)"
 (cd Server && swift build -c release --product chatd 2>&1 | tail -1)
-swift build -c release --product chat 2>&1 | tail -1
+swift build --package-path Tools -c release --product chat 2>&1 | tail -1
 chatd=Server/.build/release/chatd
-chat=.build/release/chat
+chat=Tools/.build/release/chat
 
 source scripts/cluster-lib.sh
 scratch chatd-demo

@@ -42,13 +42,13 @@ library() {  # module: an instrumented static library of Sources/<module>, for t
 
 rm -f .build/fuzz/*/fuzz
 mkdir -p .build/fuzz/lib
-# The WebSocket client imports Locking; chatd's HTTP layer imports ChatProtocol (and its log, Locking).
-library Locking
-library ChatProtocol
-build websocket WebSocket -I .build/fuzz/lib -L .build/fuzz/lib -lLocking Sources/WebSocket/*.swift \
-    Fuzz/WebSocketFrames.swift
-build protocol ChatProtocol Sources/ChatProtocol/*.swift Fuzz/ProtocolJSON.swift
-build http ChatServer -I .build/fuzz/lib -L .build/fuzz/lib -lChatProtocol -lLocking \
+# The WebSocket client imports the locks; chatd's HTTP layer imports the wire types (and its log, the locks).
+library OfflineChatLocking
+library OfflineChatProtocol
+build websocket OfflineChatWebSocket -I .build/fuzz/lib -L .build/fuzz/lib -lOfflineChatLocking \
+    Sources/OfflineChatWebSocket/*.swift Fuzz/WebSocketFrames.swift
+build protocol OfflineChatProtocol Sources/OfflineChatProtocol/*.swift Fuzz/ProtocolJSON.swift
+build http ChatServer -I .build/fuzz/lib -L .build/fuzz/lib -lOfflineChatProtocol -lOfflineChatLocking \
     Server/Sources/ChatServer/HTTP/{HTTPRequest,HTTPResponse,Router,EncodedJSON,QueryArguments}.swift Server/Sources/ChatServer/API/Validation.swift \
     Server/Sources/ChatServer/Log.swift \
     Server/Sources/ChatServer/Store/StoreError.swift \

@@ -1,6 +1,6 @@
 import Foundation
-import Locking
 import OfflineChat
+import OfflineChatLocking
 
 extension FakeChatd {
     /// The SDK's realtime sockets, opened in process: `hello` with the user's head cursor, then

@@ -1,6 +1,6 @@
 import Foundation
-import Locking
 import OfflineChat
+import OfflineChatLocking
 
 /// chatd's stand-in inside a test process, for an app's own tests: no server process, no
 /// network, no waiting. It keeps users, one-to-one text messages, each user's changelog and

@@ -1,8 +1,8 @@
 #if os(Linux) || os(macOS)
-import Locking
-import ChatCache
+import OfflineChatLocking
+import OfflineChatCache
 import Foundation
-import WebSocket
+import OfflineChatWebSocket
 #if canImport(Glibc)
 import Glibc
 #else

@@ -7,7 +7,7 @@ import Glibc
 import FoundationNetworking
 #endif
 import OfflineChat
-import ServerProcess
+import OfflineChatServerProcess
 
 /// The real `chatd` as a child process on a loopback port, with a fresh data directory, for
 /// tests. `stop()` makes the server unreachable ("offline"); `restart()` brings it back on the
@@ -173,6 +173,20 @@ public final class LiveChatd: @unchecked Sendable {  // `process` is only replac
         }
         let (data, response) = try await session.data(for: request)
         return ((response as! HTTPURLResponse).statusCode, data)
+    }
+
+    /// Sends a text message as `token`'s user through chatd's API (not through an SDK client:
+    /// the way another person's message arrives); returns its server id.
+    @discardableResult
+    public func send(
+        _ text: String, from token: String, to receiver: String, receiverType: ReceiverType = .user
+    ) async throws -> Int64 {
+        let (status, data) = try await request(
+            "POST", Endpoints.messages, token: token,
+            json: SendMessageRequest(
+                muid: UUID().uuidString, receiver: receiver, receiverType: receiverType, text: text))
+        guard status == 201 else { throw Failure("send: \(status) \(String(decoding: data, as: UTF8.self))") }
+        return try JSONDecoder().decode(MessagePayload.self, from: data).id
     }
 
     /// Uploads `data` to chatd's media store as `token`'s user; the attachment to send.

@@ -1,6 +1,6 @@
 #if os(Linux) || os(macOS)  // child processes: not on iOS
 import Foundation
-import ServerProcess
+import OfflineChatServerProcess
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,6 @@
 #if os(Linux) || os(macOS)
 import Foundation
-import WebSocket
+import OfflineChatWebSocket
 #if canImport(Glibc)
 import Glibc
 #else

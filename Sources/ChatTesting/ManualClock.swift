@@ -1,6 +1,6 @@
 import Foundation
-import Locking
 import OfflineChat
+import OfflineChatLocking
 
 /// A clock that moves only when a test says so. Sleepers resume, in deadline order, when
 /// `advance(by:)` passes their deadline; `waitForSleepers(_:)` lets a test wait until the

@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 /// Changes to existing messages. They need a connection: offline they fail at once with
 /// `ERROR_INTERNET_UNAVAILABLE` and change nothing. The server's answer is written through.

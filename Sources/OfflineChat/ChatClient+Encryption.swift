@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import SQLiteKit
+import OfflineChatCache
+import OfflineChatSQLite
 
 /// Why the cache was rebuilt (`OfflineCacheResetListener`).
 public typealias OfflineCacheResetReason = CacheResetReason

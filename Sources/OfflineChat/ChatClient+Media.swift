@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

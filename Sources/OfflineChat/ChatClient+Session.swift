@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import SQLiteKit
+import OfflineChatCache
+import OfflineChatSQLite
 
 extension ChatClient {
     /// Logs in with a token from your backend (chatd's `POST /v1/admin/users/{uid}/tokens`).

@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 
 /// The SDK's entry point: one instance per app configuration. Several clients may run in
 /// one process (tests, multi-account apps); each has its own session and listeners.

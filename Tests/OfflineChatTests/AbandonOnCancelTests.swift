@@ -1,4 +1,4 @@
-import Locking
+import OfflineChatLocking
 import Testing
 
 @testable import OfflineChat

@@ -1,6 +1,6 @@
-import ChatProtocol
 import ChatTesting
 import Foundation
+import OfflineChatProtocol
 import Testing
 
 @testable import OfflineChat

@@ -1,10 +1,10 @@
 import ChatTesting
 import Foundation
-import Locking
+import OfflineChatLocking
 import Testing
 
-@testable import ChatCache
 @testable import OfflineChat
+@testable import OfflineChatCache
 
 /// Conversations, single lookups and the cache's lifetime, against a live chatd.
 @Suite(.timeLimit(.minutes(1))) struct CachedReadsTests {

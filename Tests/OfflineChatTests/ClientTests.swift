@@ -1,7 +1,7 @@
 import ChatTesting
 import Foundation
+import OfflineChatWebSocket
 import Testing
-import WebSocket
 
 @testable import OfflineChat
 

@@ -1,7 +1,8 @@
-import ChatCache
 import ChatTesting
 import Foundation
-import SQLiteKit
+import OfflineChatCache
+import OfflineChatSQLite
+import OfflineChatServerProcess
 import Testing
 
 @testable import OfflineChat

@@ -1,7 +1,7 @@
-import ChatCache
 import ChatTesting
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 import Testing
 
 @testable import OfflineChat

@@ -1,8 +1,8 @@
-import ChatCache
 import ChatTesting
 import Foundation
-import Locking
-import SQLiteKit
+import OfflineChatCache
+import OfflineChatLocking
+import OfflineChatSQLite
 import Testing
 
 @testable import OfflineChat

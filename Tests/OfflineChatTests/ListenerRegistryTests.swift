@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 import Testing
 
 @testable import OfflineChat

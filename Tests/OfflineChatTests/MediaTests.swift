@@ -1,6 +1,6 @@
-import ChatProtocol
 import ChatTesting
 import Foundation
+import OfflineChatProtocol
 import Testing
 
 @testable import OfflineChat
@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct MediaTests {
     /// alice signed in (offline support on) with one media message from bob carrying `attachment`.
     func aliceWithMediaFromBob(
-        _ attachment: (LiveChatd, String) async throws -> ChatProtocol.Attachment
+        _ attachment: (LiveChatd, String) async throws -> OfflineChatProtocol.Attachment
     ) async throws
         -> (LiveChatd, ChatClient, MediaMessage)
     {
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func aDownloadedFileLivesInTheCacheAndFillsLocalPath() async throws {
-        var uploaded: ChatProtocol.Attachment?
+        var uploaded: OfflineChatProtocol.Attachment?
         let (server, alice, received) = try await aliceWithMediaFromBob { server, bob in
             let attachment = try await server.upload(
                 Data(count: 50_000), name: "photo.jpg", mimeType: "image/jpeg", token: bob)

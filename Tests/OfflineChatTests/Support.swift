@@ -95,21 +95,6 @@ final class PhaseLog: Sendable {
     var error: @Sendable (ChatException) -> Void { { [self] in push(.error($0.errorCode)) } }
 }
 
-extension LiveChatd {
-    /// Sends a text message and returns its id.
-    @discardableResult
-    func send(
-        _ text: String, from token: String, to receiver: String, receiverType: ReceiverType = .user
-    ) async throws -> Int64 {
-        let (status, data) = try await request(
-            "POST", Endpoints.messages, token: token,
-            json: SendMessageRequest(
-                muid: UUID().uuidString, receiver: receiver, receiverType: receiverType, text: text))
-        guard status == 201 else { throw Failure("send: \(status) \(String(decoding: data, as: UTF8.self))") }
-        return try JSONDecoder().decode(MessagePayload.self, from: data).id
-    }
-}
-
 func offlineOn() -> OfflineConfig {
     var offline = OfflineConfig()
     offline.enabled = true

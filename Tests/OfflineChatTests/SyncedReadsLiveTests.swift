@@ -1,6 +1,6 @@
-import ChatCache
 import ChatTesting
 import Foundation
+import OfflineChatCache
 import Testing
 
 @testable import OfflineChat

@@ -1,6 +1,6 @@
 import ChatTesting
 import Foundation
-import ServerProcess
+import OfflineChatServerProcess
 import Testing
 
 @testable import OfflineChat

@@ -1,6 +1,6 @@
 import ChatTesting
 import Foundation
-import Locking
+import OfflineChatLocking
 import Testing
 
 @testable import OfflineChat

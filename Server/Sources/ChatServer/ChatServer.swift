@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// A running chatd: store, realtime hub and HTTP front end.
 ///

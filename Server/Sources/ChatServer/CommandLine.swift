@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// What `chatd` was asked to do.
 public enum ChatdCommand: Equatable, Sendable {

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import OfflineChatLocking
 
 /// chatd's log: lines on standard error (where systemd's journal keeps them). Never a secret,
 /// never a token.

@@ -1,7 +1,7 @@
-import ChatProtocol
 import ChatServer
 import Foundation
-import WebSocket
+import OfflineChatProtocol
+import OfflineChatWebSocket
 
 /// A minimal keep-alive HTTP/1.1 client over one blocking socket, so the benchmark measures
 /// chatd rather than a client library.

@@ -1,10 +1,10 @@
-import ChatProtocol
 import ChatServer
 import Foundation
-import Locking
-import ServerProcess
+import OfflineChatLocking
+import OfflineChatProtocol
+import OfflineChatServerProcess
+import OfflineChatWebSocket
 import Synchronization
-import WebSocket
 
 // chatd-bench: measures a release chatd process on loopback against a baseline taken in the
 // same run (a trivial GET /v1/health on the same server), so the report shows the cost of

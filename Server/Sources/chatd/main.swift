@@ -1,6 +1,6 @@
-import ChatProtocol
 import ChatServer
 import Foundation
+import OfflineChatProtocol
 
 /// Unbuffered, so scripts and tests see each line at once. A reader that went away (the
 /// parent died: its pipe is closed) loses the line; chatd still shuts down cleanly.

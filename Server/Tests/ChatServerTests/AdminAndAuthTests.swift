@@ -1,7 +1,7 @@
-import ChatProtocol
 import Foundation
-import SQLiteKit
-import ServerProcess
+import OfflineChatProtocol
+import OfflineChatSQLite
+import OfflineChatServerProcess
 import Testing
 
 /// The status tables run on chatd's router in the test process (`InProcessServer`); restarts,

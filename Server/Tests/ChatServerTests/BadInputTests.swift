@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 import Testing
 
 /// Client mistakes get a 4xx with a JSON `{code, message}` body, never a 5xx. The tables run

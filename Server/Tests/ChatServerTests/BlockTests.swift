@@ -1,7 +1,7 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
+import OfflineChatWebSocket
 import Testing
-import WebSocket
 
 @Suite struct BlockTests {
     @Test func messagesBetweenBlockedUsersAreRefusedBothWays() async throws {

@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 import Testing
 
 /// Call messages: records of calls (no media transport), moved along their status graph.

@@ -1,6 +1,6 @@
-import ChatProtocol
 import Foundation
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 import Testing
 
 /// What one user can see, rebuilt either from the changelog or from the read endpoints.

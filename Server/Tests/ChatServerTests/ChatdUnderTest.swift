@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// A chatd a test talks to: the real process (`LiveServer`) or its router in the test process
 /// (`InProcessServer`). The helpers below work on either.
@@ -75,7 +75,7 @@ extension ChatdUnderTest {
     /// Uploads `bytes` as `token`'s media and returns the attachment to send.
     func upload(
         _ bytes: Data, by token: String, contentType: String = "image/png", name: String = "file"
-    ) async throws -> ChatProtocol.Attachment {
+    ) async throws -> OfflineChatProtocol.Attachment {
         let reply = try await request(
             "POST", Endpoints.media + "?name=" + name, token: token, body: bytes,
             headers: ["Content-Type": contentType])

@@ -1,6 +1,6 @@
 import Foundation
-import Locking
-import SQLiteKit
+import OfflineChatLocking
+import OfflineChatSQLite
 import Synchronization
 import Testing
 

@@ -1,8 +1,8 @@
-import ChatProtocol
 import Foundation
-import ServerProcess
+import OfflineChatProtocol
+import OfflineChatServerProcess
+import OfflineChatWebSocket
 import Testing
-import WebSocket
 
 /// Several chatd nodes on one PostgreSQL database with NATS between them: a change made on
 /// one node reaches sockets on every other, in position order, exactly once.

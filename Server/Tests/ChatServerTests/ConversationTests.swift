@@ -1,6 +1,6 @@
-import ChatProtocol
 import Foundation
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 import Testing
 
 @testable import ChatServer

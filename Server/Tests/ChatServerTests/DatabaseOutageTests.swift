@@ -1,6 +1,6 @@
-import ChatProtocol
 import ChatServer
 import Foundation
+import OfflineChatProtocol
 import Testing
 
 /// A node that loses its database answers 503 for as long as it lasts (health included, so a

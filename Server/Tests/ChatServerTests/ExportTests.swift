@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 import Testing
 
 /// `chatd export` / `chatd import`: moving a SQLite deployment to the suite's engine

@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 import Testing
 
 /// The `GroupsRequest`, `GroupMembersRequest` and one-sender `MessagesRequest` filters on a

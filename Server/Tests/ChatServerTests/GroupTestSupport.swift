@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 extension ChatdUnderTest {
     /// Creates a group owned by `token`'s user and returns it.

@@ -1,7 +1,7 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
+import OfflineChatWebSocket
 import Testing
-import WebSocket
 
 /// Issue #14's attacks by one signed-in user, each at its size: they must fail to hurt anyone
 /// else (loopback only, bounded loops).
@@ -179,7 +179,7 @@ extension HostileInputTests {
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
         func send(
-            _ category: MessageCategory, _ type: String, _ attachment: ChatProtocol.Attachment
+            _ category: MessageCategory, _ type: String, _ attachment: OfflineChatProtocol.Attachment
         ) async throws -> Int {
             try await server.request(
                 "POST", Endpoints.messages, token: alice,
@@ -190,7 +190,7 @@ extension HostileInputTests {
         }
         let own = try await server.upload(Data("png".utf8), by: alice)
         for (category, type) in [(MessageCategory.message, "text"), (.custom, "poll"), (.call, "audio")] {
-            let hostile = ChatProtocol.Attachment(
+            let hostile = OfflineChatProtocol.Attachment(
                 url: "javascript:alert(1)", name: "a.png", size: 1, mimeType: "image/png", extension: "png")
             #expect(try await send(category, type, hostile) == 422, "\(category) \(type)")
             var unnamed = own

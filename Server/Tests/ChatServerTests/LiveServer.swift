@@ -1,7 +1,7 @@
-import ChatProtocol
 import ChatServer
 import Foundation
-import ServerProcess
+import OfflineChatProtocol
+import OfflineChatServerProcess
 import Testing
 
 #if canImport(FoundationNetworking)

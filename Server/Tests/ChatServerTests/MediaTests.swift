@@ -1,8 +1,8 @@
-import ChatProtocol
 import Foundation
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
+import OfflineChatWebSocket
 import Testing
-import WebSocket
 
 @testable import ChatServer
 
@@ -89,14 +89,15 @@ import WebSocket
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let carol = try await server.user("carol")
-        func upload(_ text: String) async throws -> ChatProtocol.Attachment {
+        func upload(_ text: String) async throws -> OfflineChatProtocol.Attachment {
             try await server.upload(Data(text.utf8), by: alice)
         }
-        func status(_ attachment: ChatProtocol.Attachment, _ token: String) async throws -> Int {
+        func status(_ attachment: OfflineChatProtocol.Attachment, _ token: String) async throws -> Int {
             try await server.request("GET", attachment.url, token: token).status
         }
         func send(
-            _ attachment: ChatProtocol.Attachment, from token: String, to receiver: String, _ type: ReceiverType = .user
+            _ attachment: OfflineChatProtocol.Attachment, from token: String, to receiver: String,
+            _ type: ReceiverType = .user
         ) async throws -> Reply {
             try await server.request(
                 "POST", Endpoints.messages, token: token,
@@ -142,7 +143,7 @@ import WebSocket
         let server = try LiveServer(arguments: ["--test-clock", "--media-grace", "3600"])
         let alice = try await server.user("alice")
         _ = try await server.user("bob")
-        func upload(_ text: String) async throws -> ChatProtocol.Attachment {
+        func upload(_ text: String) async throws -> OfflineChatProtocol.Attachment {
             try await server.upload(Data(text.utf8), by: alice)
         }
         let orphan = try await upload("never sent")

@@ -1,8 +1,8 @@
-import ChatProtocol
 import Foundation
-import ServerProcess
+import OfflineChatProtocol
+import OfflineChatServerProcess
+import OfflineChatWebSocket
 import Testing
-import WebSocket
 
 @testable import ChatServer
 

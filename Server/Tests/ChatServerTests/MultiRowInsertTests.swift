@@ -1,4 +1,4 @@
-import SQLiteKit
+import OfflineChatSQLite
 import Testing
 
 @testable import ChatServer

@@ -1,7 +1,7 @@
-import ChatProtocol
 import Foundation
-import Locking
-import ServerProcess
+import OfflineChatLocking
+import OfflineChatProtocol
+import OfflineChatServerProcess
 import Testing
 
 @testable import ChatServer

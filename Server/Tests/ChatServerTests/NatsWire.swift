@@ -1,6 +1,6 @@
 import Foundation
-import ServerProcess
-import WebSocket
+import OfflineChatServerProcess
+import OfflineChatWebSocket
 
 /// A bare NATS client on a raw socket, speaking the text protocol as an attacker would: no
 /// chatd code, no client library. Reads give up after five seconds.

@@ -1,4 +1,4 @@
-import ChatProtocol
+import OfflineChatProtocol
 import Testing
 
 @testable import ChatServer

@@ -1,6 +1,6 @@
-import ChatProtocol
 import Foundation
-import ServerProcess
+import OfflineChatProtocol
+import OfflineChatServerProcess
 import Testing
 
 @testable import ChatServer

@@ -1,5 +1,5 @@
-import ChatProtocol
-import ServerProcess
+import OfflineChatProtocol
+import OfflineChatServerProcess
 import Testing
 
 @testable import ChatServer

@@ -1,8 +1,8 @@
-import ChatProtocol
 import Foundation
-import ServerProcess
+import OfflineChatProtocol
+import OfflineChatServerProcess
+import OfflineChatWebSocket
 import Testing
-import WebSocket
 
 @Suite struct ShutdownTests {
     /// SIGTERM while sends are in flight: every send chatd acknowledged is stored, the process

@@ -1,5 +1,5 @@
 import Foundation
-import ServerProcess
+import OfflineChatServerProcess
 import Testing
 
 /// chatd's own TLS takes TLS 1.2 and 1.3 with forward-secret AEAD suites only (the second

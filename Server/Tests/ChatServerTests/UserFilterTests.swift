@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 import Testing
 
 /// The `UsersRequest` builder's filters on a seeded set of users.

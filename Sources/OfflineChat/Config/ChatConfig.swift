@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 /// Everything a `ChatClient` needs to start. A value: build it once, hand it to the client.
 public struct ChatConfig: Sendable {

@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 
 /// Listeners of one kind, held weakly and registered by ID: adding with an ID that is taken
 /// replaces the old listener, removing an ID removes whatever is there. Callbacks run on the

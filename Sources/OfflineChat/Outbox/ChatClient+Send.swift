@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 extension ChatClient {
     /// Sends a text message. With offline support on, the message is first committed to the

@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 extension ChatClient {
     /// Sends a media message: `fileurl` names a local file (a path or a `file://` URL). With

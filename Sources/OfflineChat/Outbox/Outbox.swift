@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 
 /// The durable outbox of one session: queued sends live in the cache (they survive
 /// restarts); one flush at a time sends them in composed order per conversation. Every change

@@ -1,4 +1,4 @@
-import ChatCache
+import OfflineChatCache
 
 /// The outbox's retry rules as a pure state machine: no I/O, time passed in, randomness
 /// passed in. Unit-tested transition by transition. Every change of a queued send goes through

@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 
 /// Keeps the realtime socket open while a user is logged in: connects, hands every
 /// envelope to `onEnvelope` in order, and after a drop reconnects with jittered exponential

@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 /// What a session does with its realtime stream, out of `ChatClient`: each change is written
 /// through to the cache first (`writeThrough`), then the listeners hear it (`dispatch`), once,

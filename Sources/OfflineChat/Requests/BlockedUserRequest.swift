@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 /// The users the logged-in user blocked. Its cached page is the SDK's own blocked list (the
 /// whole list on the first page, later pages empty), refreshed at login and updated by

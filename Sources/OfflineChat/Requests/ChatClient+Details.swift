@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 /// The answer to `getConversation`: the cached copy only on a hit, then the server's.
 public protocol ConversationDetailsListener: AnyObject {

@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 
 /// Pages through the logged-in user's conversations, most recent first, in two phases.
 /// The server phase replaces its slice of the cached list: conversations the server no

@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 /// Users, in uid order, in two phases (per-request snapshots). A keyword or a presence filter
 /// is server only: no cached phase content.

@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 
 /// Pages through a conversation's messages (or a thread's), in both directions, in two
 /// phases: the cache first, then the server (seed: Show Cached Data).

@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 
 /// The engine behind the entity lists (users, groups, members, banned members, reactions,
 /// the notification feed): the cached phase replays the snapshot the server returned online

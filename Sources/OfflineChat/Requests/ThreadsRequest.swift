@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 /// The replies to one message, oldest first, in two phases (the thread's own cached
 /// stretches). A second fetch while one is in flight fails with `ERROR_REQUEST_IN_PROGRESS`.

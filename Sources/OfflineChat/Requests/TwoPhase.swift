@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 
 /// The two phases of a read, for the `async` forms.
 public enum FetchPhase<Item: Sendable>: Sendable {

@@ -1,4 +1,4 @@
-import Locking
+import OfflineChatLocking
 
 /// The client's one state value, under one lock: which session is current, how many logins
 /// and logouts have begun (a login in flight holds a generation newer than the current

@@ -1,4 +1,4 @@
-import Locking
+import OfflineChatLocking
 
 /// The tasks working for one logged-in session (a sync sweep and its retry, an outbox flush and
 /// its backoff wake-up, the blocked list's refresh): started through it and cancelled together

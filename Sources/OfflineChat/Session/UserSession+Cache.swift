@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import SQLiteKit
+import OfflineChatCache
+import OfflineChatSQLite
 
 extension UserSession {
     /// This user's cache, opened (or rebuilt) in the configured format by `CacheOpener`. No

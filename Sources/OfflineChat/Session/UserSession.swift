@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import SQLiteKit
+import OfflineChatCache
+import OfflineChatSQLite
 
 /// What a session tells the client that owns it. The client decides what a session's news
 /// means for the app: which session is current, which files go, who hears of it.

@@ -1,4 +1,4 @@
-import Locking
+import OfflineChatLocking
 
 /// Awaits `operation`, which may not stop when cancelled (the POSIX transport's blocking
 /// connect runs on a thread of its own): a cancellation returns at once with

@@ -1,5 +1,5 @@
-import ChatCache
 import Foundation
+import OfflineChatCache
 
 extension ChatClient {
     /// `.syncing` while a catch-up sweep is in flight, else `.idle` (also without offline support).

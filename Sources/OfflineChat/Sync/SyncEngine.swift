@@ -1,6 +1,6 @@
-import ChatCache
 import Foundation
-import Locking
+import OfflineChatCache
+import OfflineChatLocking
 
 /// The catch-up sync of one session: when to sweep is `SyncThrottle`'s call; a sweep refreshes
 /// the conversation list, then replays one changelog page from the sync point and merges it

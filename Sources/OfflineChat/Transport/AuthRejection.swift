@@ -1,4 +1,4 @@
-import Locking
+import OfflineChatLocking
 
 /// Where a session's API client reports that chatd no longer accepts its token: any 401 from
 /// chatd itself, whichever call met it (a read, a send from the outbox, a sync page, an upload,

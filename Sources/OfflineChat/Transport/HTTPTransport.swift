@@ -1,5 +1,5 @@
 import Foundation
-import WebSocket
+import OfflineChatWebSocket
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

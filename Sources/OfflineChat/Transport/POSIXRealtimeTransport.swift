@@ -1,5 +1,5 @@
 import Foundation
-import WebSocket
+import OfflineChatWebSocket
 
 /// Realtime over the `WebSocket` module's blocking client: a dedicated thread per socket
 /// reads frames and feeds them to an async stream.

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import OfflineChatLocking
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

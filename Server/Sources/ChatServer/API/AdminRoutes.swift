@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// `/v1/admin`: users, tokens and the test clock, behind the admin key; and `GET /metrics`.
 extension Routes {

@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// `/v1/conversations`: the conversation list, one conversation, its messages, receipts.
 extension Routes {

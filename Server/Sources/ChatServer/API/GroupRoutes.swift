@@ -1,4 +1,4 @@
-import ChatProtocol
+import OfflineChatProtocol
 
 /// `/v1/groups`: groups, membership, bans. Passwords are hashed and verified here, before
 /// the store takes its write lock.

@@ -1,6 +1,6 @@
-import ChatProtocol
 import Foundation
-import Locking
+import OfflineChatLocking
+import OfflineChatProtocol
 import Synchronization
 
 extension Routes {

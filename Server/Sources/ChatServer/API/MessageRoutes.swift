@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// `/v1/messages`: sends, edits, deletions, reactions, threads and message lists.
 extension Routes {

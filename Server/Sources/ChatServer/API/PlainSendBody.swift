@@ -1,4 +1,4 @@
-import ChatProtocol
+import OfflineChatProtocol
 
 /// The body nearly every send has, read without `JSONDecoder` (which was 7% of a send's CPU):
 /// `muid`, `receiver`, `receiverType`, `category` and `type`, each once, and optionally `text`,

@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// chatd's HTTP API under /v1. Each route authenticates (`signedIn`), validates, calls the store.
 struct Routes {

@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// `/v1/me`, `/v1/users` and `/v1/blocks`: the caller, other users with their presence, blocks.
 extension Routes {

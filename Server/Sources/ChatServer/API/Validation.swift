@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// Input rules shared by the routes. Each failure is a 422 (or 400 for query arguments)
 /// with a sentence naming the field.

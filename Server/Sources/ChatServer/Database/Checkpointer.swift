@@ -1,6 +1,6 @@
 import Foundation
-import Locking
-import SQLiteKit
+import OfflineChatLocking
+import OfflineChatSQLite
 
 /// Moves the WAL into the database on a thread of its own. Left to SQLite, the commit that
 /// crosses the WAL's size limit runs the checkpoint inside itself, under the writer's lock:

@@ -1,6 +1,6 @@
 import CLibPQ
 import Foundation
-import SQLiteKit
+import OfflineChatSQLite
 
 /// What PostgreSQL refused, with its SQLSTATE (`40001` serialization failure, `23505` unique
 /// violation, `08…` connection trouble, …).

@@ -1,4 +1,4 @@
-import SQLiteKit
+import OfflineChatSQLite
 
 /// One database connection as the store sees it, whichever engine is behind it: SQLite
 /// (`SQLiteKit.Connection`) or PostgreSQL (`PostgresConnection`).

@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteKit
+import OfflineChatSQLite
 
 /// Where the store's rows live. The store runs the same SQL on either engine; an engine owns
 /// its connections and how a transaction begins, ends and is retried.

@@ -1,6 +1,6 @@
 import CMicroHTTPD
 import Foundation
-import Locking
+import OfflineChatLocking
 
 /// Keeps slow or silent clients from holding every connection (slowloris: a thousand sockets
 /// sending a header byte every 20 s made chatd unreachable; then the same with a whole head and

@@ -1,4 +1,4 @@
-import ChatProtocol
+import OfflineChatProtocol
 
 /// JSON text already written (kept message bodies, stored changes), answered as it is.
 public struct EncodedJSON: Sendable, Equatable {

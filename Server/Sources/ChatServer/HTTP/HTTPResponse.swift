@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// What a route answers: a status, headers and a body, or a WebSocket upgrade.
 public struct HTTPResponse: Sendable {

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import OfflineChatLocking
 
 /// What `GET /metrics` reports, in Prometheus' text format (version 0.0.4): requests by route
 /// and status with latency histograms, committed changes by kind (sends are

@@ -1,6 +1,6 @@
 import CMicroHTTPD
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 import Synchronization
 
 /// chatd's HTTP/1.1 front end on GNU libmicrohttpd: collects each request (body capped at

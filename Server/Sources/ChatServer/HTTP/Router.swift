@@ -1,5 +1,5 @@
-import ChatProtocol
 import Foundation
+import OfflineChatProtocol
 
 /// What a handler gets: the request and the values of the pattern's `{name}` segments.
 public struct RouteContext: Sendable {

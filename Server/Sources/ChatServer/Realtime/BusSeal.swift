@@ -1,5 +1,5 @@
 import CCrypto
-import Locking
+import OfflineChatLocking
 import Synchronization
 
 /// The bus's frames sealed with AES-256-GCM under a secret every node of a cluster shares

@@ -1,6 +1,6 @@
 import CNats
 import Foundation
-import Locking
+import OfflineChatLocking
 
 /// The realtime bus between chatd nodes, on NATS core. Each committed change is published
 /// once per reader to `chatd.u.<uid>` with the reader's position, and so are typing frames;

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import OfflineChatLocking
 
 /// Who is online: users with at least one open realtime socket, on this node or (with a bus)
 /// on another live one. Updated by the realtime loop, read by the users endpoints.

@@ -1,9 +1,9 @@
-import ChatProtocol
 import Foundation
 import Glibc
-import Locking
+import OfflineChatLocking
+import OfflineChatProtocol
+import OfflineChatWebSocket
 import Synchronization
-import WebSocket
 
 /// The realtime WebSocket endpoint: one event-loop thread (poll) serves every socket.
 ///

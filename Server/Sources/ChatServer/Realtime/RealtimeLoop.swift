@@ -1,7 +1,7 @@
-import ChatProtocol
 import Foundation
 import Glibc
-import WebSocket
+import OfflineChatProtocol
+import OfflineChatWebSocket
 
 /// The state of the realtime thread: its sockets and their buffers. Lives on that thread only.
 struct RealtimeLoop {

@@ -1,6 +1,6 @@
 import CCrypto
 import Foundation
-import Locking
+import OfflineChatLocking
 
 /// Group passwords at rest: scrypt (memory-hard: N = 2^14, r = 8, p = 5, 16 MiB a guess, the
 /// OWASP parameters for this memory) with a random 16-byte salt, stored as

@@ -1,5 +1,5 @@
-import ChatProtocol
-import Locking
+import OfflineChatLocking
+import OfflineChatProtocol
 
 /// Per-user token buckets, one per kind of request: each request takes a token; tokens come
 /// back at the configured rate up to a burst. An empty bucket answers 429 with `Retry-After`

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import OfflineChatLocking
 
 /// Bearer tokens this node found valid lately, so a request does not cost a database round
 /// trip to prove its token again (on PostgreSQL a transaction of its own). Entries are found by

@@ -1,6 +1,6 @@
 import Foundation
-import Locking
-import SQLiteKit
+import OfflineChatLocking
+import OfflineChatSQLite
 
 /// Group commit: writes that arrive while another batch is committing wait, and the next
 /// batch takes them all into one transaction (one commit, each user's head bumped once). The

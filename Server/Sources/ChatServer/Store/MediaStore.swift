@@ -1,7 +1,7 @@
 import CCrypto
-import ChatProtocol
 import Foundation
-import Locking
+import OfflineChatLocking
+import OfflineChatProtocol
 
 /// The bytes of uploaded media, content-addressed: a file's name is the SHA-256 of its
 /// bytes, so uploads of the same bytes (a retry after a lost answer, a forwarded photo) share

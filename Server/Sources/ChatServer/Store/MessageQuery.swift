@@ -1,4 +1,4 @@
-import SQLiteKit
+import OfflineChatSQLite
 
 /// What `GET /v1/conversations/{id}/messages` and `GET /v1/messages/{id}/thread` ask for:
 /// a scope, an anchor with a direction, and the `MessagesRequest` builder's filters.

@@ -1,4 +1,4 @@
-import SQLiteKit
+import OfflineChatSQLite
 
 /// A WHERE clause built from the list builders' filters, with its arguments in order.
 struct SQLConditions {

@@ -1,5 +1,5 @@
-import ChatProtocol
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 
 /// chatd's schema: append-only numbered migrations. Never edit a shipped one.
 enum Schema {

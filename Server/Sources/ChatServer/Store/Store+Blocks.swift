@@ -1,5 +1,5 @@
-import ChatProtocol
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 
 /// Which side of a block the caller is on, for `GET /v1/blocks?direction=`.
 public enum BlockDirection: String, Sendable, CaseIterable {

@@ -1,6 +1,6 @@
-import ChatProtocol
 import Foundation
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 
 /// The changelog cursor (`ChangelogCursor`): the deployment's epoch and the user's position.
 enum Cursor {

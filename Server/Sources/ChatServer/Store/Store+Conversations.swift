@@ -1,5 +1,5 @@
-import ChatProtocol
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 
 extension Store {
     /// 404 when the conversation does not exist, 403 when `uid` is not in it. For groups, the

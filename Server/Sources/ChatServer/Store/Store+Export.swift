@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteKit
+import OfflineChatSQLite
 
 /// A whole deployment as JSON lines, the same on both engines (their tables and columns are
 /// the same): a header, then one line per row, `{"table":"users","row":{"uid":"alice",…}}`.

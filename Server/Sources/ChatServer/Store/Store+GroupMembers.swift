@@ -1,5 +1,5 @@
-import ChatProtocol
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 
 /// The `GroupMembersRequest` builder's filters on `GET /v1/groups/{guid}/members`.
 public struct MemberFilter: Sendable {

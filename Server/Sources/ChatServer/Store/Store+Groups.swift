@@ -1,5 +1,5 @@
-import ChatProtocol
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 
 /// The `GroupsRequest` builder's filters on `GET /v1/groups`.
 public struct GroupFilter: Sendable {

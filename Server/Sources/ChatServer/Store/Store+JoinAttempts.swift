@@ -1,4 +1,4 @@
-import SQLiteKit
+import OfflineChatSQLite
 
 /// Wrong passwords at a password group, per user and group, kept in the database so every node
 /// counts the same guesses: after three in a row each further attempt waits twice as long as

@@ -1,5 +1,5 @@
-import ChatProtocol
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 
 extension Store {
     /// Adds a feed item for `uid` unless they caused it themselves or can no longer read the

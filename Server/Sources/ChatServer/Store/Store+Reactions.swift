@@ -1,5 +1,5 @@
-import ChatProtocol
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 
 extension Store {
     static func reaction(from row: Row) throws -> ReactionPayload {

@@ -1,4 +1,4 @@
-import SQLiteKit
+import OfflineChatSQLite
 
 extension Store {
     /// Locks a conversation for this write and gives the write its time. Every write that

@@ -1,4 +1,4 @@
-import SQLiteKit
+import OfflineChatSQLite
 
 /// Each member's unread count is kept in `conversation_members.unread` (messages after their
 /// `read_id`, not their own, not deleted), so listing conversations costs the same whatever

@@ -1,5 +1,5 @@
-import ChatProtocol
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 
 /// One upload: its own id (the url), the content-addressed file it shares with every upload
 /// of the same bytes, who sent it, and the content type it was sent with.

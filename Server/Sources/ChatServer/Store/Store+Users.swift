@@ -1,5 +1,5 @@
-import ChatProtocol
-import SQLiteKit
+import OfflineChatProtocol
+import OfflineChatSQLite
 
 extension Store {
     static let userColumns = "uid, name, avatar, metadata, tags, role, last_active_at"

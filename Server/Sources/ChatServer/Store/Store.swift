@@ -1,7 +1,7 @@
-import ChatProtocol
 import Foundation
-import Locking
-import SQLiteKit
+import OfflineChatLocking
+import OfflineChatProtocol
+import OfflineChatSQLite
 import Synchronization
 
 /// A committed change and the users it concerns, handed to the realtime hub.

@@ -1,4 +1,4 @@
-import ChatProtocol
+import OfflineChatProtocol
 
 /// What the store refuses, in the domain's words: the code clients see and why. The store
 /// knows nothing of HTTP; the edge gives each code its status once (`HTTPError.init(_:)`).
