@@ -39,7 +39,7 @@ extension ChatClient {
                 cache?.close()
                 // This user's cache belongs to a token that no longer works, unless a live
                 // session of the same user is using it.
-                if session.current?.user.uid != uid { try? ChatCache.destroy(directory: cacheDirectory(for: uid)) }
+                if session.current?.user.uid != uid { forgetCache(of: uid) }
                 throw error
             }
             guard error.code == .internetUnavailable, let cache,
@@ -156,10 +156,7 @@ extension ChatClient {
             connectionListeners.notify { $0.onDisconnected() }
         }
         // Never delete the files a newer session of the same user has open.
-        if wipe && successor?.user.uid != old.user.uid {
-            try? ChatCache.destroy(directory: cacheDirectory(for: old.user.uid))
-            try? config.resolvedKeyStore.delete(account: keyAccount(old.user.uid))
-        }
+        if wipe && successor?.user.uid != old.user.uid { forgetCache(of: old.user.uid) }
     }
 
     func cacheDirectory(for uid: String) -> URL {
@@ -174,9 +171,17 @@ extension ChatClient {
         let appDirectory = config.storageDirectory.appendingPathComponent(config.appID)
         for other in (try? FileManager.default.contentsOfDirectory(atPath: appDirectory.path)) ?? [] where other != uid
         {
-            try? ChatCache.destroy(directory: appDirectory.appendingPathComponent(other))
-            try? config.resolvedKeyStore.delete(account: keyAccount(other))
+            forgetCache(of: other)
         }
+    }
+
+    /// Deletes a user's cache on purpose, with its key and its outbox ledger (so the next
+    /// login starts afresh instead of reporting the cache `.vanished`).
+    private func forgetCache(of uid: String) {
+        try? ChatCache.destroy(directory: cacheDirectory(for: uid))
+        let keyStore = config.resolvedKeyStore
+        try? keyStore.delete(account: keyAccount(uid))
+        QueuedLedger(keyStore: keyStore, keyAccount: keyAccount(uid)).forget()
     }
 
     private static func cachedUser(_ cache: ChatCache, token: String) -> User? {

@@ -13,6 +13,9 @@ public enum CacheResetReason: String, Sendable {
     case escalated
     /// The file's format (encrypted or not) differs from the configuration.
     case encryptionChanged
+    /// The cache's files are gone while the key store still recorded its outbox (a purged
+    /// `Caches/` folder, a deleted app folder): the count is what the outbox last held.
+    case vanished
 }
 
 /// What opening a user's cache came to.
@@ -26,6 +29,8 @@ public struct CacheOpening: Sendable {
     /// the order they were composed (their media copies went with the old cache). Each is lost
     /// with the rebuild and is to be reported failed with `.discarded`.
     public var discarded: [OutboxItem] = []
+    /// The record of this cache's outbox size outside its folder; noted again as it changes.
+    public var ledger: QueuedLedger?
     /// An encrypted open was proven (the key read the schema).
     public var encrypted = false
     /// The key came from (or was put into) the key store.
@@ -130,7 +135,18 @@ public struct CacheOpener: Sendable {
         }
     }
 
+    /// Opens (or rebuilds) the cache, and notes its outbox size in the ledger.
     public func open() -> CacheOpening {
+        let ledger = QueuedLedger(keyStore: keyStore, keyAccount: account)
+        var opening = openOrRebuild(ledger)
+        if let cache = opening.cache {
+            if let count = try? cache.outboxCount() { ledger.note(count) }
+            opening.ledger = ledger
+        }
+        return opening
+    }
+
+    private func openOrRebuild(_ ledger: QueuedLedger) -> CacheOpening {
         if encrypt && !Connection.cipherAvailable {
             return CacheOpening(problem: "encryption is on but this build has no SQLCipher")
         }
@@ -157,7 +173,8 @@ public struct CacheOpener: Sendable {
         var discarded: [OutboxItem] = []
         switch (encrypt, format) {
         case (_, .absent):
-            break
+            // No file, yet the ledger knew one: it vanished, with what its outbox held.
+            if let queued = ledger.recorded() { reset = (.vanished, queued) }
         case (true, .plaintext):
             let old = queued(key: nil)
             (reset, discarded) = ((.encryptionChanged, old.lost), old.discarded)

@@ -112,6 +112,11 @@ extension ChatCache {
         String(decoding: try CompactJSONEncoder().encode(request), as: UTF8.self)
     }
 
+    /// How many messages the outbox holds (failed ones included: they are the user's to retry).
+    public func outboxCount() throws -> Int {
+        try read { db in try db.scalar("SELECT count(*) FROM outbox") ?? 0 }
+    }
+
     /// Every outbox item, in composed order.
     public func outboxItems() throws -> [OutboxItem] {
         try read { db in try Self.outboxItems(db, media: mediaDirectory, where: "1") }

@@ -263,6 +263,39 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
         #expect(!FileManager.default.fileExists(atPath: device.databaseFile.path), "no plaintext cache instead")
     }
 
+    /// iOS may purge a `Caches/` folder while the app is not running: the next launch reports
+    /// the cache `.vanished` with what its outbox held when the app left the foreground.
+    @Test func aVanishedCacheIsReportedWithWhatItsOutboxHeld() async throws {
+        let device = try await device(users: ["alice", "carol"])
+        let encrypt = Connection.cipherAvailable
+        let first = try await device.launch(encryption: encrypt)
+        try await queue(2, on: first, device: device)
+        first.suspend()
+        device.quit(first)
+        try FileManager.default.removeItem(at: device.storage)
+        let second = try await device.launch(encryption: encrypt)
+        #expect(await device.log.events.next() == "vanished 2")
+        #expect(second.isOfflineEnabled() && second.getPendingMessages().isEmpty)
+
+        // An awaited flush notes the emptied outbox: a purge after it lost nothing.
+        try await queue(1, on: second, device: device)
+        second.suspend()
+        second.resume()
+        #expect(try await second.flushOutbox().sent == 1)
+        device.quit(second)
+        try FileManager.default.removeItem(at: device.storage)
+        let third = try await device.launch(encryption: encrypt)
+        #expect(await device.log.events.next() == "vanished 0")
+
+        // A cache deleted on purpose (another user's login wipes alice's) is no vanished one.
+        device.quit(third)
+        device.quit(try await device.launch("carol", encryption: encrypt))
+        let afterWipe = try await device.launch(encryption: encrypt)
+        #expect(afterWipe.isOfflineEnabled())
+        device.log.events.push("end")
+        #expect(await device.log.events.next() == "end")
+    }
+
     @Test func logoutNeverFiresTheResetListener() async throws {
         let device = try await device()
         let first = try await device.launch(encryption: Connection.cipherAvailable)

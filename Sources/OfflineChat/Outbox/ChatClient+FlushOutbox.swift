@@ -35,6 +35,7 @@ extension ChatClient {
         await outbox.flush(overHTTP: true)
         let after = outbox.progress
         let remaining = (try? cache.outboxItems())?.filter { $0.state != .failed }.count ?? 0
+        current.noteQueued()
         return OutboxFlushOutcome(
             sent: after.sent - before.sent, failed: after.failed - before.failed, remaining: remaining)
     }

@@ -191,6 +191,7 @@ extension ChatClient {
         _ = current.outbox?.discard(.all)
         do {
             try cache.clear(keepingMeta: [MetaKey.token, MetaKey.me])
+            current.noteQueued()
         } catch {
             config.logger.log(.error, "the offline cache could not be cleared: \(error)")
         }

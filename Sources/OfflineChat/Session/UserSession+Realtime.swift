@@ -30,9 +30,17 @@ extension UserSession {
     }
 
     /// The app went to the background: the connection goes down cleanly (the host hears the
-    /// status) and what a drop does to the cache and the sync follows.
+    /// status) and what a drop does to the cache and the sync follows. The outbox's size is
+    /// noted outside the cache, in case the system purges its folder meanwhile.
     func suspend() {
         if realtime.suspend() { forgetTheLiveHead() }
+        noteQueued()
+    }
+
+    /// Notes what the outbox holds now in the ledger (a write only when it changed).
+    func noteQueued() {
+        guard let cache, let ledger, let count = try? cache.outboxCount() else { return }
+        ledger.note(count)
     }
 
     /// The connection has stayed up for the settle delay: queued messages go first (unless

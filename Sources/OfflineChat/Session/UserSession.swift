@@ -23,6 +23,8 @@ final class UserSession: Sendable {
     let realtime: RealtimeConnection
     /// The user's cache; nil when offline support is off (or unavailable).
     let cache: ChatCache?
+    /// The record of the outbox's size outside the cache (`QueuedLedger`), with the cache.
+    let ledger: QueuedLedger?
     /// Queued sends (with the cache only).
     let outbox: Outbox?
     /// The catch-up sync (with the cache only).
@@ -49,6 +51,7 @@ final class UserSession: Sendable {
         self.api = api
         self.realtime = realtime
         self.cache = opening.cache
+        ledger = opening.ledger
         cacheMayOpenLater = opening.cache == nil && opening.retryLater
         self.config = config
         self.dispatch = dispatch
