@@ -29,6 +29,9 @@ for destination in "generic/platform=iOS Simulator" "generic/platform=iOS" \
     xcodebuild -quiet -scheme OfflineChat -destination "$destination" build
 done
 
+step "the whole package scheme (OfflineChat, ChatTesting, the internal modules) builds for iOS"
+xcodebuild -quiet -scheme OfflineChat-Package -destination "generic/platform=iOS Simulator" build
+
 step "an app's own tests (ExampleAppTests: public API and FakeChatd) pass in the iOS Simulator"
 xcodebuild -quiet -scheme OfflineChat-Package -destination "platform=iOS Simulator,name=$simulator" \
     -only-testing:ExampleAppTests test

@@ -20,7 +20,14 @@ import Testing
             _ = try await chat.login(uid: "alice", authToken: token)
             Issue.record("logged in without a network or a cache")
         } catch let error as ChatException where error.code == .internetUnavailable {
-            // no network, and offline support off: nothing to answer from
+            // no network, and offline support off: nothing to answer from. Shown as any error:
+            let shown: any Error = error
+            #expect(shown.localizedDescription == error.errorDescription)
+            #expect(error.recoverySuggestion?.contains("queued") == true)
+            let bridged = shown as NSError
+            #expect(bridged.domain == ChatException.errorDomain)
+            #expect(bridged.userInfo["errorCode"] as? String == ChatException.internetUnavailable)
+            #expect(bridged.localizedRecoverySuggestion == error.recoverySuggestion)
         }
         fake.isReachable = true
         do {

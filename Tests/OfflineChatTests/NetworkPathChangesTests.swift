@@ -1,0 +1,29 @@
+import Testing
+
+@testable import OfflineChat
+
+/// Which path updates `NetworkMonitor` turns into `networkChanged()`: on Apple platforms the
+/// monitor is a thin shell around these rules.
+@Suite struct NetworkPathChangesTests {
+    let wifi = NetworkPath(satisfied: true, interfaces: ["en0"])
+    let cellular = NetworkPath(satisfied: true, interfaces: ["pdp_ip0"])
+    let both = NetworkPath(satisfied: true, interfaces: ["pdp_ip0", "en0"])
+    let none = NetworkPath(satisfied: false, interfaces: [])
+
+    func changes(_ paths: [NetworkPath]) -> [Bool] {
+        var changes = NetworkPathChanges()
+        return paths.map { changes.update($0) }
+    }
+
+    @Test func theNetworkComingBackOrMovingIsAChangeNothingElseIs() {
+        // The start (described, not changed), a repeat, a loss twice (the connection notices a
+        // loss by itself), back, moved to cellular, a repeat, Wi-Fi joined.
+        #expect(
+            changes([wifi, wifi, none, none, wifi, cellular, cellular, both])
+                == [false, false, false, false, true, true, false, true])
+    }
+
+    @Test func aStartWithoutANetworkChangesWhenItArrives() {
+        #expect(changes([none, cellular]) == [false, true])
+    }
+}
