@@ -199,6 +199,14 @@ extension ChatClient {
 
 extension ChatClient: SessionHost {
     func session(_ session: UserSession, reports status: ConnectionStatus) {
+        if status == .connected
+            && session.cacheLoginDue.withLock({ due in
+                defer { due = false }
+                return due
+            })
+        {
+            Task { await protectedDataBecameAvailable() }
+        }
         connectionListeners.notify { listener in
             switch status {
             case .connecting: listener.onConnecting()

@@ -1,14 +1,16 @@
 import Foundation
 
-/// `ChatException` as Foundation's errors: `error.localizedDescription` is its
-/// `errorDescription` (on Linux too), and bridged to `NSError` it carries the code.
+/// `ChatException` as a Foundation error: `error.localizedDescription` is its
+/// `errorDescription` (on Linux too), and bridged to `NSError` it carries its code and, for the
+/// common codes, a recovery suggestion.
 ///
-/// `LocalizedError` asks for `errorDescription` as an optional; `ChatException` already has
-/// `errorDescription`, a non-optional `String` (the name the API keeps), so the protocol's own
-/// `errorDescription` stays nil and the text reaches `localizedDescription` through
-/// `errorUserInfo` instead. Likewise the `NSError`'s integer `code` is not meaningful: match
-/// on ``ChatException/code`` (or the `"errorCode"` key of `userInfo`).
-extension ChatException: LocalizedError, CustomNSError {
+/// Not a `LocalizedError`: that protocol's `errorDescription` is a `String?` with a default of
+/// nil, and beside `ChatException`'s own `errorDescription` (a `String`, the name the API
+/// keeps) the compiler picks the protocol's wherever an optional is expected, so
+/// `error?.errorDescription` would silently read nil. The `NSError`'s integer `code` means
+/// nothing for the same reason (`errorCode` is a `String`): match on ``ChatException/code``,
+/// or the `"errorCode"` key of `userInfo`.
+extension ChatException: CustomNSError {
     /// The domain of every bridged `ChatException`.
     public static var errorDomain: String { "dev.offlinechat.ChatException" }
 

@@ -28,6 +28,11 @@ import Testing
             #expect(bridged.domain == ChatException.errorDomain)
             #expect(bridged.userInfo["errorCode"] as? String == ChatException.internetUnavailable)
             #expect(bridged.localizedRecoverySuggestion == error.recoverySuggestion)
+            // Where an optional is expected, the text is still the exception's own.
+            let maybe: ChatException? = error
+            let text: String? = maybe?.errorDescription
+            let own: String = error.errorDescription
+            #expect(text == own && !own.isEmpty)
         }
         fake.isReachable = true
         do {

@@ -261,6 +261,37 @@ import Testing
         let cache = try #require(client.session.current?.cache)
         #expect(!FileManager.default.fileExists(atPath: cache.directory.appendingPathComponent("open-failures").path))
     }
+
+    /// The unlock comes while the device has no network (a new install: no cache to log in
+    /// from): the login that opens the cache runs again once the connection is back.
+    @Test(.enabled(if: Connection.cipherAvailable)) func anUnlockWithoutANetworkOpensTheCacheOnceItIsBack()
+        async throws
+    {
+        let fake = FakeChatd()
+        let token = fake.addUser("alice")
+        var config = SessionTasksTests.config(fake, clock: ManualClock())
+        config.offline.encryption = true
+        let keys = InMemoryKeyStore()
+        keys.failuresToSimulate = 1_000
+        config.keyStore = keys
+        let client = try ChatClient(config: config)
+        let connection = Recorder(queue: config.callbackQueue)
+        client.addConnectionListener("c", connection)
+        _ = try await client.login(uid: "alice", authToken: token)
+        #expect(await connection.next(where: { $0 == "connected" }) == "connected")
+
+        fake.isReachable = false
+        #expect(await connection.next(where: { $0 == "disconnected" }) == "disconnected")
+        keys.failuresToSimulate = 0
+        await client.protectedDataBecameAvailable()
+        #expect(!client.isOfflineEnabled(), "no network, no cache of this token yet: still online only")
+
+        fake.isReachable = true
+        client.networkChanged()
+        #expect(await connection.next(where: { $0 == "connected" }) == "connected", "the old session is back")
+        #expect(await connection.next(where: { $0 == "connected" }) == "connected", "the login with the cache")
+        #expect(client.isOfflineEnabled())
+    }
 }
 
 /// Review findings on the lifecycle: a session that begins in the background waits for

@@ -47,13 +47,14 @@ extension ChatClient {
     /// its cache (the Keychain could not answer yet) logs in again with the same token, now
     /// with the cache: offline support and the queued messages come back. Otherwise nothing
     /// happens. Returns once that login is done; a failure is logged (the session goes on as
-    /// it was).
+    /// it was), and one for want of a network is tried again when the connection is next up.
     public func protectedDataBecameAvailable() async {
         guard let current = session.current, current.cacheMayOpenLater else { return }
         do {
             _ = try await login(uid: current.user.uid, authToken: current.api.token)
         } catch {
             config.logger.log(.warning, "the cache could not be opened after the device's unlock: \(error)")
+            if (error as? ChatException)?.isTransient == true { current.cacheLoginDue.withLock { $0 = true } }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineChatCache
+import OfflineChatLocking
 import OfflineChatSQLite
 
 /// What a session tells the client that owns it. The client decides what a session's news
@@ -33,6 +34,9 @@ final class UserSession: Sendable {
     let security: ChatClient.CacheSecurity
     /// No cache this session, but one may open later (`ChatClient.protectedDataBecameAvailable`).
     let cacheMayOpenLater: Bool
+    /// The device unlocked, but the login that would have opened the cache got no answer: it
+    /// is tried again when this session's connection is next up.
+    let cacheLoginDue = Locked(false)
     /// Every task working for the session; cancelled when it ends.
     let tasks = SessionTasks()
     let config: ChatConfig
