@@ -27,6 +27,8 @@ public final class ChatClient: Sendable {
     let transport: any RealtimeTransport
     /// What a session does with its realtime stream; tells the registries above (as the sync does).
     let dispatch: RealtimeDispatch
+    /// The system's "protected data is available" notification, where there is one.
+    let protectedData = ProtectedDataObserver()
 
     /// What opening the cache proved about its encryption.
     struct CacheSecurity: Sendable {
@@ -49,7 +51,13 @@ public final class ChatClient: Sendable {
                     clock: config.clock, trustedCertificates: config.trustedCertificates))
     }
 
-    init(config: ChatConfig, transport: any RealtimeTransport) throws {
+    /// `protectedDataNotification`: the notification that calls `protectedDataBecameAvailable()`
+    /// (the platform's by default; tests post their own).
+    init(
+        config: ChatConfig, transport: any RealtimeTransport,
+        protectedDataNotification: (NotificationCenter, Notification.Name)? = ProtectedDataObserver
+            .platformNotification.map { (NotificationCenter.default, $0) }
+    ) throws {
         guard !config.appID.isEmpty, config.appID.allSatisfy(Self.idCharacters.contains) else {
             throw ChatException.invalid("`appID` must be letters, digits, _ - . @")
         }
@@ -69,6 +77,7 @@ public final class ChatClient: Sendable {
                 sync: syncListeners, conversations: conversationListeners, messages: messageListeners,
                 groups: groupListeners),
             logger: config.logger)
+        if let (center, name) = protectedDataNotification { protectedData.start(center, name, for: self) }
     }
 
     static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@")

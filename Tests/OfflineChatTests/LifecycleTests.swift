@@ -262,6 +262,33 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: cache.directory.appendingPathComponent("open-failures").path))
     }
 
+    /// On iOS the SDK hears the system's notification itself: the app wires nothing.
+    @Test(.enabled(if: Connection.cipherAvailable)) func theSystemsUnlockNotificationOpensTheCache() async throws {
+        let fake = FakeChatd()
+        let token = fake.addUser("alice")
+        var config = SessionTasksTests.config(fake, clock: ManualClock())
+        config.offline.encryption = true
+        let keys = InMemoryKeyStore()
+        keys.failuresToSimulate = 1_000
+        config.keyStore = keys
+        let center = NotificationCenter()
+        let unlocked = Notification.Name("test.protectedDataDidBecomeAvailable")
+        let client = try ChatClient(
+            config: config, transport: try #require(config.realtimeTransport),
+            protectedDataNotification: (center, unlocked))
+        let connection = Recorder(queue: config.callbackQueue)
+        client.addConnectionListener("c", connection)
+        _ = try await client.login(uid: "alice", authToken: token)
+        #expect(await connection.next(where: { $0 == "connected" }) == "connected")
+        #expect(!client.isOfflineEnabled())
+
+        keys.failuresToSimulate = 0
+        center.post(name: unlocked, object: nil)
+        #expect(await connection.next(where: { $0 == "connected" }) == "connected", "the login with the cache")
+        #expect(client.isOfflineEnabled())
+        #expect(ProtectedDataObserver.platformNotification == nil, "Linux has no data protection to wait for")
+    }
+
     /// The unlock comes while the device has no network (a new install: no cache to log in
     /// from): the login that opens the cache runs again once the connection is back.
     @Test(.enabled(if: Connection.cipherAvailable)) func anUnlockWithoutANetworkOpensTheCacheOnceItIsBack()

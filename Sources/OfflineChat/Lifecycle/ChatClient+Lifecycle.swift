@@ -41,9 +41,10 @@ extension ChatClient {
 }
 
 extension ChatClient {
-    /// The device's protected data became available (the first unlock after a restart:
-    /// `UIApplication.protectedDataDidBecomeAvailableNotification`, or
-    /// `applicationProtectedDataDidBecomeAvailable`). A session that started before it without
+    /// The device's protected data became available (the first unlock after a restart). On
+    /// iOS, Mac Catalyst and visionOS the client observes
+    /// `UIApplication.protectedDataDidBecomeAvailableNotification` and calls this itself; an
+    /// app calls it where it learns the same another way. A session that started before it without
     /// its cache (the Keychain could not answer yet) logs in again with the same token, now
     /// with the cache: offline support and the queued messages come back. Otherwise nothing
     /// happens. Returns once that login is done; a failure is logged (the session goes on as
