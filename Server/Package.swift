@@ -14,6 +14,7 @@ let internals: Target.Dependency = .product(name: "_OfflineChatInternals", packa
 
 let package = Package(
     name: "chatd",
+    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "chatd", targets: ["chatd"]),
     ],

@@ -17,6 +17,7 @@ let internals: Target.Dependency = .product(name: "_OfflineChatInternals", packa
 /// crash tests kill: kept out of the SDK package, whose scheme must build for iOS.
 let package = Package(
     name: "OfflineChatTools",
+    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "chat", targets: ["chat"])
     ],

@@ -66,7 +66,11 @@ extension ChatClient {
                 let message = Outbox.failedMessage(item, reason: .discarded, error: Outbox.discardError(item.localId))
                 messageListeners.notify { $0.onOutboxMessageFailed(message) }
             }
+            if let cache { CacheOpener.resetReported(in: cache) }
         }
+        // Recorded outside the cache only now: had this login failed, a vanished cache would
+        // still be told at the next one.
+        started.noteQueued()
         return me
     }
 
@@ -156,7 +160,7 @@ extension ChatClient {
             connectionListeners.notify { $0.onDisconnected() }
         }
         // Never delete the files a newer session of the same user has open.
-        if wipe && successor?.user.uid != old.user.uid { forgetCache(of: old.user.uid) }
+        if wipe && successor?.user.uid != old.user.uid { forgetCache(of: old.user.uid, ledger: old.ledger) }
     }
 
     func cacheDirectory(for uid: String) -> URL {
@@ -176,12 +180,15 @@ extension ChatClient {
     }
 
     /// Deletes a user's cache on purpose, with its key and its outbox ledger (so the next
-    /// login starts afresh instead of reporting the cache `.vanished`).
-    private func forgetCache(of uid: String) {
-        try? ChatCache.destroy(directory: cacheDirectory(for: uid))
+    /// login starts afresh instead of reporting the cache `.vanished`). The ledger goes first:
+    /// a process that dies half-way leaves a cache to open, never a false `.vanished`. `ledger`:
+    /// the ending session's, so that none of its notes lands after this.
+    private func forgetCache(of uid: String, ledger: QueuedLedger? = nil) {
         let keyStore = config.resolvedKeyStore
-        try? keyStore.delete(account: keyAccount(uid))
+        ledger?.forget()
         QueuedLedger(keyStore: keyStore, keyAccount: keyAccount(uid)).forget()
+        try? keyStore.delete(account: keyAccount(uid))
+        try? ChatCache.destroy(directory: cacheDirectory(for: uid))
     }
 
     private static func cachedUser(_ cache: ChatCache, token: String) -> User? {
@@ -199,14 +206,7 @@ extension ChatClient {
 
 extension ChatClient: SessionHost {
     func session(_ session: UserSession, reports status: ConnectionStatus) {
-        if status == .connected
-            && session.cacheLoginDue.withLock({ due in
-                defer { due = false }
-                return due
-            })
-        {
-            Task { await protectedDataBecameAvailable() }
-        }
+        if status == .connected { retryUnlockLoginIfDue(session) }
         connectionListeners.notify { listener in
             switch status {
             case .connecting: listener.onConnecting()

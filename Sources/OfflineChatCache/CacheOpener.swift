@@ -135,15 +135,34 @@ public struct CacheOpener: Sendable {
         }
     }
 
-    /// Opens (or rebuilds) the cache, and notes its outbox size in the ledger.
+    /// The cache's meta key holding a reset not yet reported (`reason count`): a rebuild whose
+    /// login then failed (no network, a logout first) reports it at the next open.
+    public static let pendingResetKey = "reset.pending"
+
+    /// Opens (or rebuilds) the cache. A reset stays recorded in the new cache until the caller
+    /// has reported it (`resetReported`); the ledger is the caller's to note once it has.
     public func open() -> CacheOpening {
         let ledger = QueuedLedger(keyStore: keyStore, keyAccount: account)
         var opening = openOrRebuild(ledger)
         if let cache = opening.cache {
-            if let count = try? cache.outboxCount() { ledger.note(count) }
             opening.ledger = ledger
+            if let (reason, lost) = opening.reset {
+                try? cache.setMeta(Self.pendingResetKey, "\(reason.rawValue) \(lost)")
+            } else if let pending = try? cache.meta(Self.pendingResetKey) {
+                let parts = pending.split(separator: " ")
+                if parts.count == 2, let reason = CacheResetReason(rawValue: String(parts[0])),
+                    let lost = Int(parts[1])
+                {
+                    opening.reset = (reason, lost)
+                }
+            }
         }
         return opening
+    }
+
+    /// The reset `opening` brought has reached the app: it is no longer pending.
+    public static func resetReported(in cache: ChatCache) {
+        try? cache.setMeta(pendingResetKey, nil)
     }
 
     private func openOrRebuild(_ ledger: QueuedLedger) -> CacheOpening {

@@ -277,7 +277,7 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
         #expect(await device.log.events.next() == "vanished 2")
         #expect(second.isOfflineEnabled() && second.getPendingMessages().isEmpty)
 
-        // An awaited flush notes the emptied outbox: a purge after it lost nothing.
+        // An awaited flush notes the emptied outbox: a purge after it lost nothing, and says nothing.
         try await queue(1, on: second, device: device)
         second.suspend()
         second.resume()
@@ -285,10 +285,24 @@ final class ResetLog: OfflineCacheResetListener, MessageListener, ChatLogger, @u
         device.quit(second)
         try FileManager.default.removeItem(at: device.storage)
         let third = try await device.launch(encryption: encrypt)
-        #expect(await device.log.events.next() == "vanished 0")
+        #expect(third.isOfflineEnabled())
+
+        // A purge found by a login that then fails (no network, and nothing cached to log in
+        // from) is reported by the next login that succeeds.
+        try await queue(3, on: third, device: device)
+        third.suspend()
+        device.quit(third)
+        try FileManager.default.removeItem(at: device.storage)
+        device.server.stop()
+        await #expect(throws: ChatException.self) { try await device.launch(encryption: encrypt) }
+        try device.server.restart()
+        let fourth = try await device.launch(encryption: encrypt)
+        #expect(await device.log.events.next() == "vanished 3")
 
         // A cache deleted on purpose (another user's login wipes alice's) is no vanished one.
-        device.quit(third)
+        try await queue(1, on: fourth, device: device)
+        fourth.suspend()
+        device.quit(fourth)
         device.quit(try await device.launch("carol", encryption: encrypt))
         let afterWipe = try await device.launch(encryption: encrypt)
         #expect(afterWipe.isOfflineEnabled())

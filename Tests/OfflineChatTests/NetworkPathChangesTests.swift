@@ -10,7 +10,7 @@ import Testing
     let both = NetworkPath(satisfied: true, interfaces: ["pdp_ip0", "en0"])
     let none = NetworkPath(satisfied: false, interfaces: [])
 
-    func changes(_ paths: [NetworkPath]) -> [Bool] {
+    func changes(_ paths: [NetworkPath]) -> [NetworkPathChanges.Change] {
         var changes = NetworkPathChanges()
         return paths.map { changes.update($0) }
     }
@@ -20,10 +20,10 @@ import Testing
         // loss by itself), back, moved to cellular, a repeat, Wi-Fi joined.
         #expect(
             changes([wifi, wifi, none, none, wifi, cellular, cellular, both])
-                == [false, false, false, false, true, true, false, true])
+                == [.none, .none, .none, .none, .back, .moved, .none, .moved])
     }
 
     @Test func aStartWithoutANetworkChangesWhenItArrives() {
-        #expect(changes([none, cellular]) == [false, true])
+        #expect(changes([none, cellular]) == [.none, .back])
     }
 }

@@ -29,14 +29,31 @@ extension ChatClient {
     /// reconnect. Without a `suspend()` before, it cuts a reconnect's backoff short.
     public func resume() {
         suspended.withLock { $0 = false }
-        session.current?.realtime.resume()
+        guard let current = session.current else { return }
+        current.realtime.resume()
+        retryUnlockLoginIfDue(current)
     }
 
     /// The device's network changed (a path monitor saw it come back, or move to another
     /// interface): a connection waiting out its reconnect backoff connects now instead. A
     /// suspended connection stays suspended.
     public func networkChanged() {
-        session.current?.realtime.reconnectNow()
+        guard let current = session.current else { return }
+        current.realtime.reconnectNow()
+        retryUnlockLoginIfDue(current)
+    }
+
+    /// The device moved to other interfaces (Wi-Fi to cellular) while the network stayed up:
+    /// a connected socket may be bound to the interface that went, and nothing would notice
+    /// before the keepalive's timeout, so it is replaced now; one waiting out a backoff connects
+    /// now. A suspended connection stays suspended.
+    func networkMoved() {
+        guard let current = session.current else { return }
+        if current.realtime.status == .connected && !suspended.withLock({ $0 }) {
+            current.reconnectAfterMove()
+        } else {
+            networkChanged()
+        }
     }
 }
 
@@ -49,13 +66,33 @@ extension ChatClient {
     /// with the cache: offline support and the queued messages come back. Otherwise nothing
     /// happens. Returns once that login is done; a failure is logged (the session goes on as
     /// it was), and one for want of a network is tried again when the connection is next up.
+    /// One such login runs at a time (the app's call and the system's notification may both
+    /// come): a second call meanwhile returns at once.
     public func protectedDataBecameAvailable() async {
         guard let current = session.current, current.cacheMayOpenLater else { return }
+        let mine = current.unlockLogin.withLock { state in
+            guard state != .running else { return false }
+            state = .running
+            return true
+        }
+        guard mine else { return }
         do {
             _ = try await login(uid: current.user.uid, authToken: current.api.token)
+            current.unlockLogin.withLock { $0 = .idle }
         } catch {
             config.logger.log(.warning, "the cache could not be opened after the device's unlock: \(error)")
-            if (error as? ChatException)?.isTransient == true { current.cacheLoginDue.withLock { $0 = true } }
+            let transient = (error as? ChatException)?.isTransient == true
+            current.unlockLogin.withLock { $0 = transient ? .due : .idle }
         }
+    }
+
+    /// Runs the unlock's login again if the last one got no answer (`UserSession.unlockLogin`).
+    func retryUnlockLoginIfDue(_ current: UserSession) {
+        let due = current.unlockLogin.withLock { state in
+            guard state == .due else { return false }
+            state = .idle
+            return true
+        }
+        if due { Task { await protectedDataBecameAvailable() } }
     }
 }

@@ -3,8 +3,9 @@ import Dispatch
 import Network
 import OfflineChatLocking
 
-/// Calls ``ChatClient/networkChanged()`` when the network comes back or the device moves to
-/// other interfaces, from the system's `NWPathMonitor` (Apple platforms). Optional: an app
+/// Calls ``ChatClient/networkChanged()`` when the network comes back, and replaces a connected
+/// socket when the device moves to other interfaces, from the system's `NWPathMonitor` (Apple
+/// platforms). Optional: an app
 /// with a path monitor of its own calls `networkChanged()` from it instead. Keep the monitor
 /// as long as the client; it stops when released or cancelled.
 ///
@@ -22,7 +23,11 @@ public final class NetworkMonitor: @unchecked Sendable {  // `monitor` is only s
         monitor.pathUpdateHandler = { [weak client] path in
             let reduced = NetworkPath(
                 satisfied: path.status == .satisfied, interfaces: path.availableInterfaces.map(\.name))
-            if changes.withLock({ $0.update(reduced) }) { client?.networkChanged() }
+            switch changes.withLock({ $0.update(reduced) }) {
+            case .back: client?.networkChanged()
+            case .moved: client?.networkMoved()
+            case .none: break
+            }
         }
         monitor.start(queue: queue)
     }

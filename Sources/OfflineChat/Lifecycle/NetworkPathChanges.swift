@@ -6,17 +6,20 @@ struct NetworkPath: Equatable, Sendable {
     var interfaces: [String]
 }
 
-/// Which path updates are worth a reconnect now: the network came back, or the device moved
-/// to other interfaces (Wi-Fi to cellular) while the old socket may be dead without knowing
-/// it. The first update describes the start and is not a change; an unsatisfied path or a
-/// repeat is not either (the connection notices a loss by itself).
+/// Which path updates are worth acting on: the network came back (a connection waiting out
+/// its backoff connects now), or the device moved to other interfaces while it stayed up (Wi-Fi
+/// to cellular: a connected socket may be bound to the interface that went, and is replaced).
+/// The first update describes the start and is not a change; an unsatisfied path or a repeat
+/// is not either (the connection notices a loss by itself).
 struct NetworkPathChanges: Sendable {
+    enum Change: Equatable { case none, back, moved }
     private var last: NetworkPath?
 
-    /// Records `path`; true when the client should hear `networkChanged()`.
-    mutating func update(_ path: NetworkPath) -> Bool {
+    /// Records `path`; what changed since the last one.
+    mutating func update(_ path: NetworkPath) -> Change {
         defer { last = path }
-        guard let last, path.satisfied else { return false }
-        return !last.satisfied || last.interfaces != path.interfaces
+        guard let last, path.satisfied else { return .none }
+        if !last.satisfied { return .back }
+        return last.interfaces != path.interfaces ? .moved : .none
     }
 }

@@ -37,6 +37,13 @@ extension UserSession {
         noteQueued()
     }
 
+    /// The network moved under a connected socket: down (as a suspend: what a drop does to the
+    /// cache follows) and up again at once.
+    func reconnectAfterMove() {
+        if realtime.suspend() { forgetTheLiveHead() }
+        realtime.resume()
+    }
+
     /// Notes what the outbox holds now in the ledger (a write only when it changed).
     func noteQueued() {
         guard let cache, let ledger, let count = try? cache.outboxCount() else { return }

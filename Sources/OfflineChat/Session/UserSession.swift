@@ -34,9 +34,12 @@ final class UserSession: Sendable {
     let security: ChatClient.CacheSecurity
     /// No cache this session, but one may open later (`ChatClient.protectedDataBecameAvailable`).
     let cacheMayOpenLater: Bool
-    /// The device unlocked, but the login that would have opened the cache got no answer: it
-    /// is tried again when this session's connection is next up.
-    let cacheLoginDue = Locked(false)
+    /// The login that opens the cache after the device's first unlock
+    /// (`ChatClient.protectedDataBecameAvailable`): one at a time, and one that got no answer
+    /// is due again when the connection is next up (or the app resumes).
+    let unlockLogin = Locked(UnlockLogin.idle)
+
+    enum UnlockLogin { case idle, running, due }
     /// Every task working for the session; cancelled when it ends.
     let tasks = SessionTasks()
     let config: ChatConfig

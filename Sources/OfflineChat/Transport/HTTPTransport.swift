@@ -109,7 +109,7 @@ struct URLSessionHTTPTransport: HTTPTransport {
     }
 }
 
-/// A small HTTP/1.1 client over the `WebSocket` module's POSIX sockets (TLS for `https`): one connection per
+/// A small HTTP/1.1 client over the `OfflineChatWebSocket` module's POSIX sockets (TLS for `https`): one connection per
 /// exchange (`Connection: close`), a timeout on every read and write, and an answer accepted
 /// only when complete (a body cut short is a network failure, never a half message).
 struct POSIXHTTPTransport: HTTPTransport {

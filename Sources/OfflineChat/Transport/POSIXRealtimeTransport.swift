@@ -1,7 +1,7 @@
 import Foundation
 import OfflineChatWebSocket
 
-/// Realtime over the `WebSocket` module's blocking client: a dedicated thread per socket
+/// Realtime over the `OfflineChatWebSocket` module's blocking client: a dedicated thread per socket
 /// reads frames and feeds them to an async stream.
 struct POSIXRealtimeTransport: RealtimeTransport {
     /// A PEM file trusted for `wss` besides the system's store.

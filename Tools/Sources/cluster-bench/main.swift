@@ -9,7 +9,7 @@
 //      each client has heard its message, whether its own socket died with the node or not;
 //      with the SDK's default timings, then with no settle delay (what chatd and HAProxy take).
 // Usage: scripts/with-postgres.sh env CHATD_BINARY=Server/.build/release/chatd \
-//            .build/release/cluster-bench [--sockets 300] [--sends 3000] [--rate 200] [--backlog 5000] [--phones 30] [--kills 3]
+//            Tools/.build/release/cluster-bench [--sockets 300] [--sends 3000] [--rate 200] [--backlog 5000] [--phones 30] [--kills 3]
 import ChatTesting
 import Foundation
 

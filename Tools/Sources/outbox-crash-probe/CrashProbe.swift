@@ -2,7 +2,7 @@ import ChatTesting
 import Foundation
 import OfflineChat
 
-/// A client process for the crash tests (Tests/OfflineChatTests/OutboxCrashTests and
+/// A client process for the crash tests (Tools/Tests/ToolsTests/OutboxCrashTests and
 /// SyncCrashTests): the test kills it with SIGKILL at random points and then checks the
 /// server, or the cache against the server.
 ///

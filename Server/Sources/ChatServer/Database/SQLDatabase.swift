@@ -1,14 +1,14 @@
 import OfflineChatSQLite
 
 /// One database connection as the store sees it, whichever engine is behind it: SQLite
-/// (`SQLiteKit.Connection`) or PostgreSQL (`PostgresConnection`).
+/// (`OfflineChatSQLite.Connection`) or PostgreSQL (`PostgresConnection`).
 ///
 /// The store's SQL is written once for both: `?` (or `?N`) parameters, `ON CONFLICT … DO
 /// NOTHING` / `DO UPDATE`, `RETURNING`, `greatest`/`least` (SQLite gets them as functions),
 /// `json_each(…)` over a JSON array (PostgreSQL's connection reads it as
 /// `json_array_elements_text`), `last_insert_rowid()` for the id the connection's last insert
 /// generated (`lastval()` there) and `LIKE` meaning ASCII case-insensitive (`ILIKE` there).
-/// Rows come back as `SQLiteKit.Row` values on both.
+/// Rows come back as `OfflineChatSQLite.Row` values on both.
 public protocol SQLDatabase: AnyObject {
     /// Runs one statement, discarding rows.
     func run(_ sql: String, _ arguments: [any SQLValueConvertible]) throws
