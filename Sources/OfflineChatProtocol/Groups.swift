@@ -197,6 +197,54 @@ public struct AddMemberRequest: Codable, Sendable {
     }
 }
 
+/// `POST /v1/groups/{guid}/members` body adding many users at once (CometChat's
+/// `addMembersToGroup`, OpenIM's `inviteUserToGroup`): at most `maxCount`, in one transaction;
+/// each gets its own outcome.
+public struct AddMembersRequest: Codable, Sendable {
+    /// The most members one request adds.
+    public static let maxCount = 1_000
+    /// The users to add, each with a scope (participant when nil).
+    public var members: [AddMemberRequest]
+    /// Creates a request with every field.
+    public init(members: [AddMemberRequest]) { self.members = members }
+}
+
+/// What adding one user of an `AddMembersRequest` came to.
+public struct AddMemberOutcome: Codable, Sendable, Equatable {
+    /// The user.
+    public var uid: String
+    /// What came of it.
+    public var status: Status
+    /// Why the user was not added (`not_found`, `conflict` for a banned user, `forbidden` for a
+    /// scope above the adder's, `validation_failed`).
+    public var error: APIError?
+
+    /// The outcome's kind.
+    public enum Status: String, Codable, Sendable {
+        /// Now a member.
+        case added
+        /// A member already: unchanged.
+        case member
+        /// Not added: see `error`.
+        case failed
+    }
+
+    /// Creates an outcome with every field.
+    public init(uid: String, status: Status, error: APIError? = nil) {
+        self.uid = uid
+        self.status = status
+        self.error = error
+    }
+}
+
+/// The answer to an `AddMembersRequest`: one outcome per user, in the request's order.
+public struct AddMembersResponse: Codable, Sendable {
+    /// The outcomes.
+    public var members: [AddMemberOutcome]
+    /// Creates an answer with every field.
+    public init(members: [AddMemberOutcome]) { self.members = members }
+}
+
 /// `PATCH /v1/groups/{guid}/members/{uid}` body.
 public struct ChangeScopeRequest: Codable, Sendable {
     /// The member's new scope, at most the caller's own and never `owner`.

@@ -14,10 +14,15 @@ import Synchronization
 //
 // usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N (chatd's HTTP threads; its default)]
 //                    [--database URL (a fresh PostgreSQL database of its own; SQLite otherwise)]
+//        chatd-bench PATH-TO-CHATD --groups 1000,10000,100000 [--group-budget SECONDS] [--group-sends N]
+//                    (what a group's size costs: GroupBench.swift)
 //        chatd-bench --help (this usage)
 
 let arguments = CommandLine.arguments
-let usage = "usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]"
+let usage = """
+    usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]
+           chatd-bench PATH-TO-CHATD --groups 1000,10000,100000 [--group-budget SECONDS] [--group-sends N]
+    """
 /// Says what is wrong on standard error and ends with status 2.
 func refuse(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
@@ -38,6 +43,12 @@ func option(_ name: String) -> String? {
 }
 func option(_ name: String, _ fallback: Int) -> Int { option(name).flatMap { Int($0) } ?? fallback }
 /// PostgreSQL at this URL instead of SQLite in a temporary directory.
+if let sizes = option("--groups") {
+    try GroupBench.run(
+        chatd: URL(fileURLWithPath: arguments[1]), sizes: sizes.split(separator: ",").compactMap { Int($0) },
+        budget: Double(option("--group-budget", 120)), sends: option("--group-sends", 200))
+    exit(0)
+}
 let database = option("--database")
 let totalSends = option("--sends", 20_000)
 let backlogSize = option("--backlog", 100_000)

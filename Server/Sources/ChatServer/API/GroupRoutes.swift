@@ -105,12 +105,23 @@ extension Routes {
                         return member
                     }, limit: limit, key: \.user.uid))
         }
+        // One user (`AddMemberRequest`: the member, 201 or 200) or many (`AddMembersRequest`:
+        // an outcome each, 200).
         signedIn(&router, "POST", members) { context, uid in
-            let request = try context.decode(AddMemberRequest.self)
-            try Validate.uid(request.uid)
-            let (member, added) = try store.addMember(
-                context.parameter("guid"), request.uid, scope: request.scope ?? .participant, by: uid)
-            return .json(member, status: added ? 201 : 200)
+            let body = try context.decode(AddMembersBody.self)
+            if let many = body.members {
+                guard body.uid == nil else {
+                    throw HTTPError.validation("send `uid` for one member or `members` for many, not both")
+                }
+                for request in many { try Validate.uid(request.uid, field: "members[].uid") }
+                return .json(
+                    AddMembersResponse(members: try store.addMembers(context.parameter("guid"), many, by: uid)))
+            }
+            guard let member = body.uid else { throw HTTPError.validation("`uid` (or `members`) is required") }
+            try Validate.uid(member)
+            let (added, isNew) = try store.addMember(
+                context.parameter("guid"), member, scope: body.scope ?? .participant, by: uid)
+            return .json(added, status: isNew ? 201 : 200)
         }
         signedIn(&router, "PATCH", members + "/{uid}") { context, uid in
             let request = try context.decode(ChangeScopeRequest.self)
@@ -136,4 +147,11 @@ extension Routes {
             return .noContent
         }
     }
+}
+
+/// The body of `POST /v1/groups/{guid}/members`: one member's fields, or `members`.
+private struct AddMembersBody: Decodable {
+    var uid: String?
+    var scope: GroupScope?
+    var members: [AddMemberRequest]?
 }

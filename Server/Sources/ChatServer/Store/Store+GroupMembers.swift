@@ -92,6 +92,47 @@ extension Store {
         }
     }
 
+    /// Adds many users in one transaction (admins and the owner), each with a scope no higher
+    /// than the actor's; each user gets an outcome, and one that cannot be added (unknown,
+    /// banned, a scope too high) leaves the others added. A user listed twice is added once.
+    public func addMembers(
+        _ guid: String, _ requests: [AddMemberRequest], by actor: String
+    ) throws -> [AddMemberOutcome] {
+        guard requests.count <= AddMembersRequest.maxCount else {
+            throw StoreError.validation("at most \(AddMembersRequest.maxCount) members a request")
+        }
+        return try write { db, changes in
+            let now = try lockConversation(db, ConversationPayload.groupID(guid))
+            let actorScope = try Self.requireScope(db, guid, actor, for: .add)
+            return try requests.map { request in
+                let scope = request.scope ?? .participant
+                func failed(_ error: StoreError) -> AddMemberOutcome {
+                    AddMemberOutcome(
+                        uid: request.uid, status: .failed, error: APIError(code: error.code, message: error.message))
+                }
+                if scope == .owner { return failed(.validation("a group has one owner; transfer ownership instead")) }
+                if scope > actorScope {
+                    return failed(.forbidden("a \(actorScope.rawValue) cannot add a \(scope.rawValue)"))
+                }
+                if try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.uid], as: Int.self) == nil {
+                    return failed(.notFound("no user \(request.uid)"))
+                }
+                if try Self.member(db, guid, request.uid) != nil {
+                    return AddMemberOutcome(uid: request.uid, status: .member)
+                }
+                if try Self.isBanned(db, guid, request.uid) {
+                    return failed(.conflict("\(request.uid) is banned from group \(guid); unban them first"))
+                }
+                try insertMember(db, guid, request.uid, scope: scope, at: now)
+                try memberAction(
+                    db,
+                    MemberActionPayload(guid: guid, action: .added, actor: actor, target: request.uid, newScope: scope),
+                    at: now, into: &changes)
+                return AddMemberOutcome(uid: request.uid, status: .added)
+            }
+        }
+    }
+
     /// Removes a member who ranks below the actor (moderators and up).
     public func kick(_ guid: String, _ target: String, by actor: String) throws {
         try write { db, changes in

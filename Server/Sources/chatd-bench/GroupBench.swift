@@ -1,0 +1,169 @@
+import ChatServer
+import Foundation
+import OfflineChatProtocol
+import OfflineChatServerProcess
+import OfflineChatWebSocket
+
+/// `chatd-bench CHATD --groups 1000,10000,100000`: what a group's size costs (issue #42). For
+/// each size, on a fresh SQLite data directory:
+/// 1. the members join one by one through the store (in-process, no HTTP): the time of the
+///    whole build, of the last joins, and the database's bytes per member; a build that would
+///    outlast `--group-budget` seconds (default 120) stops there and the rest is measured at the
+///    size it reached;
+/// 2. a release chatd serves it: a send into the group and a one-to-one send, alternated one at
+///    a time (median and p99 latency), then each from 8 connections at once (sends/s);
+/// 3. catch-up: 1,000 group messages read back by a member from their cursor, against 1,000
+///    direct messages read back by another user (median of 5 passes).
+/// Every figure is set against the one-to-one one of the same run.
+enum GroupBench {
+    struct Result {
+        var target: Int
+        var members: Int
+        var buildSeconds: Double
+        var lastJoinMs: Double
+        var bytesPerMember: Double
+        var group: Latencies
+        var direct: Latencies
+        var groupRate: Double
+        var directRate: Double
+        var groupCatchUp: Double
+        var directCatchUp: Double
+    }
+
+    static func run(chatd: URL, sizes: [Int], budget: Double, sends: Int) throws {
+        var results: [Result] = []
+        for size in sizes {
+            print("group of \(size): building …")
+            results.append(try measure(chatd: chatd, size: size, budget: budget, sends: sends))
+        }
+        print("\ngroups by size (release chatd on SQLite, loopback; ratios against one-to-one sends in the same run)")
+        for result in results { print(report(result)) }
+    }
+
+    static func report(_ r: Result) -> String {
+        let reached = r.members == r.target ? "" : " (stopped at \(r.members) of \(r.target): the build's budget)"
+        return """
+              \(r.target) members\(reached)
+                build                \(format(r.buildSeconds, 1)) s, the last joins \(format(r.lastJoinMs, 2)) ms each, \(format(r.bytesPerMember)) bytes a member
+                a send, alone        group p50 \(format(r.group.percentile(0.5), 2)) ms p99 \(format(r.group.percentile(0.99), 2)) ms; one-to-one p50 \(format(r.direct.percentile(0.5), 2)) ms = \(format(r.group.percentile(0.5) / r.direct.percentile(0.5), 2)) ×
+                sends from 8         group \(format(r.groupRate)) sends/s; one-to-one \(format(r.directRate)) sends/s = \(format(r.directRate / r.groupRate, 2)) × the group's
+                catch-up of 1,000    group \(format(r.groupCatchUp * 1000, 1)) ms; direct \(format(r.directCatchUp * 1000, 1)) ms = \(format(r.groupCatchUp / r.directCatchUp, 2)) ×
+            """
+    }
+
+    static func measure(chatd: URL, size: Int, budget: Double, sends: Int) throws -> Result {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("group-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let store = try Store(directory: data, clock: SystemClock(), readers: 1)
+        // m0 owns the group and sends; m1 is a member who catches up; d1 and d2 talk one to one.
+        var tokens: [String: String] = [:]
+        for uid in ["m0", "m1", "d1", "d2"] {
+            _ = try store.createUser(CreateUserRequest(uid: uid))
+            tokens[uid] = try store.issueToken(for: uid, ttlSeconds: 86_400).authToken
+        }
+        _ = try store.createGroup(CreateGroupRequest(guid: "big", name: "big"), by: "m0", passwordHash: nil)
+        _ = try store.addMember("big", "m1", scope: .participant, by: "m0")
+        let began = now()
+        var members = 2
+        var joins: [UInt64] = []
+        while members < size {
+            let uid = "m\(members)"
+            _ = try store.createUser(CreateUserRequest(uid: uid))
+            let joinStart = now()
+            _ = try store.addMember("big", uid, scope: .participant, by: "m0")
+            joins.append(now() - joinStart)
+            members += 1
+            if Double(now() - began) / 1e9 > budget { break }
+        }
+        let buildSeconds = Double(now() - began) / 1e9
+        let last = joins.suffix(max(1, joins.count / 10))
+        let lastJoinMs = last.isEmpty ? 0 : Double(last.reduce(0, +)) / Double(last.count) / 1e6
+        try store.close()
+        let bytes = try FileManager.default.contentsOfDirectory(at: data, includingPropertiesForKeys: [.fileSizeKey])
+            .reduce(0) { $0 + ((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
+
+        let (process, output, port) = try ServerProcess.startChatd(
+            chatd, ["--data", data.path, "--port", "0", "--admin-key", "bench", "--write-rate", "0"])
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+            _ = output
+        }
+        let client = try BenchHTTPClient(port: port)
+        func send(_ from: String, _ receiver: String, _ type: ReceiverType, _ muid: String) throws {
+            try client.send(
+                SendMessageRequest(muid: muid, receiver: receiver, receiverType: type, text: "hello"),
+                token: tokens[from]!)
+        }
+        var group = Latencies()
+        var direct = Latencies()
+        for index in 0..<sends {
+            var start = now()
+            try send("m0", "big", .group, "g\(index)")
+            group.samples.append(now() - start)
+            start = now()
+            try send("d1", "d2", .user, "d\(index)")
+            direct.samples.append(now() - start)
+        }
+        let rateSends = sends * 2
+        let tokensNow = tokens
+        func rate(_ from: String, _ receiver: String, _ type: ReceiverType, _ tag: String) -> Double {
+            let seconds = parallel(8) { worker in
+                let client = try BenchHTTPClient(port: port)
+                for index in 0..<(rateSends / 8) {
+                    try client.send(
+                        SendMessageRequest(
+                            muid: "\(tag)\(worker)-\(index)", receiver: receiver, receiverType: type, text: "load"),
+                        token: tokensNow[from]!)
+                }
+            }
+            return Double(rateSends) / seconds
+        }
+        let groupRate = rate("m0", "big", .group, "rg")
+        let directRate = rate("d1", "d2", .user, "rd")
+
+        // Catch-up: each reader's cursor now, 1,000 messages to each, then the read back.
+        let groupCursor = try head(client, token: tokens["m1"]!)
+        let directCursor = try head(client, token: tokens["d2"]!)
+        for index in 0..<1_000 {
+            try send("m0", "big", .group, "cg\(index)")
+            try send("d1", "d2", .user, "cd\(index)")
+        }
+        let groupCatchUp = try median(5) { try catchUp(client, from: groupCursor, token: tokens["m1"]!) }
+        let directCatchUp = try median(5) { try catchUp(client, from: directCursor, token: tokens["d2"]!) }
+        return Result(
+            target: size, members: members, buildSeconds: buildSeconds, lastJoinMs: lastJoinMs,
+            bytesPerMember: Double(bytes) / Double(members), group: group, direct: direct, groupRate: groupRate,
+            directRate: directRate, groupCatchUp: groupCatchUp, directCatchUp: directCatchUp)
+    }
+
+    /// The head cursor of the token's user (a changelog read with an empty cursor).
+    static func head(_ client: BenchHTTPClient, token: String) throws -> String {
+        let (status, body) = try client.request("GET", "/v1/changes?cursor=", token: token, keepingLast: 4_096)
+        guard status == 200 else { throw ConnectionError("changes answered \(status)") }
+        return try JSONDecoder().decode(ChangelogPage.self, from: Data(body)).cursor
+    }
+
+    /// Reads every change after `cursor`, 1,000 a page; the seconds it took.
+    static func catchUp(_ client: BenchHTTPClient, from cursor: String, token: String) throws -> Double {
+        var cursor = cursor
+        let began = now()
+        while true {
+            let (status, tail) = try client.request(
+                "GET", "/v1/changes?cursor=\(cursor)&limit=1000", token: token, keepingLast: 512)
+            guard status == 200 else { throw ConnectionError("changes answered \(status)") }
+            let end = String(decoding: tail, as: UTF8.self)
+            guard let start = end.range(of: "\"cursor\":\"", options: .backwards) else {
+                throw ConnectionError("no cursor")
+            }
+            cursor = String(end[start.upperBound...].prefix { $0 != "\"" })
+            if !end.contains("\"hasMore\":true") { break }
+        }
+        return Double(now() - began) / 1e9
+    }
+
+    static func median(_ passes: Int, _ body: () throws -> Double) throws -> Double {
+        let times = try (0..<passes).map { _ in try body() }.sorted()
+        return times[passes / 2]
+    }
+}

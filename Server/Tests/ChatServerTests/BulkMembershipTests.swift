@@ -1,0 +1,73 @@
+import Foundation
+import OfflineChatProtocol
+import Testing
+
+/// `POST /v1/groups/{guid}/members` with `members`: many users in one request, each with its
+/// own outcome; one that cannot be added leaves the others added.
+@Suite struct BulkMembershipTests {
+    func add(
+        _ members: [AddMemberRequest], to guid: String = "team", by token: String, on server: InProcessServer
+    ) async throws -> Reply {
+        try await server.request(
+            "POST", "\(Endpoints.groups)/\(guid)/members", token: token, json: AddMembersRequest(members: members))
+    }
+
+    @Test func manyUsersAreAddedInOneRequestEachWithItsOutcome() async throws {
+        let server = try InProcessServer()
+        let alice = try await server.user("alice")
+        for uid in ["bob", "carol", "dave", "erin"] { _ = try await server.user(uid) }
+        try await server.group("team", by: alice)
+        try await server.addMember("erin", to: "team", by: alice)
+        #expect(try await server.request("PUT", "\(Endpoints.groups)/team/bans/erin", token: alice).status == 200)
+
+        let reply = try await add(
+            [
+                AddMemberRequest(uid: "bob"), AddMemberRequest(uid: "carol", scope: .admin),
+                AddMemberRequest(uid: "ghost"), AddMemberRequest(uid: "erin"), AddMemberRequest(uid: "bob"),
+                AddMemberRequest(uid: "dave", scope: .owner), AddMemberRequest(uid: "dave")
+            ], by: alice, on: server)
+        #expect(reply.status == 200)
+        let outcomes = try reply.decode(AddMembersResponse.self).members
+        #expect(outcomes.map(\.uid) == ["bob", "carol", "ghost", "erin", "bob", "dave", "dave"])
+        #expect(outcomes.map(\.status) == [.added, .added, .failed, .failed, .member, .failed, .added])
+        #expect(outcomes.map { $0.error?.code } == [nil, nil, .notFound, .conflict, nil, .validationFailed, nil])
+
+        let members = try await server.request("GET", "\(Endpoints.groups)/team/members?limit=100", token: alice)
+            .decode(Page<GroupMemberPayload>.self).items
+        #expect(Set(members.map(\.user.uid)) == ["alice", "bob", "carol", "dave"])
+        #expect(members.first { $0.user.uid == "carol" }?.scope == .admin)
+        let actions = try await server.groupMessages("team", token: alice).decode([MessagePayload].self)
+            .filter { $0.text?.hasPrefix("alice added") == true }.map(\.text)
+        #expect(actions == ["alice added erin", "alice added bob", "alice added carol", "alice added dave"])
+    }
+
+    @Test func theAddersScopeBoundsEveryEntryAndBadRequestsChangeNothing() async throws {
+        let server = try InProcessServer()
+        let alice = try await server.user("alice")
+        let mod = try await server.user("mod")
+        for uid in ["bob", "carol"] { _ = try await server.user(uid) }
+        try await server.group("team", by: alice)
+        try await server.addMember("mod", to: "team", scope: .moderator, by: alice)
+        let admin = try await server.user("admin")
+        try await server.addMember("admin", to: "team", scope: .admin, by: alice)
+
+        #expect(
+            try await add([AddMemberRequest(uid: "bob")], by: mod, on: server).status == 403, "moderators add no one")
+        let byAdmin = try await add(
+            [AddMemberRequest(uid: "bob", scope: .admin), AddMemberRequest(uid: "carol")], by: admin, on: server)
+        #expect(try byAdmin.decode(AddMembersResponse.self).members.map(\.status) == [.added, .added])
+
+        let both = try await server.request(
+            "POST", "\(Endpoints.groups)/team/members", token: alice,
+            body: Data(#"{"uid":"bob","members":[{"uid":"carol"}]}"#.utf8),
+            headers: ["Content-Type": "application/json"])
+        #expect(both.status == 422, "one member or many, not both")
+        let badUid = try await add([AddMemberRequest(uid: "no spaces")], by: alice, on: server)
+        #expect(badUid.status == 422 && badUid.error?.message.contains("members[].uid") == true)
+        let tooMany = try await add(
+            (0...AddMembersRequest.maxCount).map { AddMemberRequest(uid: "u\($0)") }, by: alice, on: server)
+        #expect(tooMany.status == 422)
+        let empty = try await add([], by: alice, on: server)
+        #expect(try empty.decode(AddMembersResponse.self).members.isEmpty)
+    }
+}
