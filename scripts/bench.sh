@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: release builds, then
 #   1. chatd-bench against a real chatd process (HTTP, realtime, changelog replay);
+#      then chatd-bench --groups: what a group's size costs (docs/GROUPS.md);
 #   2. cache-bench: the SDK cache's cached phase (message pages and the conversation list)
 #      against the raw SQLite C API on the same file, plain, SQLCipher-keyed and populated
 #      through catch-up sync pages, and the peak memory of a query-only process;
@@ -34,6 +35,10 @@ export PATH="/opt/swift/usr/bin:$PATH"
 (cd Server && swift build -c release 2>&1 | tail -1)
 swift build --package-path Tools -c release --product cache-bench 2>&1 | tail -1
 Server/.build/release/chatd-bench Server/.build/release/chatd "$@"
+echo
+# 1b. what a group's size costs (issue #42): groups of 1,000, 10,000 and 100,000 on one SQLite
+#     node, each build capped at two minutes (today's joins cost O(members) each).
+Server/.build/release/chatd-bench Server/.build/release/chatd --groups 1000,10000,100000 --group-budget 120
 echo
 Tools/.build/release/cache-bench
 echo

@@ -83,13 +83,13 @@ enum GroupBench {
             .reduce(0) { $0 + ((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
 
         let (process, output, port) = try ServerProcess.startChatd(
-            chatd, ["--data", data.path, "--port", "0", "--admin-key", "bench", "--write-rate", "0"])
+            chatd, ["--data", data.path, "--port", "0", "--admin-key", benchAdminKey, "--write-rate", "0"])
         defer {
             process.terminate()
             process.waitUntilExit()
             _ = output
         }
-        let client = try BenchHTTPClient(port: port)
+        var client = try BenchHTTPClient(port: port)
         func send(_ from: String, _ receiver: String, _ type: ReceiverType, _ muid: String) throws {
             try client.send(
                 SendMessageRequest(muid: muid, receiver: receiver, receiverType: type, text: "hello"),
@@ -122,7 +122,9 @@ enum GroupBench {
         let groupRate = rate("m0", "big", .group, "rg")
         let directRate = rate("d1", "d2", .user, "rd")
 
-        // Catch-up: each reader's cursor now, 1,000 messages to each, then the read back.
+        // Catch-up: each reader's cursor now, 1,000 messages to each, then the read back. A new
+        // connection: chatd closes one left idle while the loads above ran.
+        client = try BenchHTTPClient(port: port)
         let groupCursor = try head(client, token: tokens["m1"]!)
         let directCursor = try head(client, token: tokens["d2"]!)
         for index in 0..<1_000 {

@@ -58,3 +58,6 @@ func randomPair(among clients: Int, using random: inout SystemRandomNumberGenera
     let to = Int.random(in: 0..<clients - 1, using: &random)
     return (from, to >= from ? to + 1 : to)
 }
+
+/// The admin key the benchmarks start chatd with (chatd wants 32 bytes or more).
+let benchAdminKey = "chatd-bench-admin-key-of-32-bytes-or-more"

@@ -44,9 +44,13 @@ func option(_ name: String) -> String? {
 func option(_ name: String, _ fallback: Int) -> Int { option(name).flatMap { Int($0) } ?? fallback }
 /// PostgreSQL at this URL instead of SQLite in a temporary directory.
 if let sizes = option("--groups") {
-    try GroupBench.run(
-        chatd: URL(fileURLWithPath: arguments[1]), sizes: sizes.split(separator: ",").compactMap { Int($0) },
-        budget: Double(option("--group-budget", 120)), sends: option("--group-sends", 200))
+    do {
+        try GroupBench.run(
+            chatd: URL(fileURLWithPath: arguments[1]), sizes: sizes.split(separator: ",").compactMap { Int($0) },
+            budget: Double(option("--group-budget", 120)), sends: option("--group-sends", 200))
+    } catch {
+        refuse("chatd-bench --groups: \(error)")
+    }
     exit(0)
 }
 let database = option("--database")
@@ -97,7 +101,7 @@ let (tokens, storeSendRate): ([String], Double) = try {
 let (process, output, port) = try ServerProcess.startChatd(
     URL(fileURLWithPath: arguments[1]),
     (database.map { ["--database", $0] } ?? ["--data", data.path]) + [
-        "--port", "0", "--admin-key", "bench", "--write-rate", "0"
+        "--port", "0", "--admin-key", benchAdminKey, "--write-rate", "0"
     ]
         + (arguments.contains("--threads") ? ["--threads", String(option("--threads", 4))] : []))
 defer {

@@ -189,6 +189,22 @@ extension Store {
         }
     }
 
+    /// Who hears a receipt: in a direct conversation both members; in a group the reader and
+    /// the senders of the messages it newly covers (`after` < id ≤ `upTo`), never every member:
+    /// a receipt costs what it covers, not the group's size (CometChat's group receipts are
+    /// the sender's, `getMessageReceipts`).
+    static func receiptAudience(
+        _ db: any SQLDatabase, _ conversationId: String, reader: String, after: Int64, upTo: Int64
+    ) throws -> [String] {
+        // A direct conversation's id joins its two uids with `~`, which no guid holds.
+        guard !conversationId.contains("~") else { return try members(db, of: conversationId) }
+        let senders: [String] = try db.query(
+            "SELECT DISTINCT sender FROM messages WHERE conversation_id = ? AND id > ? AND id <= ?",
+            [conversationId, after, upTo]
+        ).map { try $0.get(0) }
+        return [reader] + senders
+    }
+
     /// Marks everything up to `messageId` delivered (or read, which implies delivered).
     /// Receipts only move forward; a repeat returns the current receipt without a change.
     public func receipt(
@@ -224,7 +240,9 @@ extension Store {
             }
             try record(
                 db, kind == .read ? .receiptRead : .receiptDelivered, conversationId: conversationId,
-                receipt: receipt, audience: try Self.members(db, of: conversationId), into: &changes)
+                receipt: receipt,
+                audience: try Self.receiptAudience(db, conversationId, reader: uid, after: current, upTo: messageId),
+                into: &changes)
             return receipt
         }
     }

@@ -2,6 +2,8 @@ import Foundation
 import OfflineChatProtocol
 import Testing
 
+// Issue #42: what keeps a group's cost from growing with its size.
+
 /// `POST /v1/groups/{guid}/members` with `members`: many users in one request, each with its
 /// own outcome; one that cannot be added leaves the others added.
 @Suite struct BulkMembershipTests {
@@ -69,5 +71,37 @@ import Testing
         #expect(tooMany.status == 422)
         let empty = try await add([], by: alice, on: server)
         #expect(try empty.decode(AddMembersResponse.self).members.isEmpty)
+    }
+}
+
+/// A receipt in a group goes to the reader and the senders of what it covers, never to every
+/// member: its cost is what it covers, not the group's size.
+@Suite struct GroupReceiptTests {
+    @Test func aGroupReceiptReachesTheReaderAndTheSendersOnly() async throws {
+        let server = try InProcessServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        let carol = try await server.user("carol")
+        let dave = try await server.user("dave")
+        try await server.group("team", by: alice)
+        for uid in ["bob", "carol", "dave"] { try await server.addMember(uid, to: "team", by: alice) }
+        _ = try await server.sendToGroup("from alice", from: alice, to: "team")
+        let last = try await server.sendToGroup("from carol", from: carol, to: "team").decode(MessagePayload.self)
+        var heads: [String: String] = [:]
+        for (uid, token) in [("alice", alice), ("bob", bob), ("carol", carol), ("dave", dave)] {
+            heads[uid] = try await server.request("GET", Endpoints.changes, token: token).decode(ChangelogPage.self)
+                .cursor
+        }
+        let read = try await server.request(
+            "POST", "\(Endpoints.conversations)/\(ConversationPayload.groupID("team"))/read", token: bob,
+            json: ["messageId": last.id])
+        #expect(read.status == 200)
+        for (uid, token) in [("alice", alice), ("bob", bob), ("carol", carol), ("dave", dave)] {
+            let changes = try await server.request("GET", Endpoints.changes + "?cursor=\(heads[uid]!)", token: token)
+                .decode(ChangelogPage.self).changes
+            #expect(
+                changes.map(\.kind) == (uid == "dave" ? [] : [.receiptRead]),
+                "\(uid) heard \(changes.map(\.kind)): the reader and both senders hear it, dave does not")
+        }
     }
 }
