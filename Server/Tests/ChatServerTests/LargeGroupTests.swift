@@ -1,6 +1,9 @@
 import Foundation
 import OfflineChatProtocol
+import OfflineChatSQLite
 import Testing
+
+@testable import ChatServer
 
 // Issue #42: what keeps a group's cost from growing with its size.
 
@@ -103,5 +106,52 @@ import Testing
                 changes.map(\.kind) == (uid == "dave" ? [] : [.receiptRead]),
                 "\(uid) heard \(changes.map(\.kind)): the reader and both senders hear it, dave does not")
         }
+    }
+}
+
+/// Every member's change of a group goes into the group's own log too, numbered 1, 2, 3… per
+/// group; what is a user's own (direct messages, receipts, the feed) does not.
+@Suite struct GroupLogTests {
+    @Test func aGroupsChangesAreNumberedInItsOwnLog() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-log-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(directory: directory, clock: SystemClock())
+        for uid in ["alice", "bob", "carol"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        for guid in ["one", "two"] {
+            _ = try store.createGroup(CreateGroupRequest(guid: guid, name: guid), by: "alice", passwordHash: nil)
+        }
+        _ = try store.addMembers("one", [AddMemberRequest(uid: "bob"), AddMemberRequest(uid: "carol")], by: "alice")
+        let sent = try store.send(
+            from: "bob", SendMessageRequest(muid: "m1", receiver: "one", receiverType: .group, text: "hi")
+        ).message
+        _ = try store.send(
+            from: "alice", SendMessageRequest(muid: "m2", receiver: "two", receiverType: .group, text: "x"))
+        _ = try store.send(from: "alice", SendMessageRequest(muid: "d1", receiver: "bob", text: "direct"))
+        _ = try store.receipt(.read, by: "carol", in: sent.conversationId, upTo: sent.id)
+        _ = try store.edit(sent.id, by: "bob", EditMessageRequest(text: "hi!"))
+        try store.leave("one", uid: "carol")
+
+        let rows = try store.read { db in
+            try db.query("SELECT conversation_id, pts, change FROM group_log ORDER BY conversation_id, pts").map {
+                (try $0.get(0) as String, try $0.get(1) as Int64, try $0.get(2) as Int64)
+            }
+        }
+        let one = rows.filter { $0.0 == "group_one" }
+        let two = rows.filter { $0.0 == "group_two" }
+        // one: created, bob added, carol added, the message, its edit, carol left; two: created, the message.
+        #expect(one.map(\.1) == Array(1...6) && two.map(\.1) == [1, 2])
+        #expect(one.map(\.2) == one.map(\.2).sorted(), "in the order they were written")
+        let heads = try store.read { db in
+            try db.query("SELECT conversation_id, pts FROM group_heads ORDER BY conversation_id").map {
+                "\(try $0.get(0) as String)=\(try $0.get(1) as Int64)"
+            }
+        }
+        #expect(heads == ["group_one=6", "group_two=2"])
+        let kinds = try store.read { db in
+            try db.query(
+                "SELECT c.payload FROM group_log g JOIN changes c ON c.id = g.change ORDER BY g.change"
+            ).map { try $0.get(0) as String }
+        }
+        #expect(!kinds.contains { $0.contains("receipt") || $0.contains("direct") }, "\(kinds)")
     }
 }

@@ -19,6 +19,7 @@ enum OldSchema {
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {
+            case 10: try db.execute(undoGroupLogs)
             case 9: try db.execute(undoJoinAttempts)
             case 8: try db.execute(undoMinute)
             case 7: try db.execute(undoTimeCopy)
@@ -27,6 +28,9 @@ enum OldSchema {
             try db.run("DELETE FROM schema_migrations WHERE version = ?", [step])
         }
     }
+
+    /// SQLite's 21 and PostgreSQL's 10: each group's own log.
+    private static let undoGroupLogs = "DROP TABLE group_log; DROP TABLE group_heads"
 
     /// SQLite's 20 and PostgreSQL's 9: wrong passwords counted in the database.
     private static let undoJoinAttempts = "DROP TABLE join_attempts"
@@ -46,6 +50,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 21:
+            try db.execute(undoGroupLogs)
         case 20:
             try db.execute(undoJoinAttempts)
         case 19:

@@ -83,6 +83,60 @@ import Testing
         #expect(try naive.scalar("SELECT count(*) FROM inbox WHERE uid = 'ben'") == 2 as Int64)
     }
 
+    /// The same for a group's own log (issue #42): a group change that takes its change id,
+    /// then waits, gets the group's next position once it commits, after one that committed
+    /// meanwhile; a reader paging the group by change id (the naive design) loses it.
+    @Test func aGroupReaderNeverPassesAGroupChangeThatCommitsLate() throws {
+        let naive = try PostgresConnection(url: url)
+        try naive.execute(
+            """
+            CREATE FUNCTION hold_late_group() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF current_setting('chatd.late', true) = 'yes' THEN PERFORM pg_advisory_xact_lock_shared(8); END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER hold_late_group BEFORE INSERT ON changes FOR EACH ROW EXECUTE FUNCTION hold_late_group();
+            SELECT pg_advisory_lock(8);
+            """)
+        @Sendable func groupChange(late: Bool) throws {
+            try store.write { db, changes in
+                if late { try db.run("SELECT set_config('chatd.late', 'yes', true)", []) }
+                try store.record(
+                    db, .groupUpdated, conversationId: "group_g", audience: ["ben", "cat"], groupLog: true,
+                    into: &changes)
+            }
+        }
+        let late = Self.thread { try groupChange(late: true) }
+        let deadline = Date().addingTimeInterval(30)
+        while try naive.scalar(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", as: Int64.self) == 0
+        {
+            guard Date() < deadline else {
+                Issue.record("the late group change never reached its trigger")
+                return
+            }
+        }
+        try groupChange(late: false)
+        func log() throws -> [(pts: Int64, change: Int64)] {
+            try naive.query("SELECT pts, change FROM group_log WHERE conversation_id = 'group_g' ORDER BY pts").map {
+                (try $0.get(0), try $0.get(1))
+            }
+        }
+        let before = try log()
+        #expect(before.map(\.pts) == [1], "the change that committed first has position 1")
+        try naive.execute("SELECT pg_advisory_unlock(8)")
+        try late.join()
+        let after = try log()
+        #expect(after.map(\.pts) == [1, 2], "the late change has the next position: no gap, none skipped")
+        #expect(after[1].change < after[0].change, "its change id was taken first")
+        let naiveNext: [Int64] = try naive.query(
+            "SELECT change FROM group_log WHERE conversation_id = 'group_g' AND change > ? ORDER BY change",
+            [before[0].change]
+        ).map { try $0.get(0) }
+        #expect(naiveNext.isEmpty, "a reader paging by change id moved past the late change and lost it")
+        #expect(try naive.scalar("SELECT pts FROM group_heads WHERE conversation_id = 'group_g'") == 2 as Int64)
+    }
+
     /// Eight writers, each change for a random audience in random order, a random pause
     /// before COMMIT, while a reader tails every user's changelog: every user's positions run
     /// 1…head with no gap or duplicate, the tail saw each exactly once in order, and no write

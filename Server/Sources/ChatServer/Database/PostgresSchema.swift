@@ -218,7 +218,8 @@ enum PostgresSchema {
             CREATE INDEX members_by_recency ON conversation_members(uid, recency);
             """
         ),
-        (9, "password attempts in the database", Schema.joinAttemptsTable(keyType: #"text COLLATE "C""#))
+        (9, "password attempts in the database", Schema.joinAttemptsTable(keyType: #"text COLLATE "C""#)),
+        (10, "group logs", Schema.groupLogTables(keyType: #"text COLLATE "C""#, integer: "bigint"))
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -6,6 +6,26 @@ enum Schema {
     /// Wrong-password joins per user and group (`Store.takeJoinAttempt`), shared by every node
     /// (SQLite's migration 20, PostgreSQL's 9, whose indexed text is in byte order). The key is
     /// the group and the user.
+    /// Each group's own log (issue #42, docs/GROUPS.md): its changes numbered 1, 2, 3… by its
+    /// `group_heads` row, bumped in the writing transaction before the user heads (every
+    /// writer takes group heads by conversation id, then user heads by uid), so a group's
+    /// positions are gapless and in commit order with many writers, as the users' are. Written
+    /// beside the members' inboxes from this migration on; readers move to it next.
+    /// `rowTables`: SQLite's ` WITHOUT ROWID` (the rows live in their primary key's b-tree).
+    static func groupLogTables(keyType: String, integer: String, rowTables: String = "") -> String {
+        """
+        CREATE TABLE group_heads(
+            conversation_id \(keyType) PRIMARY KEY,
+            pts \(integer) NOT NULL)\(rowTables);
+        CREATE TABLE group_log(
+            conversation_id \(keyType) NOT NULL,
+            pts \(integer) NOT NULL,
+            change \(integer) NOT NULL,
+            PRIMARY KEY(conversation_id, pts))\(rowTables);
+        CREATE INDEX group_log_by_change ON group_log(change);
+        """
+    }
+
     static func joinAttemptsTable(keyType: String) -> String {
         """
         CREATE TABLE join_attempts(
@@ -331,6 +351,8 @@ enum Schema {
         migrator.register(
             20, "password attempts in the database",
             sql: joinAttemptsTable(keyType: "TEXT"))
+        migrator.register(
+            21, "group logs", sql: groupLogTables(keyType: "TEXT", integer: "INTEGER", rowTables: " WITHOUT ROWID"))
         return migrator
     }()
 }

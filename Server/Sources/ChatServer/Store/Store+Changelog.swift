@@ -52,7 +52,9 @@ public struct Position: Sendable, Equatable {
 
 extension Store {
     /// Appends a change for `audience` and queues it for realtime publication; the audience's
-    /// row and positions are given at the end of the transaction (`storeChanges`). A caller
+    /// row and positions are given at the end of the transaction (`storeChanges`). `groupLog`:
+    /// the change is every member's of a group conversation, and goes into the group's own
+    /// log too (docs/GROUPS.md). A caller
     /// that answers with the message too passes it encoded (`messageJSON`, `message` as
     /// `CompactJSONEncoder` writes it), so it is encoded once.
     @discardableResult
@@ -60,7 +62,7 @@ extension Store {
         _ db: any SQLDatabase, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
         messageJSON encoded: [UInt8]? = nil, receipt: ReceiptPayload? = nil, block: BlockPayload? = nil,
         reaction: ReactionPayload? = nil, notification: FeedItemPayload? = nil, group: GroupPayload? = nil,
-        audience: [String], into changes: inout [PublishedChange]
+        audience: [String], groupLog: Bool = false, into changes: inout [PublishedChange]
     ) throws -> ChangePayload {
         let change = ChangePayload(
             seq: 0, kind: kind, conversationId: conversationId, message: message,
@@ -71,7 +73,10 @@ extension Store {
         if let message, let messageJSON { try Self.keepBody(messageJSON, of: message, db) }
         // Encoded once: replays and realtime frames serve this text with each reader's `seq` in front.
         let body = try StoredChange.body(of: change, messageJSON: messageJSON)
-        changes.append(PublishedChange(id: 0, change: change, body: body, audience: Array(Set(audience)).sorted()))
+        changes.append(
+            PublishedChange(
+                id: 0, change: change, body: body, audience: Array(Set(audience)).sorted(),
+                groupLog: groupLog ? conversationId : nil))
         return change
     }
 
@@ -85,11 +90,18 @@ extension Store {
         var counts: [String: Int64] = [:]
         for change in changes { for uid in change.audience { counts[uid, default: 0] += 1 } }
         let uids = counts.keys.sorted()
+        var groupCounts: [String: Int64] = [:]
+        for change in changes { if let group = change.groupLog { groupCounts[group, default: 0] += 1 } }
+        let groups = groupCounts.keys.sorted()
         let inserts = MultiRowInsert.statements(
             "INSERT INTO changes(conversation_id, payload, at)",
             changes.map { [$0.change.conversationId, $0.body, $0.change.at] }, "RETURNING id, at")
+        let groupHeads = MultiRowInsert.statements(
+            "INSERT INTO group_heads(conversation_id, pts)", groups.map { [$0, groupCounts[$0]!] },
+            "ON CONFLICT(conversation_id) DO UPDATE SET pts = group_heads.pts + excluded.pts RETURNING conversation_id, pts"
+        )
         let answers = try db.queries(
-            inserts
+            inserts + groupHeads
                 + MultiRowInsert.statements(
                     "INSERT INTO user_heads(uid, pts)", uids.map { [$0, counts[$0]!] },
                     "ON CONFLICT(uid) DO UPDATE SET pts = user_heads.pts + excluded.pts RETURNING uid, pts"))
@@ -105,7 +117,22 @@ extension Store {
         if retention > 0, let crossed = ids.values.filter({ $0 % min(256, retention) == 0 }).max() {
             try prune(db, through: crossed - retention)
         }
-        let heads = answers.dropFirst(inserts.count).joined()
+        var nextInGroup: [String: Int64] = [:]
+        for row in answers.dropFirst(inserts.count).prefix(groupHeads.count).joined() {
+            let group: String = try row.get(0)
+            nextInGroup[group] = try row.get(1, as: Int64.self) - groupCounts[group]! + 1
+        }
+        guard nextInGroup.count == groups.count else { throw StoreError.broken("no head for some of \(groups)") }
+        var groupLog: [[any SQLValueConvertible]] = []
+        for index in changes.indices {
+            guard let group = changes[index].groupLog else { continue }
+            let pts = nextInGroup[group]!
+            nextInGroup[group] = pts + 1
+            changes[index].groupPosition = pts
+            groupLog.append([group, pts, changes[index].id])
+        }
+        try db.insertRowsLater("INSERT INTO group_log(conversation_id, pts, change)", groupLog)
+        let heads = answers.dropFirst(inserts.count + groupHeads.count).joined()
         var next: [String: Int64] = [:]
         for row in heads {
             let uid: String = try row.get(0)
@@ -130,6 +157,7 @@ extension Store {
         guard id > 0 else { return }
         try db.run("DELETE FROM changes WHERE id <= ?", [id])
         try db.run("DELETE FROM inbox WHERE change <= ?", [id])
+        try db.run("DELETE FROM group_log WHERE change <= ?", [id])
         try db.run(
             """
             INSERT INTO meta(key, value) VALUES ('pruned_through', ?)

@@ -189,6 +189,9 @@ extension Store {
         }
     }
 
+    /// A group's conversation: a direct one's id joins its two uids with `~`, which no guid holds.
+    static func isGroup(_ conversationId: String) -> Bool { !conversationId.contains("~") }
+
     /// Who hears a receipt: in a direct conversation both members; in a group the reader and
     /// the senders of the messages it newly covers (`after` < id ≤ `upTo`), never every member:
     /// a receipt costs what it covers, not the group's size (CometChat's group receipts are
@@ -196,8 +199,7 @@ extension Store {
     static func receiptAudience(
         _ db: any SQLDatabase, _ conversationId: String, reader: String, after: Int64, upTo: Int64
     ) throws -> [String] {
-        // A direct conversation's id joins its two uids with `~`, which no guid holds.
-        guard !conversationId.contains("~") else { return try members(db, of: conversationId) }
+        guard isGroup(conversationId) else { return try members(db, of: conversationId) }
         let senders: [String] = try db.query(
             "SELECT DISTINCT sender FROM messages WHERE conversation_id = ? AND id > ? AND id <= ?",
             [conversationId, after, upTo]

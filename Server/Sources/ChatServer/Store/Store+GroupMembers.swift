@@ -374,7 +374,7 @@ extension Store {
         try record(
             db, .groupMember, conversationId: conversationId, message: message,
             audience: try Self.members(db, of: conversationId) + (action.oldScope != nil ? [action.target] : []),
-            into: &changes)
+            groupLog: true, into: &changes)
         return message
     }
 }

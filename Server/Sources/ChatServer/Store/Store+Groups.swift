@@ -113,7 +113,7 @@ extension Store {
             try insertMember(db, request.guid, owner, scope: .owner, at: now)
             try record(
                 db, .groupCreated, conversationId: conversationId, group: try Self.sharedGroup(db, request.guid),
-                audience: [owner], into: &changes)
+                audience: [owner], groupLog: true, into: &changes)
             return try Self.visibleGroup(db, request.guid, for: owner)
         }
     }
@@ -210,7 +210,7 @@ extension Store {
         let conversationId = ConversationPayload.groupID(guid)
         try record(
             db, kind, conversationId: conversationId, group: try Self.sharedGroup(db, guid),
-            audience: try audience ?? Self.members(db, of: conversationId), into: &changes)
+            audience: try audience ?? Self.members(db, of: conversationId), groupLog: true, into: &changes)
     }
 
     /// Deletes a group (owner only): every member loses it at once. Its messages stay

@@ -184,7 +184,7 @@ extension Store {
         let json = try CompactJSONEncoder().encode(message)
         try record(
             db, .messageCreated, conversationId: conversationId, message: message, messageJSON: json,
-            audience: members, into: &changes)
+            audience: members, groupLog: Self.isGroup(conversationId), into: &changes)
         if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
         try notifyAbout(message, parent: parent, members: members, db, into: &changes)
         return Sent(message: message, created: true, encoded: json)
@@ -337,7 +337,8 @@ extension Store {
         guard let updated = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
         try record(
             db, kind, conversationId: updated.conversationId, message: updated, reaction: reaction,
-            audience: try Self.members(db, of: updated.conversationId), into: &changes)
+            audience: try Self.members(db, of: updated.conversationId), groupLog: Self.isGroup(updated.conversationId),
+            into: &changes)
         return updated
     }
 

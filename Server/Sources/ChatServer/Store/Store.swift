@@ -16,6 +16,11 @@ public struct PublishedChange: Sendable {
     public let audience: [String]
     /// Each reader's position for it, set at the end of the writing transaction.
     public var positions: [Position] = []
+    /// The group conversation whose own log holds it (every member's change of a group), nil
+    /// for a change of the users' own (a direct message, a receipt, a feed item).
+    public let groupLog: String?
+    /// Its position in that log, set with `positions`.
+    public var groupPosition: Int64?
 }
 
 /// chatd's storage: the domain's operations (in the `Store+…` files) as SQL that runs on
