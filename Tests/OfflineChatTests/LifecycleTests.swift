@@ -238,16 +238,23 @@ import Testing
 /// online only; once protected data is available it gets its cache back, and nothing was
 /// counted toward a rebuild.
 @Suite(.timeLimit(.minutes(1))) struct FirstUnlockTests {
-    @Test(.enabled(if: Connection.cipherAvailable)) func aSessionStartedBeforeTheFirstUnlockGetsItsCacheAfterIt()
-        async throws
-    {
+    /// alice on a FakeChatd, offline support encrypted, her key store locked (every read fails
+    /// until `failuresToSimulate` is set to 0: the first unlock).
+    static func beforeTheFirstUnlock() -> (FakeChatd, String, InMemoryKeyStore, ChatConfig) {
         let fake = FakeChatd()
         let token = fake.addUser("alice")
         var config = SessionTasksTests.config(fake, clock: ManualClock())
         config.offline.encryption = true
         let keys = InMemoryKeyStore()
-        keys.failuresToSimulate = 1_000  // locked: every read fails
+        keys.failuresToSimulate = 1_000
         config.keyStore = keys
+        return (fake, token, keys, config)
+    }
+
+    @Test(.enabled(if: Connection.cipherAvailable)) func aSessionStartedBeforeTheFirstUnlockGetsItsCacheAfterIt()
+        async throws
+    {
+        let (_, token, keys, config) = Self.beforeTheFirstUnlock()
         let client = try ChatClient(config: config)
         _ = try await client.login(uid: "alice", authToken: token)
         #expect(!client.isOfflineEnabled(), "online only while the key store cannot answer")
@@ -264,13 +271,7 @@ import Testing
 
     /// On iOS the SDK hears the system's notification itself: the app wires nothing.
     @Test(.enabled(if: Connection.cipherAvailable)) func theSystemsUnlockNotificationOpensTheCache() async throws {
-        let fake = FakeChatd()
-        let token = fake.addUser("alice")
-        var config = SessionTasksTests.config(fake, clock: ManualClock())
-        config.offline.encryption = true
-        let keys = InMemoryKeyStore()
-        keys.failuresToSimulate = 1_000
-        config.keyStore = keys
+        let (_, token, keys, config) = Self.beforeTheFirstUnlock()
         let center = NotificationCenter()
         let unlocked = Notification.Name("test.protectedDataDidBecomeAvailable")
         let client = try ChatClient(
@@ -291,13 +292,7 @@ import Testing
 
     /// The app's own call and the system's notification may come together: one login runs.
     @Test(.enabled(if: Connection.cipherAvailable)) func twoUnlockCallsAtOnceLogInOnce() async throws {
-        let fake = FakeChatd()
-        let token = fake.addUser("alice")
-        var config = SessionTasksTests.config(fake, clock: ManualClock())
-        config.offline.encryption = true
-        let keys = InMemoryKeyStore()
-        keys.failuresToSimulate = 1_000
-        config.keyStore = keys
+        let (fake, token, keys, config) = Self.beforeTheFirstUnlock()
         let client = try ChatClient(config: config)
         _ = try await client.login(uid: "alice", authToken: token)
         keys.failuresToSimulate = 0
@@ -314,13 +309,7 @@ import Testing
     @Test(.enabled(if: Connection.cipherAvailable)) func anUnlockWithoutANetworkOpensTheCacheOnceItIsBack()
         async throws
     {
-        let fake = FakeChatd()
-        let token = fake.addUser("alice")
-        var config = SessionTasksTests.config(fake, clock: ManualClock())
-        config.offline.encryption = true
-        let keys = InMemoryKeyStore()
-        keys.failuresToSimulate = 1_000
-        config.keyStore = keys
+        let (fake, token, keys, config) = Self.beforeTheFirstUnlock()
         let client = try ChatClient(config: config)
         let connection = Recorder(queue: config.callbackQueue)
         client.addConnectionListener("c", connection)
