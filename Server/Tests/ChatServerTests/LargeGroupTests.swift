@@ -106,6 +106,17 @@ import Testing
                 changes.map(\.kind) == (uid == "dave" ? [] : [.receiptRead]),
                 "\(uid) heard \(changes.map(\.kind)): the reader and both senders hear it, dave does not")
         }
+
+        // A sender who left hears nothing more of the group.
+        let daveSaid = try await server.sendToGroup("from dave", from: dave, to: "team").decode(MessagePayload.self)
+        #expect(try await server.request("POST", "\(Endpoints.groups)/team/leave", token: dave).status < 300)
+        let daveHead = try await server.request("GET", Endpoints.changes, token: dave).decode(ChangelogPage.self).cursor
+        _ = try await server.request(
+            "POST", "\(Endpoints.conversations)/\(ConversationPayload.groupID("team"))/read", token: bob,
+            json: ["messageId": daveSaid.id])
+        let daveHeard = try await server.request("GET", Endpoints.changes + "?cursor=\(daveHead)", token: dave)
+            .decode(ChangelogPage.self).changes
+        #expect(daveHeard.isEmpty, "\(daveHeard.map(\.kind))")
     }
 }
 

@@ -200,8 +200,13 @@ extension Store {
         _ db: any SQLDatabase, _ conversationId: String, reader: String, after: Int64, upTo: Int64
     ) throws -> [String] {
         guard isGroup(conversationId) else { return try members(db, of: conversationId) }
+        // Senders who are still members: nothing of a group reaches someone who left it.
         let senders: [String] = try db.query(
-            "SELECT DISTINCT sender FROM messages WHERE conversation_id = ? AND id > ? AND id <= ?",
+            """
+            SELECT DISTINCT m.sender FROM messages m
+            JOIN conversation_members cm ON cm.conversation_id = m.conversation_id AND cm.uid = m.sender
+            WHERE m.conversation_id = ? AND m.id > ? AND m.id <= ?
+            """,
             [conversationId, after, upTo]
         ).map { try $0.get(0) }
         return [reader] + senders

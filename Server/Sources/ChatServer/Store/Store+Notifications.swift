@@ -29,17 +29,20 @@ extension Store {
     }
 
     /// Feed items for a new message: mentions of members of its conversation, and a reply
-    /// item for the author of the thread's parent.
+    /// item for the author of the thread's parent. Each user's feed row is locked in uid order
+    /// (a mention first, then a reply), whatever order the text names them in: two sends
+    /// naming the same users in opposite orders would otherwise deadlock on PostgreSQL.
     func notifyAbout(
         _ message: MessagePayload, parent: MessagePayload?, members: [String], _ db: any SQLDatabase,
         into changes: inout [PublishedChange]
     ) throws {
-        for uid in FeedItemPayload.mentions(in: message.text ?? "") where members.contains(uid) {
-            try notify(db, uid, .mention, actor: message.sender, message: message, at: message.sentAt, into: &changes)
-        }
-        if let parent {
+        var items: [(uid: String, kind: FeedItemPayload.Kind)] = FeedItemPayload.mentions(in: message.text ?? "")
+            .filter(members.contains).map { ($0, .mention) }
+        if let parent { items.append((parent.sender, .reply)) }
+        let ordered = items.enumerated().sorted { ($0.element.uid, $0.offset) < ($1.element.uid, $1.offset) }
+        for (_, item) in ordered {
             try notify(
-                db, parent.sender, .reply, actor: message.sender, message: message, at: message.sentAt, into: &changes)
+                db, item.uid, item.kind, actor: message.sender, message: message, at: message.sentAt, into: &changes)
         }
     }
 
