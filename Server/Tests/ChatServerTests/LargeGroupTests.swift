@@ -166,3 +166,34 @@ import Testing
         #expect(!kinds.contains { $0.contains("receipt") || $0.contains("direct") }, "\(kinds)")
     }
 }
+
+/// Each stretch of a membership as group positions: a member sees the changes after their
+/// span's start up to its end (their removal included).
+@Suite struct GroupSpanTests {
+    @Test func spansFollowJoinsLeavesKicksBansRejoinsAndTheDeletion() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-spans-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(directory: directory, clock: SystemClock())
+        for uid in ["alice", "bob", "carol", "dave"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        _ = try store.createGroup(CreateGroupRequest(guid: "g", name: "g"), by: "alice", passwordHash: nil)  // 1
+        _ = try store.addMembers(
+            "g", [AddMemberRequest(uid: "bob"), AddMemberRequest(uid: "carol"), AddMemberRequest(uid: "dave")],
+            by: "alice")  // 2, 3, 4
+        _ = try store.send(from: "bob", SendMessageRequest(muid: "m", receiver: "g", receiverType: .group, text: "hi"))  // 5
+        try store.leave("g", uid: "carol")  // 6
+        try store.kick("g", "bob", by: "alice")  // 7
+        _ = try store.ban("g", "dave", by: "alice")  // 8
+        _ = try store.addMember("g", "bob", scope: .participant, by: "alice")  // 9
+        try store.deleteGroup("g", by: "alice")  // 10
+
+        let spans = try store.read { db in
+            try db.query("SELECT uid, from_pts, to_pts FROM group_spans ORDER BY uid, from_pts").map { row in
+                let to: Int64? = try row.get(2)
+                return "\(try row.get(0) as String) \(try row.get(1) as Int64)…\(to.map(String.init) ?? "open")"
+            }
+        }
+        #expect(
+            spans == ["alice 0…10", "bob 1…7", "bob 8…10", "carol 2…6", "dave 3…8"],
+            "each add's span starts at its own add, even three in one transaction")
+    }
+}

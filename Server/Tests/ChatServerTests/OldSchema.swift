@@ -19,6 +19,7 @@ enum OldSchema {
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {
+            case 11: try db.execute(undoGroupSpans)
             case 10: try db.execute(undoGroupLogs)
             case 9: try db.execute(undoJoinAttempts)
             case 8: try db.execute(undoMinute)
@@ -28,6 +29,9 @@ enum OldSchema {
             try db.run("DELETE FROM schema_migrations WHERE version = ?", [step])
         }
     }
+
+    /// SQLite's 22 and PostgreSQL's 11: each member's spans of membership.
+    private static let undoGroupSpans = "DROP TABLE group_spans"
 
     /// SQLite's 21 and PostgreSQL's 10: each group's own log.
     private static let undoGroupLogs = "DROP TABLE group_log; DROP TABLE group_heads"
@@ -50,6 +54,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 22:
+            try db.execute(undoGroupSpans)
         case 21:
             try db.execute(undoGroupLogs)
         case 20:

@@ -219,7 +219,8 @@ enum PostgresSchema {
             """
         ),
         (9, "password attempts in the database", Schema.joinAttemptsTable(keyType: #"text COLLATE "C""#)),
-        (10, "group logs", Schema.groupLogTables(keyType: #"text COLLATE "C""#, integer: "bigint"))
+        (10, "group logs", Schema.groupLogTables(keyType: #"text COLLATE "C""#, integer: "bigint")),
+        (11, "group spans", Schema.groupSpansTable(keyType: #"text COLLATE "C""#, integer: "bigint"))
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

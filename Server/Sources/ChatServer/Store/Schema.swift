@@ -11,6 +11,21 @@ enum Schema {
     /// writer takes group heads by conversation id, then user heads by uid), so a group's
     /// positions are gapless and in commit order with many writers, as the users' are. Written
     /// beside the members' inboxes from this migration on; readers move to it next.
+    /// Each stretch of a user's membership of a group, by group position: they see the changes
+    /// after `from_pts` up to `to_pts` (NULL while a member). Written from this migration on;
+    /// the memberships before it get theirs with the backfill (docs/GROUPS.md, step 8).
+    static func groupSpansTable(keyType: String, integer: String) -> String {
+        """
+        CREATE TABLE group_spans(
+            conversation_id \(keyType) NOT NULL,
+            uid \(keyType) NOT NULL,
+            from_pts \(integer) NOT NULL,
+            to_pts \(integer),
+            PRIMARY KEY(conversation_id, uid, from_pts));
+        CREATE INDEX group_spans_by_user ON group_spans(uid, conversation_id);
+        """
+    }
+
     /// `rowTables`: SQLite's ` WITHOUT ROWID` (the rows live in their primary key's b-tree).
     static func groupLogTables(keyType: String, integer: String, rowTables: String = "") -> String {
         """
@@ -353,6 +368,7 @@ enum Schema {
             sql: joinAttemptsTable(keyType: "TEXT"))
         migrator.register(
             21, "group logs", sql: groupLogTables(keyType: "TEXT", integer: "INTEGER", rowTables: " WITHOUT ROWID"))
+        migrator.register(22, "group spans", sql: groupSpansTable(keyType: "TEXT", integer: "INTEGER"))
         return migrator
     }()
 }

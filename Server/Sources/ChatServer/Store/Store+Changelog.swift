@@ -62,7 +62,7 @@ extension Store {
         _ db: any SQLDatabase, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
         messageJSON encoded: [UInt8]? = nil, receipt: ReceiptPayload? = nil, block: BlockPayload? = nil,
         reaction: ReactionPayload? = nil, notification: FeedItemPayload? = nil, group: GroupPayload? = nil,
-        audience: [String], groupLog: Bool = false, into changes: inout [PublishedChange]
+        audience: [String], groupLog: Bool = false, span: SpanChange? = nil, into changes: inout [PublishedChange]
     ) throws -> ChangePayload {
         let change = ChangePayload(
             seq: 0, kind: kind, conversationId: conversationId, message: message,
@@ -76,7 +76,7 @@ extension Store {
         changes.append(
             PublishedChange(
                 id: 0, change: change, body: body, audience: Array(Set(audience)).sorted(),
-                groupLog: groupLog ? conversationId : nil))
+                groupLog: groupLog ? conversationId : nil, span: span))
         return change
     }
 
@@ -130,6 +130,7 @@ extension Store {
             nextInGroup[group] = pts + 1
             changes[index].groupPosition = pts
             groupLog.append([group, pts, changes[index].id])
+            try Self.moveSpan(db, changes[index].span, of: group, at: pts)
         }
         try db.insertRowsLater("INSERT INTO group_log(conversation_id, pts, change)", groupLog)
         let heads = answers.dropFirst(inserts.count + groupHeads.count).joined()
@@ -150,6 +151,27 @@ extension Store {
             }
         }
         try db.insertRowsLater("INSERT INTO inbox(uid, pts, change)", inbox)
+    }
+
+    /// Opens or closes membership spans from a change's numbered position: a join at `pts` is
+    /// seen from `pts` on (the span starts at `pts - 1`), a removal at `pts` is the last change
+    /// the removed member sees. Never from a position read before the change was numbered: in
+    /// a bulk add, each member's span starts at their own add.
+    static func moveSpan(_ db: any SQLDatabase, _ span: SpanChange?, of group: String, at pts: Int64) throws {
+        switch span {
+        case .opens(let uid):
+            try db.run(
+                "INSERT INTO group_spans(conversation_id, uid, from_pts, to_pts) VALUES (?, ?, ?, NULL)",
+                [group, uid, pts - 1])
+        case .closes(let uid):
+            try db.run(
+                "UPDATE group_spans SET to_pts = ? WHERE conversation_id = ? AND uid = ? AND to_pts IS NULL",
+                [pts, group, uid])
+        case .closesAll:
+            try db.run("UPDATE group_spans SET to_pts = ? WHERE conversation_id = ? AND to_pts IS NULL", [pts, group])
+        case nil:
+            break
+        }
     }
 
     /// Forgets changes up to id `through`; cursors before them then get `cursor_expired`.

@@ -374,12 +374,21 @@ extension Store {
         try record(
             db, .groupMember, conversationId: conversationId, message: message,
             audience: try Self.members(db, of: conversationId) + (action.oldScope != nil ? [action.target] : []),
-            groupLog: true, into: &changes)
+            groupLog: true, span: action.span, into: &changes)
         return message
     }
 }
 
 extension MemberActionPayload {
+    /// What the action does to the target's span of membership (`SpanChange`).
+    var span: SpanChange? {
+        switch action {
+        case .joined, .added: .opens(target)
+        case .left, .kicked, .banned: oldScope == nil ? nil : .closes(target)
+        case .unbanned, .scopeChanged, .ownershipTransferred: nil
+        }
+    }
+
     /// The action message's text, e.g. "alice kicked bob".
     var sentence: String {
         switch action {

@@ -21,6 +21,20 @@ public struct PublishedChange: Sendable {
     public let groupLog: String?
     /// Its position in that log, set with `positions`.
     public var groupPosition: Int64?
+    /// What it does to a membership span of the group (`group_spans`), if anything.
+    public var span: SpanChange?
+}
+
+/// How a group change moves its members' spans of membership: a member sees the group's
+/// changes after their span's start (the change before their join) up to its end (the change
+/// that removed them, included).
+public enum SpanChange: Sendable, Equatable {
+    /// `uid` joined or was added with this change.
+    case opens(String)
+    /// `uid` left, was kicked or banned with this change.
+    case closes(String)
+    /// The group was deleted with this change: every open span ends.
+    case closesAll
 }
 
 /// chatd's storage: the domain's operations (in the `Store+…` files) as SQL that runs on
