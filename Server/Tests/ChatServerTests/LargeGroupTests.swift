@@ -179,7 +179,8 @@ import Testing
         _ = try store.addMembers(
             "g", [AddMemberRequest(uid: "bob"), AddMemberRequest(uid: "carol"), AddMemberRequest(uid: "dave")],
             by: "alice")  // 2, 3, 4
-        _ = try store.send(from: "bob", SendMessageRequest(muid: "m", receiver: "g", receiverType: .group, text: "hi"))  // 5
+        // 5: a message
+        _ = try store.send(from: "bob", SendMessageRequest(muid: "m", receiver: "g", receiverType: .group, text: "hi"))
         try store.leave("g", uid: "carol")  // 6
         try store.kick("g", "bob", by: "alice")  // 7
         _ = try store.ban("g", "dave", by: "alice")  // 8
