@@ -337,15 +337,21 @@ import Testing
 /// Review findings on the lifecycle: a session that begins in the background waits for
 /// `resume()`, and `sync()` after an expired cursor awaits the rebuild already queued.
 @Suite(.timeLimit(.minutes(1))) struct LifecycleEdgeTests {
-    /// Wi-Fi to cellular under a connected socket: it is replaced at once (the old one may be
-    /// bound to the interface that went); in the background nothing happens.
-    @Test func aMoveToOtherInterfacesReplacesAConnectedSocket() async throws {
+    /// alice's token on a FakeChatd, a client on a manual clock, and its connection's events.
+    static func alice() throws -> (token: String, client: ChatClient, connection: Recorder) {
         let fake = FakeChatd()
         let token = fake.addUser("alice")
         let config = SessionTasksTests.config(fake, clock: ManualClock())
         let client = try ChatClient(config: config)
         let connection = Recorder(queue: config.callbackQueue)
         client.addConnectionListener("c", connection)
+        return (token, client, connection)
+    }
+
+    /// Wi-Fi to cellular under a connected socket: it is replaced at once (the old one may be
+    /// bound to the interface that went); in the background nothing happens.
+    @Test func aMoveToOtherInterfacesReplacesAConnectedSocket() async throws {
+        let (token, client, connection) = try Self.alice()
         _ = try await client.login(uid: "alice", authToken: token)
         #expect(await connection.next(where: { $0 == "connected" }) == "connected")
         client.networkMoved()
@@ -360,12 +366,7 @@ import Testing
     }
 
     @Test func aSessionThatBeginsInTheBackgroundConnectsOnlyOnResume() async throws {
-        let fake = FakeChatd()
-        let token = fake.addUser("alice")
-        let config = SessionTasksTests.config(fake, clock: ManualClock())
-        let client = try ChatClient(config: config)
-        let connection = Recorder(queue: config.callbackQueue)
-        client.addConnectionListener("c", connection)
+        let (token, client, connection) = try Self.alice()
         client.suspend()  // in the background before any session
         _ = try await client.login(uid: "alice", authToken: token)
         #expect(client.getConnectionStatus() == .disconnected)

@@ -70,6 +70,16 @@ final class BenchHTTPClient {
     }
 }
 
+/// The end of a changelog page (`…"cursor":"…","hasMore":…}`, a request's kept tail): where
+/// the next page starts, and whether there is one.
+func pageEnd(_ tail: [UInt8]) throws -> (cursor: String, hasMore: Bool) {
+    let end = String(decoding: tail, as: UTF8.self)
+    guard let start = end.range(of: "\"cursor\":\"", options: .backwards) else {
+        throw ConnectionError("no cursor")
+    }
+    return (String(end[start.upperBound...].prefix { $0 != "\"" }), end.contains("\"hasMore\":true"))
+}
+
 extension BenchHTTPClient {
     /// `POST /v1/messages` as the token's user; anything but 201 throws.
     func send(_ message: SendMessageRequest, token: String) throws {

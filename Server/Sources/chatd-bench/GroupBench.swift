@@ -154,12 +154,9 @@ enum GroupBench {
             let (status, tail) = try client.request(
                 "GET", "/v1/changes?cursor=\(cursor)&limit=1000", token: token, keepingLast: 512)
             guard status == 200 else { throw ConnectionError("changes answered \(status)") }
-            let end = String(decoding: tail, as: UTF8.self)
-            guard let start = end.range(of: "\"cursor\":\"", options: .backwards) else {
-                throw ConnectionError("no cursor")
-            }
-            cursor = String(end[start.upperBound...].prefix { $0 != "\"" })
-            if !end.contains("\"hasMore\":true") { break }
+            let (next, hasMore) = try pageEnd(tail)
+            cursor = next
+            if !hasMore { break }
         }
         return Double(now() - began) / 1e9
     }

@@ -264,16 +264,13 @@ let replayer = try BenchHTTPClient(port: port)
             "GET", "/v1/changes?cursor=\(cursor)&limit=1000", token: tokens[0], keepingLast: 512)
         guard status == 200 else { throw ConnectionError("changes answered \(status)") }
         pages += 1
-        let end = String(decoding: tail, as: UTF8.self)
-        guard let start = end.range(of: "\"cursor\":\"", options: .backwards) else {
-            throw ConnectionError("no cursor")
-        }
-        cursor = String(end[start.upperBound...].prefix { $0 != "\"" })
+        let (next, hasMore) = try pageEnd(tail)
+        cursor = next
         guard case .position(_, let reached) = ChangelogCursor.parse(cursor) else {
             throw ConnectionError("not a position cursor: \(cursor)")
         }
         position = reached
-        if !end.contains("\"hasMore\":true") { break }
+        if !hasMore { break }
     }
     return (Double(now() - began) / 1e9, pages, Int(position))
 }

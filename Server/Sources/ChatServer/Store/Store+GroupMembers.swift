@@ -71,24 +71,13 @@ extension Store {
         try write { db, changes in
             let now = try lockConversation(db, ConversationPayload.groupID(guid))
             let actorScope = try Self.requireScope(db, guid, actor, for: .add)
-            guard scope != .owner else {
-                throw StoreError.validation("a group has one owner; transfer ownership instead")
+            switch try Self.admission(db, guid, target, scope: scope, actorScope: actorScope) {
+            case .refused(let error): throw error
+            case .member(let existing): return (existing, false)
+            case .admitted:
+                try admit(db, guid, target, scope: scope, by: actor, at: now, into: &changes)
+                return (try Self.member(db, guid, target)!, true)
             }
-            guard scope <= actorScope else {
-                throw StoreError.forbidden("a \(actorScope.rawValue) cannot add a \(scope.rawValue)")
-            }
-            guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [target], as: Int.self) != nil else {
-                throw StoreError.notFound("no user \(target)")
-            }
-            if let existing = try Self.member(db, guid, target) { return (existing, false) }
-            if try Self.isBanned(db, guid, target) {
-                throw StoreError.conflict("\(target) is banned from group \(guid); unban them first")
-            }
-            try insertMember(db, guid, target, scope: scope, at: now)
-            try memberAction(
-                db, MemberActionPayload(guid: guid, action: .added, actor: actor, target: target, newScope: scope),
-                at: now, into: &changes)
-            return (try Self.member(db, guid, target)!, true)
         }
     }
 
@@ -106,31 +95,53 @@ extension Store {
             let actorScope = try Self.requireScope(db, guid, actor, for: .add)
             return try requests.map { request in
                 let scope = request.scope ?? .participant
-                func failed(_ error: StoreError) -> AddMemberOutcome {
-                    AddMemberOutcome(
+                switch try Self.admission(db, guid, request.uid, scope: scope, actorScope: actorScope) {
+                case .refused(let error):
+                    return AddMemberOutcome(
                         uid: request.uid, status: .failed, error: APIError(code: error.code, message: error.message))
+                case .member: return AddMemberOutcome(uid: request.uid, status: .member)
+                case .admitted:
+                    try admit(db, guid, request.uid, scope: scope, by: actor, at: now, into: &changes)
+                    return AddMemberOutcome(uid: request.uid, status: .added)
                 }
-                if scope == .owner { return failed(.validation("a group has one owner; transfer ownership instead")) }
-                if scope > actorScope {
-                    return failed(.forbidden("a \(actorScope.rawValue) cannot add a \(scope.rawValue)"))
-                }
-                if try db.scalar("SELECT 1 FROM users WHERE uid = ?", [request.uid], as: Int.self) == nil {
-                    return failed(.notFound("no user \(request.uid)"))
-                }
-                if try Self.member(db, guid, request.uid) != nil {
-                    return AddMemberOutcome(uid: request.uid, status: .member)
-                }
-                if try Self.isBanned(db, guid, request.uid) {
-                    return failed(.conflict("\(request.uid) is banned from group \(guid); unban them first"))
-                }
-                try insertMember(db, guid, request.uid, scope: scope, at: now)
-                try memberAction(
-                    db,
-                    MemberActionPayload(guid: guid, action: .added, actor: actor, target: request.uid, newScope: scope),
-                    at: now, into: &changes)
-                return AddMemberOutcome(uid: request.uid, status: .added)
             }
         }
+    }
+
+    /// Whether `target` may be added with `scope` by an actor of `actorScope`; reads only, so a
+    /// refusal leaves the transaction as it was (a bulk add goes on with the next user).
+    enum Admission {
+        case admitted
+        case member(GroupMemberPayload)
+        case refused(StoreError)
+    }
+
+    static func admission(
+        _ db: any SQLDatabase, _ guid: String, _ target: String, scope: GroupScope, actorScope: GroupScope
+    ) throws -> Admission {
+        if scope == .owner { return .refused(.validation("a group has one owner; transfer ownership instead")) }
+        if scope > actorScope {
+            return .refused(.forbidden("a \(actorScope.rawValue) cannot add a \(scope.rawValue)"))
+        }
+        if try db.scalar("SELECT 1 FROM users WHERE uid = ?", [target], as: Int.self) == nil {
+            return .refused(.notFound("no user \(target)"))
+        }
+        if let existing = try member(db, guid, target) { return .member(existing) }
+        if try isBanned(db, guid, target) {
+            return .refused(.conflict("\(target) is banned from group \(guid); unban them first"))
+        }
+        return .admitted
+    }
+
+    /// Makes an admitted user a member, with the "added" action message.
+    private func admit(
+        _ db: any SQLDatabase, _ guid: String, _ target: String, scope: GroupScope, by actor: String, at now: Int64,
+        into changes: inout [PublishedChange]
+    ) throws {
+        try insertMember(db, guid, target, scope: scope, at: now)
+        try memberAction(
+            db, MemberActionPayload(guid: guid, action: .added, actor: actor, target: target, newScope: scope),
+            at: now, into: &changes)
     }
 
     /// Removes a member who ranks below the actor (moderators and up).
