@@ -198,3 +198,152 @@ import Testing
             "each add's span starts at its own add, even three in one transaction")
     }
 }
+
+/// A group message writes no member row but its sender's: each member's unread count is
+/// counted from their read position when asked, and the group's time is its conversation's.
+@Suite struct GroupUnreadTests {
+    func unread(
+        _ store: Store, _ uid: String, _ conversationId: String = ConversationPayload.groupID("g")
+    ) throws -> Int {
+        let json = try store.conversation(conversationId, for: uid)
+        return try JSONDecoder().decode(ConversationPayload.self, from: Data(json.bytes)).unreadMessageCount
+    }
+
+    func memberRows(_ store: Store) throws -> [String] {
+        try store.read { db in
+            try db.query(
+                "SELECT uid, unread, updated_at, read_id FROM conversation_members WHERE conversation_id = 'group_g' ORDER BY uid"
+            ).map {
+                "\(try $0.get(0) as String) \(try $0.get(1) as Int64) \(try $0.get(2) as Int64) \(try $0.get(3) as Int64)"
+            }
+        }
+    }
+
+    @Test(arguments: GroupCommitTests.engines) func countsFollowSendsReadsDeletionsAndJoins(engine: String) throws {
+        let store = try GroupCommitTests.store(engine)
+        for uid in ["alice", "bob", "carol"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        _ = try store.createGroup(CreateGroupRequest(guid: "g", name: "g"), by: "alice", passwordHash: nil)
+        _ = try store.addMembers("g", [AddMemberRequest(uid: "bob")], by: "alice")
+        func send(_ text: String, from sender: String) throws -> MessagePayload {
+            try store.send(
+                from: sender, SendMessageRequest(muid: text, receiver: "g", receiverType: .group, text: text)
+            )
+            .message
+        }
+        _ = try send("m1", from: "alice")
+        _ = try store.addMembers("g", [AddMemberRequest(uid: "carol")], by: "alice")
+        let before = try memberRows(store)
+        let m2 = try send("m2", from: "alice")
+        let after = try memberRows(store)
+        #expect(
+            before.filter { !$0.hasPrefix("alice") } == after.filter { !$0.hasPrefix("alice") },
+            "a group message writes no other member's row")
+        let m3 = try send("m3", from: "alice")
+        func counts() throws -> [Int] { try [unread(store, "bob"), unread(store, "carol"), unread(store, "alice")] }
+        // bob: m1, the action adding carol, m2, m3; carol: from after her add on.
+        #expect(try counts() == [4, 2, 0])
+        _ = try store.receipt(.read, by: "carol", in: m2.conversationId, upTo: m2.id)
+        _ = try store.delete(m3.id, by: "alice")
+        #expect(try counts() == [3, 0, 0])
+        _ = try send("b1", from: "bob")
+        #expect(try counts() == [0, 1, 1], "a sender has read up to their message")
+
+        let limit = Store.groupUnreadLimit
+        try store.write { db, _ in
+            try db.run(
+                """
+                INSERT INTO messages(conversation_id, sender, receiver, receiver_type, category, type, text, sent_at, updated_at)
+                SELECT 'group_g', 'alice', 'g', 'group', 'message', 'text', 'bulk', 1, 1 FROM (\(Self.numbers(limit + 5))) n
+                """)
+        }
+        #expect(try unread(store, "bob") == limit, "a group's count stops at \(limit)")
+    }
+
+    /// A list pages through direct conversations (by their members' copies of the time) and
+    /// groups (by the conversation's) merged in one order, without gaps or repeats.
+    @Test(arguments: GroupCommitTests.engines) func aListMergesGroupsAndDirectConversationsInPages(
+        engine: String
+    )
+        throws
+    {
+        let clock = FixedClock.atAMinutesStart()
+        let store = try GroupCommitTests.store(engine, clock: clock)
+        for uid in ["alice", "p0", "p1", "p2"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        var expected: [String] = []
+        for index in 0..<3 {
+            clock.advance(by: 30_000)
+            _ = try store.send(from: "alice", SendMessageRequest(muid: "d\(index)", receiver: "p\(index)", text: "d"))
+            expected.append(ConversationPayload.directID("alice", "p\(index)"))
+            clock.advance(by: 30_000)
+            _ = try store.createGroup(CreateGroupRequest(guid: "g\(index)", name: "g"), by: "alice", passwordHash: nil)
+            expected.append(ConversationPayload.groupID("g\(index)"))
+        }
+        clock.advance(by: 1)
+        _ = try store.send(
+            from: "alice", SendMessageRequest(muid: "again", receiver: "g0", receiverType: .group, text: "x"))
+        expected.removeAll { $0 == "group_g0" }
+        expected.append("group_g0")
+        for size in [1, 2, 4] {
+            var seen: [String] = []
+            var cursor: String?
+            repeat {
+                let json = try store.conversations(for: "alice", cursor: cursor, limit: size)
+                let page = try JSONDecoder().decode(Page<ConversationPayload>.self, from: Data(json.bytes))
+                seen += page.items.map(\.conversationId)
+                cursor = page.next
+            } while cursor != nil
+            #expect(seen == expected.reversed(), "pages of \(size)")
+        }
+        guard engine == "sqlite" else { return }
+        let plan = try store.read { db in
+            try db.query(
+                "EXPLAIN QUERY PLAN SELECT * FROM \(Store.groupPageMembers) g", ["alice", Int64.max, "", 2, Int64.max]
+            ).map { try $0.get("detail", as: String.self) }
+        }
+        #expect(plan.contains { $0.contains("group_members_by_user") }, "only the user's groups are read: \(plan)")
+    }
+
+    /// A deployment from before (SQLite 22): its group members' copies of the time and counts
+    /// go, and every list and count reads as before.
+    @Test func theMigrationKeepsEveryListAndCount() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-time-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let uids = ["alice", "bob", "carol"]
+        func state(_ store: Store) throws -> [String] {
+            try uids.map {
+                String(decoding: try store.conversations(for: $0, cursor: nil, limit: 10).bytes, as: UTF8.self)
+            }
+        }
+        let before: [String] = try {
+            let store = try Store(directory: directory, clock: SystemClock())
+            defer { try? store.close() }
+            for uid in uids { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+            _ = try store.createGroup(CreateGroupRequest(guid: "g", name: "g"), by: "alice", passwordHash: nil)
+            _ = try store.addMembers("g", [AddMemberRequest(uid: "bob"), AddMemberRequest(uid: "carol")], by: "alice")
+            for (index, sender) in ["alice", "bob", "alice"].enumerated() {
+                _ = try store.send(
+                    from: sender, SendMessageRequest(muid: "g\(index)", receiver: "g", receiverType: .group, text: "x"))
+            }
+            _ = try store.send(from: "carol", SendMessageRequest(muid: "d", receiver: "alice", text: "direct"))
+            return try state(store)
+        }()
+        let db = try Connection(path: directory.appendingPathComponent("chatd.sqlite").path)
+        try OldSchema.rewind(db, to: 22)
+        let copies: Int? = try db.scalar(
+            "SELECT count(*) FROM conversation_members WHERE peer IS NULL AND updated_at > 0 AND unread > 0")
+        #expect(copies == 2, "bob's and carol's rows kept copies before")
+        try db.close()
+        let migrated = try Store(directory: directory, clock: SystemClock())
+        defer { try? migrated.close() }
+        #expect(try state(migrated) == before)
+        let left: Int? = try migrated.read {
+            try $0.scalar("SELECT count(*) FROM conversation_members WHERE updated_at = 0")
+        }
+        #expect(left == 3, "no group member keeps a time")
+    }
+
+    /// `SELECT n` for n in 1...count, on both engines.
+    static func numbers(_ count: Int) -> String {
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count)) SELECT i FROM n"
+    }
+}

@@ -19,6 +19,7 @@ enum OldSchema {
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {
+            case 12: try db.execute(undoGroupTime)
             case 11: try db.execute(undoGroupSpans)
             case 10: try db.execute(undoGroupLogs)
             case 9: try db.execute(undoJoinAttempts)
@@ -29,6 +30,17 @@ enum OldSchema {
             try db.run("DELETE FROM schema_migrations WHERE version = ?", [step])
         }
     }
+
+    /// SQLite's 23 and PostgreSQL's 12: a group's members kept copies of its time and counts.
+    private static let undoGroupTime = """
+        DROP INDEX group_members_by_user;
+        UPDATE conversation_members SET updated_at = coalesce(
+            (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id), 0),
+            unread = (SELECT count(*) FROM messages u WHERE u.conversation_id = conversation_members.conversation_id
+                         AND u.id > conversation_members.read_id AND u.sender != conversation_members.uid
+                         AND u.deleted_at IS NULL)
+        WHERE peer IS NULL;
+        """
 
     /// SQLite's 22 and PostgreSQL's 11: each member's spans of membership.
     private static let undoGroupSpans = "DROP TABLE group_spans"
@@ -54,6 +66,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 23:
+            try db.execute(undoGroupTime)
         case 22:
             try db.execute(undoGroupSpans)
         case 21:

@@ -65,7 +65,7 @@ struct RecencyTests {
             defer { try? store.close() }
             return (try Self.sendOverMinutes(store, clock: clock), try store.read(layout))
         }()
-        #expect(written.count == 18 + 2 && !written.contains { $0.hasSuffix(" 0 0") }, "\(written)")
+        #expect(written.count == 18 + 3 && !written.contains { $0.hasSuffix(" 0 0") }, "\(written)")
         do {
             let old = try PostgresConnection(url: url)
             try old.execute("BEGIN")

@@ -6,7 +6,6 @@ import Foundation
 /// request answers 503 (`unavailable`), never a wrong answer; the next one reconnects.
 final class PostgresEngine: StoreEngine {
     let name = "postgresql"
-    let conversationPageQuery = Store.minuteSortedPageQuery
     let returningBuildsATable = false
     let url: String
     private let pool: ConnectionPool

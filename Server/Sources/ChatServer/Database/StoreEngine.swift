@@ -19,9 +19,6 @@ protocol StoreEngine: Sendable {
     /// After rows were loaded with their own ids (`chatd import`): id generators continue
     /// after them.
     func importFinished(_ db: any SQLDatabase) throws
-    /// The list page query that fits this engine's `members_by_recency`
-    /// (`Store.indexOrderedPageQuery` or `Store.minuteSortedPageQuery`).
-    var conversationPageQuery: String { get }
     /// SQLite answers `RETURNING` from a temporary table it builds and drops for each run; a
     /// statement every send runs reads its row back with a `SELECT` there instead
     /// (`Store.lockConversationStatements`). Only an engine with a single writer may say true:
@@ -48,7 +45,6 @@ struct ConnectionUsage: Sendable, Equatable {
 /// and a few readers for concurrent reads in WAL mode.
 final class SQLiteEngine: StoreEngine {
     let name = "sqlite"
-    let conversationPageQuery = Store.indexOrderedPageQuery
     let returningBuildsATable = true
     let pool: DatabasePool
     /// Checkpoints off the writer; SQLite's own (`wal_autocheckpoint`) is only a backstop.

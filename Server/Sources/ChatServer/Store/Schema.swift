@@ -41,6 +41,15 @@ enum Schema {
         """
     }
 
+    /// A group's messages write no member row (docs/GROUPS.md): its time is its conversation's
+    /// and each member's unread count is counted when read. A group member's row keeps no time
+    /// (0: `members_by_recency`'s end, so a list's direct conversations are read there without
+    /// meeting a group's row), and a user's groups are found by `group_members_by_user`.
+    static let groupsKeepTheirTimeOnce = """
+        UPDATE conversation_members SET updated_at = 0 WHERE peer IS NULL;
+        CREATE INDEX group_members_by_user ON conversation_members(uid) WHERE peer IS NULL;
+        """
+
     static func joinAttemptsTable(keyType: String) -> String {
         """
         CREATE TABLE join_attempts(
@@ -369,6 +378,7 @@ enum Schema {
         migrator.register(
             21, "group logs", sql: groupLogTables(keyType: "TEXT", integer: "INTEGER", rowTables: " WITHOUT ROWID"))
         migrator.register(22, "group spans", sql: groupSpansTable(keyType: "TEXT", integer: "INTEGER"))
+        migrator.register(23, "a group's time kept once", sql: groupsKeepTheirTimeOnce)
         return migrator
     }()
 }

@@ -24,13 +24,15 @@ extension Store {
 
     /// A conversation of `m.uid` in one row: its members' receipts, its last message's kept
     /// JSON (`keepBody`), and for a one-to-one conversation the peer (`userColumns`, last) with
-    /// the blocks between the two.
+    /// the blocks between the two. A group's time is its conversation's and its unread count is
+    /// counted here (`groupUnread`): a group's message writes no member row.
     static let conversationQuery = conversationRows(of: "conversation_members")
 
     /// `conversationQuery` for the member rows `members` (a table or a subquery), named `m`.
     private static func conversationRows(of members: String) -> String {
         """
-        SELECT c.id, c.type, c.last_message_id, m.updated_at, m.peer, m.delivered_id, m.read_id, m.unread,
+        SELECT c.id, c.type, c.last_message_id, CASE WHEN m.peer IS NULL THEN c.updated_at ELSE m.updated_at END,
+               m.peer, m.delivered_id, m.read_id, CASE WHEN m.peer IS NULL THEN \(groupUnread) ELSE m.unread END,
                p.delivered_id AS peer_delivered_id, p.read_id AS peer_read_id, lm.body,
                CASE WHEN EXISTS(SELECT 1 FROM blocks WHERE blocker = m.uid AND blocked = m.peer) THEN 1 ELSE 0 END,
                CASE WHEN EXISTS(SELECT 1 FROM blocks WHERE blocker = m.peer AND blocked = m.uid) THEN 1 ELSE 0 END,
@@ -43,32 +45,60 @@ extension Store {
         """
     }
 
+    /// The most a group's unread count says (PROTOCOL.md): counting stops there, so a member
+    /// far behind in a busy group costs a list page one bounded index range.
+    static let groupUnreadLimit = 10_000
+
+    /// Group member `m`'s unread count, counted in `messages_unread`: the group's messages after
+    /// their `read_id`, not their own, not deleted, at most `groupUnreadLimit`.
+    private static let groupUnread = """
+        (SELECT count(*) FROM (SELECT 1 FROM messages u WHERE u.conversation_id = m.conversation_id
+            AND u.id > m.read_id AND u.sender != m.uid AND u.deleted_at IS NULL LIMIT \(groupUnreadLimit)) unread)
+        """
+
     /// A page of `?1`'s conversations, most recent activity first, before the position `?2`,
-    /// `?3` (updated at, id), whose `recency` is `?5`, at most `?4`, for SQLite: read in the
-    /// order of `members_by_recency` from the position (a row value, which SQLite takes as the
-    /// index's bound) to the page's end. Sorting the user's conversations read every one of
-    /// them, their last messages and peers too, for each page: 11 million instructions a page
-    /// at 500 conversations.
-    ///
-    /// The order is `recency`, then the time (`listOrder`): the same order, since `recency` is
-    /// the time's minute (`recency(of:)`). SQLite's index holds all three.
-    static let indexOrderedPageQuery =
-        conversationQuery + "\nWHERE m.uid = ?1 AND \(listPosition)\nORDER BY \(listOrder) LIMIT ?4"
+    /// `?3` (updated at, id), whose `recency` is `?5`, at most `?4`. The page's member rows are
+    /// chosen before any join (`pageMembers`), then joined and sorted again (a page's rows).
+    static let conversationPageQuery = conversationRows(of: pageMembers) + "\nORDER BY \(listOrder)"
 
-    /// `indexOrderedPageQuery` for PostgreSQL, whose `members_by_recency` holds only the minute,
-    /// so that a message rewrites its members' rows in place; `recency <= ?5` is the index's
-    /// bound there, the rest of the position a filter. It sorts the member rows it reads (a
-    /// minute at a time, with an incremental sort, when there are many), and chooses the
-    /// page's rows before any join: however it plans the sort, the joins see only the page.
-    /// (SQLite would sort the page again after the joins.)
-    static let minuteSortedPageQuery = conversationRows(of: pageMembers) + "\nORDER BY \(listOrder)"
+    /// The member rows of a page: at most a page of the user's direct conversations
+    /// (`directPageMembers`) and of their groups (`groupPageMembers`), merged.
+    private static let pageMembers = """
+        (SELECT * FROM (SELECT * FROM \(directPageMembers) d UNION ALL SELECT * FROM \(groupPageMembers) g) merged
+         ORDER BY \(pageOrder) LIMIT ?4)
+        """
 
-    /// The member rows of a page of `minuteSortedPageQuery`, chosen before the joins.
-    private static let pageMembers =
-        "(SELECT * FROM conversation_members m WHERE m.uid = ?1 AND \(listPosition) ORDER BY \(listOrder) LIMIT ?4)"
+    /// A page's direct conversations, read in the order of `members_by_recency` from the
+    /// position and stopping at the page's end: a sort of every conversation of the user cost
+    /// 11 million instructions a page at 500 conversations. SQLite's index holds the whole
+    /// order (the position, a row value, is its bound); PostgreSQL's only the minute (so that
+    /// a message rewrites its members' rows in place, `recency(of:)`), `recency <= ?5` its
+    /// bound and the rest a filter, and it sorts the rows of each minute it reads. A group
+    /// member's row keeps no time (0: the index's end).
+    static let directPageMembers = """
+        (SELECT \(memberColumns("m.updated_at", "m.recency")) FROM conversation_members m
+         WHERE m.uid = ?1 AND m.peer IS NOT NULL AND \(listPosition) ORDER BY \(listOrder) LIMIT ?4)
+        """
+
+    /// A page's groups, by their conversations' time: every group the user is in
+    /// (`group_members_by_user`) is read and sorted, which costs the user's memberships, not
+    /// any group's size or traffic.
+    static let groupPageMembers = """
+        (SELECT \(memberColumns("c.updated_at", "c.updated_at / \(recencySpan)")) FROM conversation_members m
+         JOIN conversations c ON c.id = m.conversation_id
+         WHERE m.uid = ?1 AND m.peer IS NULL AND (c.updated_at / \(recencySpan), c.updated_at, c.id) < (?5, ?2, ?3)
+         ORDER BY \(pageOrder) LIMIT ?4)
+        """
+
+    /// The member columns a page reads, with the conversation's time and its minute as given.
+    private static func memberColumns(_ time: String, _ minute: String) -> String {
+        "m.conversation_id, m.uid, m.peer, m.delivered_id, m.read_id, m.unread, \(time) AS updated_at, \(minute) AS recency"
+    }
 
     /// A list page's order, of member rows `m`: most recent first.
     private static let listOrder = "m.recency DESC, m.updated_at DESC, m.conversation_id DESC"
+    /// `listOrder` by the columns a page reads (`memberColumns`).
+    private static let pageOrder = "recency DESC, updated_at DESC, conversation_id DESC"
     /// Member rows `m` after a page's position in `listOrder`.
     private static let listPosition = "(m.recency, m.updated_at, m.conversation_id) < (?5, ?2, ?3)"
 
@@ -155,7 +185,7 @@ extension Store {
         let (beforeTime, beforeId) = try Self.decodeListCursor(cursor)
         func page(_ db: any SQLDatabase, inOneStatement: Bool) throws -> EncodedJSON? {
             let rows = try db.query(
-                engine.conversationPageQuery, [uid, beforeTime, beforeId, limit + 1, Self.recency(of: beforeTime)])
+                Self.conversationPageQuery, [uid, beforeTime, beforeId, limit + 1, Self.recency(of: beforeTime)])
             let page = try rows.prefix(limit).map(ConversationRow.init)
             if inOneStatement && page.contains(where: \.readsMore) { return nil }
             var items = EncodedJSON.Array()

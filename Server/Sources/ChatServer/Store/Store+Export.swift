@@ -156,14 +156,16 @@ extension Store {
                     WHERE NOT EXISTS (SELECT 1 FROM message_bodies b WHERE b.conversation_id = m.conversation_id
                                                                       AND b.id = m.id)
                     """)
-                // Each member keeps its conversation's time (`members_by_recency`): members from
-                // an export made before the copy came in without one.
+                // Each member of a one-to-one conversation keeps its time (`members_by_recency`):
+                // members from an export made before the copy came in without one. A group's
+                // members keep none (its time is its conversation's); an older export's copies go.
                 try db.run(
                     """
                     UPDATE conversation_members SET updated_at = coalesce(
                         (SELECT c.updated_at FROM conversations c WHERE c.id = conversation_members.conversation_id), 0)
-                    WHERE updated_at = 0
+                    WHERE updated_at = 0 AND peer IS NOT NULL
                     """)
+                try db.run("UPDATE conversation_members SET updated_at = 0 WHERE peer IS NULL AND updated_at != 0")
                 try engine.importFinished(db)
             }, committed: {})
         return count

@@ -337,14 +337,14 @@ extension Store {
         }
     }
 
-    /// `uid` joins group `guid` at `now` (also their copy of the conversation's time, which the
-    /// action message that follows a join moves again).
+    /// `uid` joins group `guid` at `now`. The row keeps no copy of the conversation's time (a
+    /// group's is its conversation's: `Store.groupPageMembers`).
     func insertMember(_ db: any SQLDatabase, _ guid: String, _ uid: String, scope: GroupScope, at now: Int64) throws {
         try db.run(
             """
             INSERT INTO conversation_members(conversation_id, uid, scope, joined_at, updated_at)
-            VALUES (?, ?, ?, ?, ?)
-            """, [ConversationPayload.groupID(guid), uid, scope.rawValue, now, now])
+            VALUES (?, ?, ?, ?, 0)
+            """, [ConversationPayload.groupID(guid), uid, scope.rawValue, now])
     }
 
     func removeMember(_ db: any SQLDatabase, _ guid: String, _ uid: String) throws {
@@ -357,7 +357,7 @@ extension Store {
     /// the members, and for a target who was a member until now (so their client learns why
     /// the group went away; an outsider banned or unbanned learns nothing of the group). The
     /// actor has read up to it (as after any send), and so has a target who just came in:
-    /// their unread count starts after it.
+    /// their unread count starts after it. No other member's row changes.
     @discardableResult
     func memberAction(
         _ db: any SQLDatabase, _ action: MemberActionPayload, at now: Int64,
@@ -372,7 +372,6 @@ extension Store {
                 """, [conversationId, action.actor, action.guid, action.sentence, now, now, try Self.json(action)]) ?? 0
         try db.run(
             "UPDATE conversations SET last_message_id = ?, updated_at = ? WHERE id = ?", [id, now, conversationId])
-        try Self.countNewMessage(db, conversationId, id: id, sender: action.actor, at: now)
         let readers =
             action.action == .joined || action.action == .added ? [action.actor, action.target] : [action.actor]
         try db.run(
@@ -380,7 +379,6 @@ extension Store {
             UPDATE conversation_members SET read_id = greatest(read_id, ?1), delivered_id = greatest(delivered_id, ?1)
             WHERE conversation_id = ?2 AND uid IN (?3, ?4)
             """, [id, conversationId, readers[0], readers.last!])
-        try Self.recountUnread(db, conversationId, readers)
         guard let message = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
         try record(
             db, .groupMember, conversationId: conversationId, message: message,

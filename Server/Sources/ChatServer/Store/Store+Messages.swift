@@ -140,8 +140,8 @@ extension Store {
             }
             guard parent.deletedAt == nil else { throw StoreError.conflict("message \(parentId) is deleted") }
         }
-        // The message, the conversation's last message, the members' counts and the members go
-        // in one round trip: the updates name the new message as the connection's last insert,
+        // The message, the conversation's last message, the counts (a group's: only the
+        // sender's read point) and the members go in one round trip: the updates name the new message as the connection's last insert,
         // and the members' rows bring back its id. The message itself is built from what was
         // inserted (JSON fields decoded from the stored text, as a read does): a row read back
         // through RETURNING cost SQLite a temporary table, a seventh of the send's statements.
@@ -166,7 +166,9 @@ extension Store {
                 "UPDATE conversations SET last_message_id = last_insert_rowid(), updated_at = ? WHERE id = ?",
                 [now, conversationId]
             ),
-            (Self.countSentMessage, [sender, conversationId, now]),
+            Self.isGroup(conversationId)
+                ? (Self.markSentToGroup, [sender, conversationId])
+                : (Self.countSentMessage, [sender, conversationId, now]),
             (Self.sentMessageAudience, [conversationId])
         ])
         guard let id = try answers[3].first?.get(1, as: Int64.self) else {
