@@ -86,9 +86,30 @@ public struct ChangePayload: Codable, Sendable, Equatable {
     }
 }
 
-/// `GET /v1/changes?cursor=…&limit=…`. An empty cursor returns no changes and the head cursor.
+/// `POST /v1/changes`: a changelog page asked with its cursor in the body, where no proxy's
+/// limit on a url's length applies (a `c3` cursor names each group its reader is in).
+public struct ChangesRequest: Codable, Sendable, Equatable {
+    /// The previous page's cursor; nil or empty for the head.
+    public var cursor: String?
+    /// At most this many changes (≤ `ChangelogPage.maxLimit`, which is the default).
+    public var limit: Int?
+    /// The caller reads group logs: an empty cursor answers a `c3` head cursor.
+    public var groupLogs: Bool?
+
+    /// Creates a request with every field.
+    public init(cursor: String? = nil, limit: Int? = nil, groupLogs: Bool? = nil) {
+        self.cursor = cursor
+        self.limit = limit
+        self.groupLogs = groupLogs
+    }
+}
+
+/// `GET /v1/changes?cursor=…&limit=…` (or `POST /v1/changes`, `ChangesRequest`). An empty
+/// cursor returns no changes and the head cursor. A page's changes are in order within each
+/// log: a `c3` page gives the user's own changes and each group's, each with its position in
+/// its own log as `seq`.
 public struct ChangelogPage: Codable, Sendable {
-    /// In position (`seq`) order, at most `limit` (≤ 1000).
+    /// In position (`seq`) order within each log, at most `limit` (≤ 1000).
     public var changes: [ChangePayload]
     /// More changes follow: ask again with `cursor`.
     public var hasMore: Bool

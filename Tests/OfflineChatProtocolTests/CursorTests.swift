@@ -15,4 +15,19 @@ import Testing
             #expect(ChangelogCursor.parse(bad) == nil, "\(bad)")
         }
     }
+
+    /// `c3`: a group's guid may hold dots; the groups are in guid order, so a cursor has one text.
+    @Test func groupLogCursorsRoundTripInOneTextAndStrangersAreRefused() {
+        let groups: [String: Int64] = ["team.b": 7, "a@x": 0, "team": 12]
+        let cursor = ChangelogCursor.encode(epoch: "3fa9", position: 42, groups: groups)
+        #expect(cursor == "c3.3fa9.42.a@x:0,team:12,team.b:7")
+        #expect(ChangelogCursor.parse(cursor) == .logs(epoch: "3fa9", position: 42, groups: groups))
+        #expect(ChangelogCursor.parse("c3.1.0.") == .logs(epoch: "1", position: 0, groups: [:]))
+        for bad in [
+            "c3.1.1", "c3.1.1.a", "c3.1.1.a:", "c3.1.1.:4", "c3.1.1.b:1,a:2", "c3.1.1.a:1,", "c3.1.1.a:1,a:2",
+            "c3.1.1.a:-1", "c3.1.1.a:1:2", "c3.X.1.a:1", "c3.1.x.a:1"
+        ] {
+            #expect(ChangelogCursor.parse(bad) == nil, "\(bad)")
+        }
+    }
 }

@@ -209,6 +209,12 @@ struct UserView: Equatable {
         for uid in uids { tokens[uid] = try await server.user(uid) }
         let start = try await server.request("GET", Endpoints.changes, token: tokens["u0"]!).decode(ChangelogPage.self)
             .cursor
+        var logStarts: [String: String] = [:]
+        for uid in uids {
+            logStarts[uid] = try await server.request(
+                "GET", Endpoints.changes + "?groupLogs=true", token: tokens[uid]!
+            ).decode(ChangelogPage.self).cursor
+        }
         // g0: public, anyone joins and leaves. g1: private, run by u1 (owner) and u2 (admin).
         try await server.group("g0", by: tokens["u0"]!)
         try await server.group("g1", .private, by: tokens["u1"]!)
@@ -313,40 +319,44 @@ struct UserView: Equatable {
         var kindsSeen: [ChangeKind: Int] = [:]
         for uid in uids {
             let token = tokens[uid]!
-            var replayed = UserView()
-            var cursor = start
-            var lastSeq: Int64 = 0
-            var pages = 0
-            while true {
-                let page = try await server.request(
-                    "GET", Endpoints.changes + "?cursor=\(cursor)&limit=97", token: token
-                ).decode(ChangelogPage.self)
-                #expect(page.changes.count <= 97)
-                for change in page.changes {
-                    #expect(change.seq > lastSeq, "changes strictly ordered, no duplicates")
-                    lastSeq = change.seq
-                    kindsSeen[change.kind, default: 0] += 1
-                    replayed.apply(change, for: uid)
-                    // Coming into a group, a client fetches its history (members read all of it).
-                    // Only messages from before the join: later ones must arrive as changes.
-                    if let message = change.message, let action = message.action, action.target == uid,
-                        action.action == .joined || action.action == .added
-                    {
-                        for old in try await history(of: change.conversationId, token: token, server: server)
-                        where old.id < message.id {
-                            replayed.merge(old)
-                        }
-                    }
-                }
-                pages += 1
-                cursor = page.cursor
-                if !page.hasMore { break }
-            }
-            #expect(pages > 1)
-            replayed.keepOwnGroupReceipts(uid)
             let actual = try await currentView(of: uid, token: token, server: server)
-            #expect(replayed.messages.count == actual.messages.count)
-            #expect(replayed == actual, "replay of \(uid) differs from the read endpoints")
+            // The inbox (`c2`) and the user's and groups' logs (`c3`, asked by POST) rebuild the same.
+            for logs in [false, true] {
+                var replayed = UserView()
+                var cursor = logs ? logStarts[uid]! : start
+                var lastSeq: Int64 = 0
+                var seen: Set<String> = []
+                var pages = 0
+                while true {
+                    let page =
+                        try await logs
+                        ? server.request(
+                            "POST", Endpoints.changes, token: token, json: ChangesRequest(cursor: cursor, limit: 97))
+                        : server.request("GET", Endpoints.changes + "?cursor=\(cursor)&limit=97", token: token)
+                    let decoded = try page.decode(ChangelogPage.self)
+                    #expect(decoded.changes.count <= 97)
+                    for change in decoded.changes {
+                        if logs {
+                            // A change's place in its log: its conversation (a group's or the user's) and position.
+                            let place = "\(change.conversationId) \(change.seq) \(change.kind.rawValue) \(change.at)"
+                            #expect(seen.insert(place).inserted, "no change twice")
+                        } else {
+                            #expect(change.seq > lastSeq, "changes strictly ordered, no duplicates")
+                            lastSeq = change.seq
+                            kindsSeen[change.kind, default: 0] += 1
+                        }
+                        try await apply(change, to: &replayed, for: uid, token: token, server: server)
+                    }
+                    pages += 1
+                    cursor = decoded.cursor
+                    if !decoded.hasMore { break }
+                }
+                #expect(pages > 1)
+                #expect(cursor.hasPrefix(logs ? "c3." : "c2."))
+                replayed.keepOwnGroupReceipts(uid)
+                #expect(replayed.messages.count == actual.messages.count)
+                #expect(replayed == actual, "replay of \(uid) (\(logs ? "c3" : "c2")) differs from the read endpoints")
+            }
         }
         // The mix really covers groups, membership and blocks.
         for kind in [
@@ -355,6 +365,23 @@ struct UserView: Equatable {
             #expect(kindsSeen[kind, default: 0] >= 10, "only \(kindsSeen[kind, default: 0]) \(kind.rawValue) changes")
         }
         #expect(kindsSeen[.messageCreated, default: 0] > 100)
+    }
+
+    /// Applies a change as a client does. Coming into a group, a client fetches its history
+    /// (members read all of it): only messages from before the join, since later ones must
+    /// arrive as changes.
+    func apply(
+        _ change: ChangePayload, to view: inout UserView, for uid: String, token: String, server: LiveServer
+    ) async throws {
+        view.apply(change, for: uid)
+        if let message = change.message, let action = message.action, action.target == uid,
+            action.action == .joined || action.action == .added
+        {
+            for old in try await history(of: change.conversationId, token: token, server: server)
+            where old.id < message.id {
+                view.merge(old)
+            }
+        }
     }
 
     /// What the read endpoints show `uid`: every message of every conversation, and receipts.

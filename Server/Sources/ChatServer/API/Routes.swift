@@ -62,7 +62,21 @@ struct Routes {
         signedIn(&router, "GET", Endpoints.changes) { context, uid in
             let limit =
                 try context.intQuery("limit", in: 1...Int64(ChangelogPage.maxLimit)) ?? Int64(ChangelogPage.maxLimit)
-            let page = try store.changes(for: uid, cursor: context.request.query["cursor"], limit: Int(limit))
+            let page = try store.changes(
+                for: uid, cursor: context.request.query["cursor"], limit: Int(limit),
+                groupLogs: try context.boolQuery("groupLogs"))
+            return .json(page.json)
+        }
+        // A read with its cursor in the body: no write bucket.
+        signedIn(&router, "POST", Endpoints.changes, bucket: nil) { context, uid in
+            let request = try context.decode(ChangesRequest.self)
+            let limit = request.limit ?? ChangelogPage.maxLimit
+            guard (1...ChangelogPage.maxLimit).contains(limit) else {
+                throw HTTPError.validation("`limit` must be 1–\(ChangelogPage.maxLimit)")
+            }
+            try Validate.text(request.cursor, field: "cursor", max: Self.maxCursorBytes)
+            let page = try store.changes(
+                for: uid, cursor: request.cursor, limit: limit, groupLogs: request.groupLogs ?? false)
             return .json(page.json)
         }
         signedIn(&router, "GET", Endpoints.notifications) { context, uid in
@@ -105,6 +119,10 @@ struct Routes {
         if let bucket, !["GET", "HEAD"].contains(context.request.method) { try limits.admit(uid, bucket) }
         return uid
     }
+
+    /// The longest cursor `POST /v1/changes` reads: a `c3` cursor of a user in a thousand groups
+    /// with long guids is under it.
+    static let maxCursorBytes = 131_072
 
     /// A comma-separated query argument, at most 50 items.
     static func list(_ value: String?, name: String) throws -> [String] {

@@ -221,7 +221,8 @@ enum PostgresSchema {
         (9, "password attempts in the database", Schema.joinAttemptsTable(keyType: #"text COLLATE "C""#)),
         (10, "group logs", Schema.groupLogTables(keyType: #"text COLLATE "C""#, integer: "bigint")),
         (11, "group spans", Schema.groupSpansTable(keyType: #"text COLLATE "C""#, integer: "bigint")),
-        (12, "a group's time kept once", Schema.groupsKeepTheirTimeOnce)
+        (12, "a group's time kept once", Schema.groupsKeepTheirTimeOnce),
+        (13, "spans of every membership", Schema.openMissingSpans)
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

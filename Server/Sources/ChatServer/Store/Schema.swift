@@ -50,6 +50,17 @@ enum Schema {
         CREATE INDEX group_members_by_user ON conversation_members(uid) WHERE peer IS NULL;
         """
 
+    /// An open span for each group member without one (members from before spans were
+    /// written, or from an export without them), starting at the group's head: a `c3` cursor
+    /// is never older than this, so no reader needs the changes before it from the group's log.
+    static let openMissingSpans = """
+        INSERT INTO group_spans(conversation_id, uid, from_pts, to_pts)
+        SELECT m.conversation_id, m.uid, coalesce(h.pts, 0), NULL FROM conversation_members m
+        LEFT JOIN group_heads h ON h.conversation_id = m.conversation_id
+        WHERE m.peer IS NULL AND NOT EXISTS (
+            SELECT 1 FROM group_spans s WHERE s.conversation_id = m.conversation_id AND s.uid = m.uid AND s.to_pts IS NULL);
+        """
+
     static func joinAttemptsTable(keyType: String) -> String {
         """
         CREATE TABLE join_attempts(
@@ -379,6 +390,7 @@ enum Schema {
             21, "group logs", sql: groupLogTables(keyType: "TEXT", integer: "INTEGER", rowTables: " WITHOUT ROWID"))
         migrator.register(22, "group spans", sql: groupSpansTable(keyType: "TEXT", integer: "INTEGER"))
         migrator.register(23, "a group's time kept once", sql: groupsKeepTheirTimeOnce)
+        migrator.register(24, "spans of every membership", sql: openMissingSpans)
         return migrator
     }()
 }

@@ -244,14 +244,58 @@ extension Store {
     /// The cursor at `uid`'s position.
     func cursor(_ position: Int64) -> String { ChangelogCursor.encode(epoch: epoch, position: position) }
 
-    /// Changes `uid` may see after `cursor`, at most `limit`. An empty cursor answers the head.
-    public func changes(for uid: String, cursor: String?, limit: Int) throws -> RawChangelogPage {
+    /// The `c3` cursor at these positions (groups by guid).
+    func cursor(_ positions: LogPositions) -> String {
+        let prefix = ConversationPayload.groupID("").count
+        return ChangelogCursor.encode(
+            epoch: epoch, position: positions.user,
+            groups: Dictionary(
+                uniqueKeysWithValues: positions.groups.map { (String($0.key.dropFirst(prefix)), $0.value) }))
+    }
+
+    /// `uid`'s positions now: their log's head, and the head of each group they are a member of.
+    static func logHeads(_ db: any SQLDatabase, of uid: String) throws -> LogPositions {
+        var positions = LogPositions(user: try head(db, of: uid), groups: [:])
+        for row in try db.query(
+            """
+            SELECT s.conversation_id, coalesce(h.pts, 0) FROM group_spans s
+            LEFT JOIN group_heads h ON h.conversation_id = s.conversation_id
+            WHERE s.uid = ? AND s.to_pts IS NULL
+            """, [uid])
+        {
+            positions.groups[try row.get(0)] = try row.get(1)
+        }
+        return positions
+    }
+
+    /// Changes `uid` may see after `cursor`, at most `limit`. An empty cursor answers the head:
+    /// a `c3` cursor when the caller reads group logs (`groupLogs`), else a `c2` one. A `c3`
+    /// cursor reads the user's log and their groups' (`LogPage`), the others the user's inbox.
+    public func changes(
+        for uid: String, cursor: String?, limit: Int, groupLogs: Bool = false
+    ) throws -> RawChangelogPage {
         let serverTime = clock.now() / 1000
+        let parsed = try cursor.flatMap { $0.isEmpty ? nil : try Cursor.decode($0) }
+        if case .logs(let epoch, let position, let groups) = parsed {
+            guard epoch == self.epoch else { throw Cursor.expired }
+            let positions = LogPositions(
+                user: position,
+                groups: Dictionary(uniqueKeysWithValues: groups.map { (ConversationPayload.groupID($0.key), $0.value) })
+            )
+            return try read { db in
+                var reader = try LogPage(
+                    db, uid: uid, from: positions, limit: limit, into: RawChangelogPage(serverTime: serverTime))
+                try reader.read(userHead: try Self.head(db, of: uid))
+                return reader.page.closed(cursor: self.cursor(reader.positions))
+            }
+        }
         return try read { db in
             let head = try Self.head(db, of: uid)
             var page = RawChangelogPage(serverTime: serverTime)
-            guard let cursor, !cursor.isEmpty else { return page.closed(cursor: self.cursor(head)) }
-            let after = try position(db, of: uid, at: try Cursor.decode(cursor), head: head)
+            guard let parsed else {
+                return page.closed(cursor: groupLogs ? self.cursor(try Self.logHeads(db, of: uid)) : self.cursor(head))
+            }
+            let after = try position(db, of: uid, at: parsed, head: head)
             guard after <= head else { throw StoreError(.invalidCursor, "the cursor is ahead of the changelog") }
             var last = after
             try db.forEachText(Self.pageQuery, [uid, after, limit + 1]) { pts, body in
@@ -277,6 +321,8 @@ extension Store {
         case .position(let epoch, let position):
             guard epoch == self.epoch else { throw Cursor.expired }
             return position
+        case .logs:
+            throw StoreError.broken("a c3 cursor is read by LogPage")
         case .legacy(let sequence):
             let prunedThrough: Int64 = try db.scalar("SELECT value FROM meta WHERE key = 'pruned_through'") ?? 0
             if sequence < prunedThrough { throw Cursor.expired }
@@ -298,7 +344,7 @@ public struct RawChangelogPage: Sendable {
     public private(set) var json = EncodedJSON(bytes: Array(#"{"changes":["#.utf8))
     /// The changes in it.
     public private(set) var count = 0
-    public fileprivate(set) var hasMore = false
+    public internal(set) var hasMore = false
     /// Where the next page starts.
     public private(set) var cursor = ""
     let serverTime: Int64
@@ -314,6 +360,12 @@ public struct RawChangelogPage: Sendable {
         json.bytes.append(contentsOf: body)
         json.bytes.append(contentsOf: StoredChange.ending(position).utf8)
         count += 1
+    }
+
+    /// Appends a change as stored, read as text.
+    mutating func append(_ body: String, position: Int64) {
+        var body = body
+        body.withUTF8 { append($0, position: position) }
     }
 
     /// The page ending at `cursor` (keys sorted, like every answer).

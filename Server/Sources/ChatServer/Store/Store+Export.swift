@@ -166,6 +166,7 @@ extension Store {
                     WHERE updated_at = 0 AND peer IS NOT NULL
                     """)
                 try db.run("UPDATE conversation_members SET updated_at = 0 WHERE peer IS NULL AND updated_at != 0")
+                try db.execute(Schema.openMissingSpans)
                 try engine.importFinished(db)
             }, committed: {})
         return count

@@ -1,0 +1,119 @@
+import Foundation
+import OfflineChatProtocol
+import OfflineChatSQLite
+import Testing
+
+@testable import ChatServer
+
+/// Pages read from the user's log and their groups' logs (`c3` cursors, docs/GROUPS.md): a
+/// member sees a group's changes from their join to their removal, never before or after,
+/// whatever the cursor says.
+@Suite struct GroupLogPageTests {
+    /// Every change `uid` reads from `cursor` on, in pages of `limit`, and the last cursor.
+    static func readAll(
+        _ store: Store, _ uid: String, from cursor: String, limit: Int = 1000
+    ) throws -> (changes: [ChangePayload], cursor: String) {
+        var changes: [ChangePayload] = []
+        var cursor = cursor
+        for _ in 0..<1000 {
+            let page = try JSONDecoder().decode(
+                ChangelogPage.self, from: Data(try store.changes(for: uid, cursor: cursor, limit: limit).json.bytes))
+            #expect(page.changes.count <= limit)
+            changes += page.changes
+            cursor = page.cursor
+            if !page.hasMore { break }
+        }
+        return (changes, cursor)
+    }
+
+    static func head(_ store: Store, _ uid: String) throws -> String {
+        try store.changes(for: uid, cursor: nil, limit: 1, groupLogs: true).cursor
+    }
+
+    static func send(_ store: Store, _ text: String, from sender: String, to guid: String = "g") throws {
+        _ = try store.send(
+            from: sender, SendMessageRequest(muid: text, receiver: guid, receiverType: .group, text: text))
+    }
+
+    /// What `uid`'s changes say in order: texts of messages (actions by their sentence) and kinds of the rest.
+    static func texts(_ changes: [ChangePayload]) -> [String] {
+        changes.map { $0.message?.text ?? $0.kind.rawValue }
+    }
+
+    @Test(arguments: GroupCommitTests.engines) func aMemberSeesFromTheirJoinToTheirRemovalInAnyPageSize(
+        engine: String
+    ) throws {
+        let store = try GroupCommitTests.store(engine)
+        for uid in ["alice", "bob"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        _ = try store.createGroup(CreateGroupRequest(guid: "g", name: "g"), by: "alice", passwordHash: nil)
+        try Self.send(store, "before", from: "alice")
+        let start = try Self.head(store, "bob")
+        _ = try store.join("g", uid: "bob", verifiedHash: nil)
+        try Self.send(store, "one", from: "alice")
+        _ = try store.send(from: "alice", SendMessageRequest(muid: "d1", receiver: "bob", text: "direct"))
+        try store.kick("g", "bob", by: "alice")
+        try Self.send(store, "while out", from: "alice")
+        _ = try store.join("g", uid: "bob", verifiedHash: nil)
+        try Self.send(store, "two", from: "alice")
+        _ = try store.ban("g", "bob", by: "alice")
+        try Self.send(store, "after the ban", from: "alice")
+
+        let expected = ["direct", "bob joined", "one", "alice kicked bob", "bob joined", "two", "alice banned bob"]
+        for limit in [1, 2, 3, 1000] {
+            let read = try Self.readAll(store, "bob", from: start, limit: limit)
+            #expect(Self.texts(read.changes).sorted() == expected.sorted(), "pages of \(limit)")
+            let group = Self.texts(read.changes.filter { $0.conversationId == "group_g" })
+            #expect(group == expected.filter { $0 != "direct" }, "in the group's order, pages of \(limit)")
+            #expect(!read.cursor.contains("g:"), "a banned member's cursor no longer reads the group: \(read.cursor)")
+        }
+        // A cursor at the head after the ban reads nothing of the group.
+        try Self.send(store, "later", from: "alice")
+        #expect(try Self.readAll(store, "bob", from: try Self.head(store, "bob")).changes.isEmpty)
+    }
+
+    /// A cursor names positions and groups as it likes: a page still shows only what its
+    /// owner's memberships cover. A cursor naming a group they never joined reads nothing of
+    /// it; one set back inside a membership reads that membership again, nothing before it.
+    @Test func aForgedCursorReadsOnlyWhatItsOwnerMaySee() throws {
+        let store = try GroupCommitTests.store("sqlite")
+        for uid in ["alice", "bob", "eve"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        _ = try store.createGroup(
+            CreateGroupRequest(guid: "g", name: "g", type: .private), by: "alice", passwordHash: nil)
+        try Self.send(store, "secret", from: "alice")
+        _ = try store.addMember("g", "bob", scope: .participant, by: "alice")
+        try Self.send(store, "hello bob", from: "alice")
+        let epoch = store.epoch
+        let eve = ChangelogCursor.encode(epoch: epoch, position: 0, groups: ["g": 0])
+        #expect(try Self.readAll(store, "eve", from: eve).changes.isEmpty)
+        let bob = ChangelogCursor.encode(epoch: epoch, position: 0, groups: ["g": 0])
+        #expect(Self.texts(try Self.readAll(store, "bob", from: bob).changes) == ["alice added bob", "hello bob"])
+        let ahead = ChangelogCursor.encode(epoch: epoch, position: 99, groups: [:])
+        #expect(throws: StoreError.self) { try store.changes(for: "bob", cursor: ahead, limit: 10) }
+        let otherEpoch = ChangelogCursor.encode(epoch: "abc", position: 0, groups: [:])
+        #expect(throws: StoreError.self) { try store.changes(for: "bob", cursor: otherEpoch, limit: 10) }
+    }
+
+    /// Members from before spans were written (SQLite 24 opens theirs at the group's head):
+    /// their head cursor names the group, and they read what follows.
+    @Test func membersFromBeforeSpansReadTheirGroups() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-pages-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try Store(directory: directory, clock: SystemClock())
+            for uid in ["alice", "bob"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+            _ = try store.createGroup(CreateGroupRequest(guid: "g", name: "g"), by: "alice", passwordHash: nil)
+            _ = try store.join("g", uid: "bob", verifiedHash: nil)
+            try store.close()
+        }
+        let db = try Connection(path: directory.appendingPathComponent("chatd.sqlite").path)
+        try OldSchema.rewind(db, to: 23)
+        try db.execute("DELETE FROM group_spans")
+        try db.close()
+        let store = try Store(directory: directory, clock: SystemClock())
+        defer { try? store.close() }
+        let start = try Self.head(store, "bob")
+        #expect(start.hasSuffix(".g:2"), "\(start)")
+        try Self.send(store, "news", from: "alice")
+        #expect(Self.texts(try Self.readAll(store, "bob", from: start).changes) == ["news"])
+    }
+}
