@@ -44,7 +44,18 @@ import Testing
     /// Each kind of frame reads back as written, typing frames with newlines of their own.
     @Test func everyKindOfMessageReadsBackAsWritten() {
         let messages: [BusMessage] = [
-            .change(Position(uid: "bob", pts: 7), body: "{\"a\":\"x\\ny\"}", publishedAt: 1_700_000_000_000),
+            .change(
+                Position(uid: "bob", pts: 7), body: "{\"a\":\"x\\ny\"}", group: nil, publishedAt: 1_700_000_000_000),
+            .change(
+                Position(uid: "bob", pts: 8), body: "{\"b\":\"\\n\"}",
+                group: GroupPlace(conversationId: "group_g.x", pts: 3, span: .closes("bob")), publishedAt: 1),
+            .change(
+                Position(uid: "bob", pts: 9), body: "{}",
+                group: GroupPlace(conversationId: "group_g", pts: 4, span: nil),
+                publishedAt: 2),
+            .change(
+                Position(uid: "bob", pts: 10), body: "{}",
+                group: GroupPlace(conversationId: "group_g", pts: 5, span: .closesAll), publishedAt: 3),
             .typing(uid: "bob", frame: Array("line\none".utf8)),
             .groupTyping(guid: "crowd", sender: "alice", frame: Array("a\nb\nc".utf8)),
             .revoke(tokenHash: "abc123")

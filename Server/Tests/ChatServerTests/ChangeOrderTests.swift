@@ -33,7 +33,8 @@ import Testing
         // The wait is timed from when the gap last narrowed.
         _ = order.receive(1, "one", now: 200)
         #expect(order.heldSince == 200)
-        let filled = order.fill([(1, "one"), (2, "two"), (3, "three")], now: 300)
+        let filled = order.fill(
+            [Delivery(pts: 1, body: "one"), Delivery(pts: 2, body: "two"), Delivery(pts: 3, body: "three")], now: 300)
         #expect(filled.map(\.pts) == [2, 3] && order.position == 3 && order.heldSince == nil)
     }
 
@@ -58,7 +59,7 @@ import Testing
         #expect(order.conflicted, "the loop reads the inbox at once")
         #expect(order.receive(1, "one", now: 30).map(\.body) == ["one"], "and stops before the conflict")
         #expect(order.receive(2, "forged again", now: 35).isEmpty)
-        let filled = order.fill([(2, "real"), (3, "three")], now: 40)
+        let filled = order.fill([Delivery(pts: 2, body: "real"), Delivery(pts: 3, body: "three")], now: 40)
         #expect(filled.map(\.body) == ["real", "three"] && !order.conflicted && order.position == 3)
     }
 }

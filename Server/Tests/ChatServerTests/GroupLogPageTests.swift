@@ -1,6 +1,7 @@
 import Foundation
 import OfflineChatProtocol
 import OfflineChatSQLite
+import OfflineChatWebSocket
 import Testing
 
 @testable import ChatServer
@@ -115,5 +116,59 @@ import Testing
         #expect(start.hasSuffix(".g:2"), "\(start)")
         try Self.send(store, "news", from: "alice")
         #expect(Self.texts(try Self.readAll(store, "bob", from: start).changes) == ["news"])
+    }
+}
+
+/// A realtime socket that reads group logs (`?groupLogs=true`): its hello and every frame carry
+/// a `c3` cursor, each group change's `seq` is its position in the group's log, and a page
+/// read from any frame's cursor gives exactly the changes after that frame.
+@Suite(.serialized) struct GroupLogRealtimeTests {
+    @Test func everyFramesCursorResumesExactlyAfterIt() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        let carol = try await server.user("carol")
+        try await server.group("g", by: alice)
+        try await server.addMember("bob", to: "g", by: alice)
+        let socket = try WebSocketClient.connect(
+            to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)?groupLogs=true")!,
+            headers: ["Authorization": "Bearer \(bob)"])
+        defer { socket.close() }
+        let hello = try socket.nextEnvelope()
+        let start = try #require(hello.cursor)
+        #expect(start.hasPrefix("c3.") && start.hasSuffix(".g:2"), "\(start)")
+
+        for index in 0..<4 { #expect(try await server.sendToGroup("g\(index)", from: alice, to: "g").status == 201) }
+        try await server.send("direct", from: carol, to: "bob")
+        #expect(
+            (200...204).contains(
+                try await server.request("DELETE", "\(Endpoints.groups)/g/members/bob", token: alice).status))
+        #expect(try await server.sendToGroup("while out", from: alice, to: "g").status == 201)
+        try await server.addMember("bob", to: "g", by: alice)
+        #expect(try await server.sendToGroup("back", from: alice, to: "g").status == 201)
+
+        func place(_ change: ChangePayload) -> String {
+            "\(change.conversationId) \(change.seq) \(change.kind.rawValue)"
+        }
+        func page(from cursor: String) async throws -> [String] {
+            try await server.request("POST", Endpoints.changes, token: bob, json: ChangesRequest(cursor: cursor))
+                .decode(ChangelogPage.self).changes.map(place)
+        }
+        let expected = try await page(from: start)
+        var received: [String] = []
+        var cursors: [String] = []
+        while received.count < expected.count {
+            let envelope = try socket.nextEnvelope()
+            guard let change = envelope.change else { continue }
+            received.append(place(change))
+            cursors.append(try #require(envelope.cursor))
+        }
+        #expect(Set(received) == Set(expected) && received.count == expected.count)
+        let texts = received.filter { $0.hasPrefix("group_g") }.map { $0.split(separator: " ")[1] }
+        #expect(texts == ["3", "4", "5", "6", "7", "9", "10"], "group positions, the change while out skipped")
+        #expect(!cursors[5].contains("g:"), "out of the group after the kick: \(cursors[5])")
+        for index in cursors.indices {
+            #expect(Set(try await page(from: cursors[index])) == Set(received[(index + 1)...]), "after frame \(index)")
+        }
     }
 }

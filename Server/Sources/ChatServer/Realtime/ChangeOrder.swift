@@ -8,7 +8,7 @@
 struct ChangeOrder {
     /// The last position sent (the hello's before any change); nil until the hello.
     private(set) var position: Int64?
-    private var held: [Int64: String] = [:]
+    private var held: [Int64: Delivery] = [:]
     /// When the oldest held change arrived (monotonic nanoseconds), nil when none is held.
     private(set) var heldSince: UInt64?
     /// Positions two different changes came for: nothing more is taken for them but the
@@ -23,44 +23,45 @@ struct ChangeOrder {
     var overflowed: Bool { held.count > Self.maxHeld }
 
     /// The hello went out at `position`: what was held after it, in order.
-    mutating func start(at position: Int64, now: UInt64) -> [(pts: Int64, body: String)] {
+    mutating func start(at position: Int64, now: UInt64) -> [Delivery] {
         self.position = position
         return drain(now: now)
     }
 
-    /// A change for this socket's user; returns those now ready to send, in order.
-    mutating func receive(_ pts: Int64, _ body: String, now: UInt64) -> [(pts: Int64, body: String)] {
+    /// A change for this socket's user (and its place in a group's log, if it is a group's);
+    /// returns those now ready to send, in order.
+    mutating func receive(_ pts: Int64, _ body: String, group: GroupPlace? = nil, now: UInt64) -> [Delivery] {
         if let position, pts <= position { return [] }
         guard !disputed.contains(pts) else { return [] }
-        if let other = held[pts], other != body {
+        if let other = held[pts], other.body != body {
             held[pts] = nil
             disputed.insert(pts)
             return []
         }
-        held[pts] = body
+        held[pts] = Delivery(pts: pts, body: body, group: group)
         return drain(now: now)
     }
 
     /// Changes read from the inbox after `position` (a gap that stayed open, or a conflict):
     /// the inbox's version of a position replaces whatever is held for it.
-    mutating func fill(_ changes: [(pts: Int64, body: String)], now: UInt64) -> [(pts: Int64, body: String)] {
+    mutating func fill(_ changes: [Delivery], now: UInt64) -> [Delivery] {
         disputed = []
-        for change in changes where position.map({ change.pts > $0 }) ?? true { held[change.pts] = change.body }
+        for change in changes where position.map({ change.pts > $0 }) ?? true { held[change.pts] = change }
         return drain(now: now)
     }
 
     /// Releases what follows `position` without a gap. The wait for a gap is timed from when
     /// it was last narrowed.
-    private mutating func drain(now: UInt64) -> [(pts: Int64, body: String)] {
+    private mutating func drain(now: UInt64) -> [Delivery] {
         guard var position else {
             if heldSince == nil { heldSince = now }
             return []
         }
-        var ready: [(pts: Int64, body: String)] = []
+        var ready: [Delivery] = []
         for stale in held.keys where stale <= position { held[stale] = nil }
-        while let body = held.removeValue(forKey: position + 1) {
+        while let delivery = held.removeValue(forKey: position + 1) {
             position += 1
-            ready.append((position, body))
+            ready.append(delivery)
         }
         self.position = position
         if held.isEmpty {
@@ -70,4 +71,12 @@ struct ChangeOrder {
         }
         return ready
     }
+}
+
+/// A change for one reader at their position `pts`, as stored (`StoredChange`), with its
+/// place in its group's log when it is a group's.
+struct Delivery: Sendable, Equatable {
+    let pts: Int64
+    let body: String
+    var group: GroupPlace?
 }

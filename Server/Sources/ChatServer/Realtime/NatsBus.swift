@@ -119,7 +119,15 @@ final class NatsBus: Sendable {
         send(
             changes.flatMap { change in
                 change.positions.map {
-                    (Self.subject($0.uid), BusMessage.change($0, body: change.body, publishedAt: now).encoded)
+                    (
+                        Self.subject($0.uid),
+                        BusMessage.change(
+                            $0, body: change.body,
+                            group: change.groupLog.map {
+                                GroupPlace(conversationId: $0, pts: change.groupPosition ?? 0, span: change.span)
+                            }, publishedAt: now
+                        ).encoded
+                    )
                 }
             })
     }
@@ -255,10 +263,12 @@ private let busDisconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPoi
 }
 
 /// What travels on the bus (sealed by `BusSeal`), one line of kind and fields, then the payload:
-/// `c\n<pts>\n<uid>\n<published at, epoch ms>\n<stored change>`, `t\n<uid>\n<typing frame>`,
+/// `c\n<pts>\n<uid>\n<published at, epoch ms>\n<stored change>`, or for a group's change
+/// `d\n<pts>\n<uid>\n<published at>\n<group conversation>\n<group pts>\n<span>\n<stored change>`
+/// (span: empty, `o:<uid>`, `c:<uid>` or `a`: `SpanChange`), `t\n<uid>\n<typing frame>`,
 /// `g\n<guid>\n<sender>\n<typing frame>`, `r\n<token hash>`.
 enum BusMessage: Equatable, Sendable {
-    case change(Position, body: String, publishedAt: Int64)
+    case change(Position, body: String, group: GroupPlace?, publishedAt: Int64)
     case typing(uid: String, frame: [UInt8])
     case groupTyping(guid: String, sender: String, frame: [UInt8])
     case revoke(tokenHash: String)
@@ -272,8 +282,12 @@ enum BusMessage: Equatable, Sendable {
 
     var encoded: [UInt8] {
         switch self {
-        case .change(let position, let body, let publishedAt):
+        case .change(let position, let body, nil, let publishedAt):
             Array("c\n\(position.pts)\n\(position.uid)\n\(publishedAt)\n\(body)".utf8)
+        case .change(let position, let body, let group?, let publishedAt):
+            Array(
+                "d\n\(position.pts)\n\(position.uid)\n\(publishedAt)\n\(group.conversationId)\n\(group.pts)\n\(Self.text(group.span))\n\(body)"
+                    .utf8)
         case .typing(let uid, let frame): Array("t\n\(uid)\n".utf8) + frame
         case .groupTyping(let guid, let sender, let frame): Array("g\n\(guid)\n\(sender)\n".utf8) + frame
         case .revoke(let hash): Array("r\n\(hash)".utf8)
@@ -283,12 +297,20 @@ enum BusMessage: Equatable, Sendable {
 
     init?(_ bytes: UnsafeBufferPointer<UInt8>) {
         let newline = UInt8(ascii: "\n")
-        let fields = bytes.split(separator: newline, maxSplits: 4, omittingEmptySubsequences: false)
+        let kind = bytes.first.map { String(decoding: [$0], as: UTF8.self) }
+        let fields = bytes.split(separator: newline, maxSplits: kind == "d" ? 7 : 4, omittingEmptySubsequences: false)
         let text = { (index: Int) in String(decoding: fields[index], as: UTF8.self) }
         switch (fields.first.map { String(decoding: $0, as: UTF8.self) }, fields.count) {
         case ("c", 5):
             guard let pts = Int64(text(1)), let publishedAt = Int64(text(3)) else { return nil }
-            self = .change(Position(uid: text(2), pts: pts), body: text(4), publishedAt: publishedAt)
+            self = .change(Position(uid: text(2), pts: pts), body: text(4), group: nil, publishedAt: publishedAt)
+        case ("d", 8):
+            guard let pts = Int64(text(1)), let publishedAt = Int64(text(3)), let groupPts = Int64(text(5)),
+                let span = Self.span(text(6))
+            else { return nil }
+            self = .change(
+                Position(uid: text(2), pts: pts), body: text(7),
+                group: GroupPlace(conversationId: text(4), pts: groupPts, span: span), publishedAt: publishedAt)
         case ("t", 3...):
             // The frame may hold newlines of its own: everything after the uid's line.
             let start = fields[0].count + 1 + fields[1].count + 1
@@ -301,5 +323,25 @@ enum BusMessage: Equatable, Sendable {
         default:
             return nil
         }
+    }
+
+    /// A span move as the bus writes it.
+    static func text(_ span: SpanChange?) -> String {
+        switch span {
+        case .opens(let uid): "o:" + uid
+        case .closes(let uid): "c:" + uid
+        case .closesAll: "a"
+        case nil: ""
+        }
+    }
+
+    /// A span move the bus wrote (`text`); nil when it is none of them (the frame is refused),
+    /// `.some(nil)` for none.
+    static func span(_ text: String) -> SpanChange?? {
+        if text.isEmpty { return .some(nil) }
+        if text == "a" { return .closesAll }
+        if text.hasPrefix("o:") { return .opens(String(text.dropFirst(2))) }
+        if text.hasPrefix("c:") { return .closes(String(text.dropFirst(2))) }
+        return nil
     }
 }

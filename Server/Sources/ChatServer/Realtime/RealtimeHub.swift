@@ -44,12 +44,14 @@ public final class RealtimeHub: Sendable {
     enum Command {
         /// A new socket; it sends nothing until its `hello`.
         case register(UpgradedSocket, session: RealtimeSession, id: Int)
-        /// The user's position read after the socket was registered.
-        case hello(id: Int, position: Int64)
+        /// The user's position read after the socket was registered; for a socket that reads
+        /// group logs, every position of its cursor.
+        case hello(id: Int, position: Int64, logs: LogPositions?)
         /// The user's position could not be read: close the socket.
         case abandon(id: Int)
-        /// A committed change (stored without `seq`) and each reader's position for it.
-        case deliver(body: String, positions: [Position])
+        /// A committed change (stored without `seq`), each reader's position for it, and its
+        /// place in its group's log when it is a group's.
+        case deliver(body: String, positions: [Position], group: GroupPlace?)
         /// Close the sockets opened with this token (it was revoked).
         case revoke(tokenHash: String)
         /// A block between two users began (true) or ended (false): typing between them is dropped.
@@ -61,7 +63,7 @@ public final class RealtimeHub: Sendable {
         /// Bring every socket up to its user's head from the inbox (the bus reconnected).
         case catchUp
         /// Inbox pages read for sockets (`readMissing`); nil for one too far behind or unread.
-        case filled([(id: Int, changes: [(pts: Int64, body: String)]?)])
+        case filled([(id: Int, changes: [Delivery]?)])
         /// A typing frame from another node for `uid`'s sockets here.
         case typing(uid: String, frame: [UInt8])
         /// A group typing frame from another node for the group's members here.
@@ -165,7 +167,13 @@ public final class RealtimeHub: Sendable {
         bus?.publish(changes)
         send(
             changes.flatMap { published in
-                [Command.deliver(body: published.body, positions: published.positions)]
+                [
+                    Command.deliver(
+                        body: published.body, positions: published.positions,
+                        group: published.groupLog.map {
+                            GroupPlace(conversationId: $0, pts: published.groupPosition ?? 0, span: published.span)
+                        })
+                ]
                     + Self.controlCommands(published.change)
             })
     }
@@ -173,9 +181,9 @@ public final class RealtimeHub: Sendable {
     /// What another node sent.
     func received(_ message: BusMessage) {
         switch message {
-        case .change(let position, let body, let publishedAt):
+        case .change(let position, let body, let group, let publishedAt):
             metrics.busReceived(lag: Double(NatsBus.wallClock() - publishedAt) / 1000)
-            var commands = [Command.deliver(body: body, positions: [position])]
+            var commands = [Command.deliver(body: body, positions: [position], group: group)]
             // Blocks and memberships keep the typing filters here current too.
             if Self.controlKinds.contains(where: body.contains),
                 let change = try? JSONDecoder().decode(
@@ -230,9 +238,14 @@ public final class RealtimeHub: Sendable {
     /// three parts: the header and `{"change":`, the stored change's bytes (`body`, shared by
     /// every reader's frame: only the position and cursor differ), then the reader's tail.
     func changeFrame(body: [UInt8], position: Int64) -> [[UInt8]] {
+        changeFrame(body: body, seq: position, cursor: store.cursor(position))
+    }
+
+    /// The same with the change's `seq` (its position in its own log) and the cursor after it
+    /// given: a reader of group logs (`c3`).
+    func changeFrame(body: [UInt8], seq: Int64, cursor: String) -> [[UInt8]] {
         let head = Array(#"{"change":"#.utf8)
-        let tail = Array(
-            (StoredChange.ending(position) + #","cursor":""# + store.cursor(position) + #"","type":"change"}"#).utf8)
+        let tail = Array((StoredChange.ending(seq) + #","cursor":""# + cursor + #"","type":"change"}"#).utf8)
         return [Frame.header(opcode: .text, payloadLength: head.count + body.count + tail.count) + head, body, tail]
     }
 
@@ -333,12 +346,17 @@ public final class RealtimeHub: Sendable {
             send(guids.map { Command.membership(guid: $0, uid: session.uid, true) })
         }
         send(.register(socket, session: session, id: id))
+        if session.groupLogs {
+            guard let logs = try? store.logPositions(of: session.uid) else { return send(.abandon(id: id)) }
+            return send(.hello(id: id, position: logs.user, logs: logs))
+        }
         guard let position = try? store.position(of: session.uid) else { return send(.abandon(id: id)) }
-        send(.hello(id: id, position: position))
+        send(.hello(id: id, position: position, logs: nil))
     }
 
-    func helloFrame(uid: String, position: Int64) -> [UInt8] {
-        Self.frame(RealtimeEnvelope(type: .hello, uid: uid, cursor: store.cursor(position))) ?? []
+    func helloFrame(uid: String, position: Int64, logs: LogPositions?) -> [UInt8] {
+        let cursor = logs.map { store.cursor($0) } ?? store.cursor(position)
+        return Self.frame(RealtimeEnvelope(type: .hello, uid: uid, cursor: cursor)) ?? []
     }
 }
 
@@ -349,6 +367,8 @@ struct RealtimeSession: Sendable {
     let tokenHash: String
     /// Epoch seconds; the socket is closed (1008) once the server clock passes it.
     let expiresAt: Int64
+    /// The client reads group logs (`?groupLogs=true`): its cursors are `c3` ones.
+    var groupLogs = false
 }
 
 /// The hub's inbox: commands from request threads to the loop thread. Its lock is held for an

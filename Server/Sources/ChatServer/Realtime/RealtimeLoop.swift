@@ -17,6 +17,9 @@ struct RealtimeLoop {
         let id: Int
         /// The positions sent and those waiting for a gap to close.
         var order = ChangeOrder()
+        /// For a socket that reads group logs (`c3`): its positions after the last change sent,
+        /// each frame's cursor.
+        var logs: LogPositions?
         /// Typing frames it may still send (`TypingBudget`).
         var typingBudget = TypingBudget()
         /// A close frame was queued; drop once it is flushed.
@@ -154,16 +157,17 @@ struct RealtimeLoop {
             for client in clients where client.session.tokenHash == hash {
                 close(client, .policyViolation, "token revoked")
             }
-        case .hello(let id, let position):
+        case .hello(let id, let position, let logs):
             guard let client = clients.first(where: { $0.id == id && !$0.dead && !$0.closing }) else { return }
-            enqueue(hub.helloFrame(uid: client.uid, position: position), to: client)
+            client.logs = logs
+            enqueue(hub.helloFrame(uid: client.uid, position: position, logs: logs), to: client)
             send(client.order.start(at: position, now: hub.monotonicNow()), to: client)
         case .abandon(let id):
             for client in clients where client.id == id {
                 close(client, .internalError, "cannot read your position; reconnect")
             }
-        case .deliver(let body, let positions):
-            deliver(body, at: positions)
+        case .deliver(let body, let positions, let group):
+            deliver(body, at: positions, group: group)
         case .stop:
             running = false
         }
@@ -178,7 +182,7 @@ struct RealtimeLoop {
     }
 
     /// Hands a change to its readers' sockets, each of which sends what is now in order.
-    func deliver(_ body: String, at positions: [Position]) {
+    func deliver(_ body: String, at positions: [Position], group: GroupPlace?) {
         var wanted: [String: Int64] = [:]
         for position in positions { wanted[position.uid] = position.pts }
         let now = hub.monotonicNow()
@@ -186,8 +190,8 @@ struct RealtimeLoop {
         var frames: [String: [[UInt8]]] = [:]  // the change's frame per reader, shared by their sockets
         for client in clients where !client.dead && !client.closing {
             guard let pts = wanted[client.uid] else { continue }
-            let ready = client.order.receive(pts, body, now: now)
-            if ready.count == 1 && ready[0].pts == pts {
+            let ready = client.order.receive(pts, body, group: group, now: now)
+            if client.logs == nil && ready.count == 1 && ready[0].pts == pts {
                 let frame = frames[client.uid] ?? hub.changeFrame(body: bytes, position: pts)
                 frames[client.uid] = frame
                 enqueue(frame, to: client)
@@ -198,9 +202,25 @@ struct RealtimeLoop {
         }
     }
 
-    func send(_ changes: [(pts: Int64, body: String)], to client: Client) {
+    /// Sends changes now in order. A socket that reads group logs moves its positions with
+    /// each: the user's, and the group's for a group's change (a group that the change ends the
+    /// user's membership of leaves its cursor); each frame's `seq` is the change's position in
+    /// its own log.
+    func send(_ changes: [Delivery], to client: Client) {
         for change in changes {
-            enqueue(hub.changeFrame(body: Array(change.body.utf8), position: change.pts), to: client)
+            guard var logs = client.logs else {
+                enqueue(hub.changeFrame(body: Array(change.body.utf8), position: change.pts), to: client)
+                continue
+            }
+            logs.user = change.pts
+            if let group = change.group {
+                logs.groups[group.conversationId] = group.ends(for: client.uid) ? nil : group.pts
+            }
+            client.logs = logs
+            enqueue(
+                hub.changeFrame(
+                    body: Array(change.body.utf8), seq: change.group?.pts ?? change.pts, cursor: hub.store.cursor(logs)),
+                to: client)
         }
     }
 
@@ -237,7 +257,7 @@ struct RealtimeLoop {
 
     /// The inbox pages `read` asked for: each socket sends what now follows its position
     /// without a gap; one too far behind (nil) is closed (its client resumes from its cursor).
-    mutating func filled(_ pages: [(id: Int, changes: [(pts: Int64, body: String)]?)], now: UInt64) {
+    mutating func filled(_ pages: [(id: Int, changes: [Delivery]?)], now: UInt64) {
         reading = false
         for page in pages {
             guard let client = clients.first(where: { $0.id == page.id && !$0.dead && !$0.closing }) else { continue }

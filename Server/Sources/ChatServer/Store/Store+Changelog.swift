@@ -203,15 +203,36 @@ extension Store {
         }
     }
 
-    /// `uid`'s changes after `position` as stored (without `seq`), at most `limit`.
-    func changes(
-        for uid: String, after position: Int64, limit: Int
-    ) throws -> (changes: [(pts: Int64, body: String)], hasMore: Bool) {
+    /// `uid`'s changes after `position` as stored (without `seq`), at most `limit`, each a
+    /// group's with its place in the group's log (`GroupPlace`, its span move read from the
+    /// user's spans): what a realtime socket fills a gap with.
+    func changes(for uid: String, after position: Int64, limit: Int) throws -> (changes: [Delivery], hasMore: Bool) {
         try read { db in
-            let rows = try db.query(Self.pageQuery, [uid, position, limit + 1])
-            return (try rows.prefix(limit).map { (try $0.get(0), try $0.get(1)) }, rows.count > limit)
+            let rows = try db.query(
+                """
+                SELECT i.pts, c.payload, g.conversation_id, g.pts,
+                       (SELECT CASE WHEN s.to_pts = g.pts THEN 2 ELSE 1 END FROM group_spans s
+                        WHERE s.conversation_id = g.conversation_id AND s.uid = i.uid
+                          AND (s.from_pts = g.pts - 1 OR s.to_pts = g.pts) LIMIT 1)
+                FROM inbox i JOIN changes c ON c.id = i.change LEFT JOIN group_log g ON g.change = i.change
+                WHERE i.uid = ?1 AND i.pts > ?2 ORDER BY i.pts LIMIT ?3
+                """, [uid, position, limit + 1])
+            let changes = try rows.prefix(limit).map { row in
+                var delivery = Delivery(pts: try row.get(0), body: try row.get(1))
+                if let group = try row.get(2, as: String?.self) {
+                    let move: Int? = try row.get(4)
+                    delivery.group = GroupPlace(
+                        conversationId: group, pts: try row.get(3),
+                        span: move.map { $0 == 2 ? .closes(uid) : .opens(uid) })
+                }
+                return delivery
+            }
+            return (changes, rows.count > limit)
         }
     }
+
+    /// `uid`'s `c3` positions now (`logHeads`).
+    func logPositions(of uid: String) throws -> LogPositions { try read { try Self.logHeads($0, of: uid) } }
 
     /// A user's changes after a position (`?2`), at most `?3`, each with its position.
     static let pageQuery = """

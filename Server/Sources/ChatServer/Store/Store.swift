@@ -25,6 +25,19 @@ public struct PublishedChange: Sendable {
     public var span: SpanChange?
 }
 
+/// A change's place in its group's log, and what it does to memberships: a reader of group
+/// logs (`c3`) follows the group's position with it.
+public struct GroupPlace: Sendable, Equatable {
+    /// The group's conversation.
+    public let conversationId: String
+    /// The change's position in the group's log.
+    public let pts: Int64
+    public let span: SpanChange?
+
+    /// Whether this change ends `uid`'s membership (they read nothing of the group after it).
+    func ends(for uid: String) -> Bool { span == .closes(uid) || span == .closesAll }
+}
+
 /// How a group change moves its members' spans of membership: a member sees the group's
 /// changes after their span's start (the change before their join) up to its end (the change
 /// that removed them, included).
