@@ -48,6 +48,11 @@ extension FakeChatd {
             return Self.ok(store(request, from: uid))
         case ("GET", Endpoints.changes):
             return changes(of: uid, after: query["cursor"] ?? "", limit: Int(query["limit"] ?? "") ?? 100)
+        case ("POST", Endpoints.changes):
+            guard let body, let request = try? JSONDecoder().decode(ChangesRequest.self, from: body) else {
+                return Self.error(422, .validationFailed, "not a changes request")
+            }
+            return changes(of: uid, after: request.cursor ?? "", limit: request.limit ?? 100)
         case ("GET", Endpoints.conversations):
             return Self.ok(Page(items: conversations(of: uid), next: nil))
         case ("GET", _)

@@ -385,8 +385,7 @@ import Testing
         ) async throws -> HTTPAnswer {
             let fromACursor =
                 url.path == Endpoints.changes
-                && URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?
-                    .contains { $0.name == "cursor" && !($0.value ?? "").isEmpty } == true
+                && body.flatMap { try? JSONDecoder().decode(ChangesRequest.self, from: $0) }?.cursor?.isEmpty == false
             let first =
                 fromACursor
                 && expired.withLock { done in

@@ -6,7 +6,8 @@ import Testing
 @testable import OfflineChat
 
 /// Answers chatd's paths from a script, so the sync engine's phases can fail one at a time.
-/// An answer for `path?query` wins over one for the bare path.
+/// An answer for `path?query` wins over one for the bare path; a changelog page asked by
+/// `POST` is scripted as `changes?cursor=…&limit=…`.
 final class ScriptedTransport: HTTPTransport, @unchecked Sendable {  // `answers` under `lock`
     private let lock = NSLock()
     private var answers: [String: HTTPAnswer] = [:]
@@ -22,7 +23,10 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {  // `answers
     func send(
         method: String, url: URL, headers: [String: String], body: Data?, maxBytes: Int
     ) async throws -> HTTPAnswer {
-        let exact = url.path + "?" + (url.query ?? "")
+        var exact = url.path + "?" + (url.query ?? "")
+        if let request = body.flatMap({ try? JSONDecoder().decode(ChangesRequest.self, from: $0) }) {
+            exact = url.path + "?cursor=\(request.cursor ?? "")&limit=\(request.limit ?? 0)"
+        }
         guard let answer = lock.withLock({ answers[exact] ?? answers[url.path] }) else {
             throw ChatException.offline("nothing scripted for \(url.path)")
         }

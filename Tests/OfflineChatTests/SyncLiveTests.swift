@@ -193,6 +193,67 @@ import Testing
         #expect(try cache.ranges(.conversation("alice~bob")).count == 1)
     }
 
+    /// Issue #42: bob is offline while 3,000 messages arrive in a group and 5 in a direct chat.
+    /// His catch-up reads the group's own log and his (pages of 1,000): every message arrives
+    /// once, each conversation's in order, and both conversations read offline afterwards as
+    /// one stretch equal to the server's.
+    @Test func aGroupBacklogOf3000AndFiveDirectMessagesArriveOnceInOrder() async throws {
+        let world = try await world { server, alice in
+            _ = try await server.request(
+                "POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "g", name: "G"))
+            _ = try await server.request(
+                "POST", "\(Endpoints.groups)/g/members", token: alice, json: AddMemberRequest(uid: "bob"))
+            _ = try await server.send("hello", from: alice, to: "bob")
+        }
+        try await read(world, "alice~bob")
+        try await read(world, "group_g")
+        await goOffline(world)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in stride(from: worker, to: 3_000, by: 8) {
+                        _ = try await world.server.send(
+                            "group \(index)", from: world.aliceToken, to: "g", receiverType: .group)
+                    }
+                }
+            }
+            group.addTask {
+                for index in 0..<5 {
+                    _ = try await world.server.send("direct \(index)", from: world.aliceToken, to: "bob")
+                }
+            }
+            try await group.waitForAll()
+        }
+        await comeBack(world)
+        var swept: [BaseMessage] = []
+        var outcomes: [String] = []
+        for round in 0..<4 {
+            if round > 0 {
+                world.clock.advance(by: SyncThrottle.cooldown)
+                try await world.bob.forceSyncNow()
+            }
+            outcomes += await world.log.sweep().filter { $0.hasPrefix("messages ") && !$0.hasSuffix("started") }
+            swept += world.log.swept
+        }
+        #expect(
+            outcomes == [
+                "messages 1000 partial", "messages 1000 partial", "messages 1000 partial", "messages 5 caughtUp"
+            ])
+        #expect(Set(swept.map(\.id)).count == 3_005, "each message once")
+        for conversation in ["group_g", "alice~bob"] {
+            let ids = swept.filter { $0.conversationId == conversation }.map(\.id)
+            #expect(ids == ids.sorted() && ids.count == (conversation == "group_g" ? 3_000 : 5), "\(conversation)")
+        }
+        await goOffline(world)
+        let cache = try #require(world.bob.session.current?.cache)
+        for conversation in ["group_g", "alice~bob"] {
+            #expect(
+                try cache.cachedPage(.conversation(conversation), .latest, limit: 100)
+                    == (try await serverMessages(world, conversation)).map(MessageRowView.asCached), "\(conversation)")
+            #expect(try cache.ranges(.conversation(conversation)).count == 1, "one stretch, no hole: \(conversation)")
+        }
+    }
+
     /// How bob's sync point stops being one chatd can resume from while he is away.
     enum SyncPointLoss: CaseIterable {
         /// chatd keeps only the last 5 changes and more happen.
@@ -337,7 +398,8 @@ import Testing
 
     /// The changelog's head, as the server answers an empty cursor.
     func head(_ world: World) async throws -> String {
-        let (_, data) = try await world.server.request("GET", "\(Endpoints.changes)?cursor=", token: world.bobToken)
+        let (_, data) = try await world.server.request(
+            "GET", "\(Endpoints.changes)?cursor=&groupLogs=true", token: world.bobToken)
         return try JSONDecoder().decode(ChangelogPage.self, from: data).cursor
     }
 

@@ -11,6 +11,8 @@ extension UserSession {
         var components = URLComponents(
             url: config.server.appendingPathComponent(Endpoints.realtime), resolvingAgainstBaseURL: false)!
         components.scheme = config.server.scheme == "https" ? "wss" : "ws"
+        // Its cursors are the changelog's: the user's and their groups' logs (`c3`).
+        components.queryItems = [URLQueryItem(name: "groupLogs", value: "true")]
         return components.url!
     }
 

@@ -287,9 +287,7 @@ final class SyncEngine: Sendable {
     /// One page of the changelog from `point` (or why not).
     private func changelogPage(from point: SyncPoint) async -> Result<ChangelogPage, any Error> {
         do {
-            return .success(
-                try await api.get(Endpoints.changes, query: [("cursor", point.cursor), ("limit", "\(Self.changePage)")])
-            )
+            return .success(try await api.changes(after: point.cursor, limit: Self.changePage))
         } catch {
             return .failure(error)
         }
@@ -321,7 +319,7 @@ final class SyncEngine: Sendable {
     /// A cold start's first read: the changelog's head as the server has it now.
     private func readHead() async -> Result<ChangelogPage, any Error> {
         do {
-            return .success(try await api.get(Endpoints.changes, query: [("cursor", ""), ("limit", "1")]))
+            return .success(try await api.changes(after: nil, limit: 1))
         } catch {
             return .failure(error)
         }

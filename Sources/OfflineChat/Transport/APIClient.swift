@@ -28,6 +28,14 @@ struct APIClient: Sendable {
         try await send("GET", path, query: query, body: nil as String?)
     }
 
+    /// A changelog page after `cursor` (nil: the head), read from the user's and their groups'
+    /// logs: a `c3` cursor names every group the user is in, so it goes in the body of a
+    /// `POST`, where no proxy's limit on a url's length applies.
+    func changes(after cursor: String?, limit: Int) async throws -> ChangelogPage {
+        try await send(
+            "POST", Endpoints.changes, body: ChangesRequest(cursor: cursor ?? "", limit: limit, groupLogs: true))
+    }
+
     func send<T: Decodable, Body: Encodable>(
         _ method: String, _ path: String, query: [(String, String?)] = [],
         body: Body?

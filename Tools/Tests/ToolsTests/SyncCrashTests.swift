@@ -29,7 +29,8 @@ import Testing
         try await makeBacklog(server, bobToken: bobToken)
         let expected = try await allMessages(server, bobToken: bobToken)
         #expect(expected.count == 1_200)
-        let (_, headData) = try await server.request("GET", "\(Endpoints.changes)?cursor=", token: bobToken)
+        let (_, headData) = try await server.request(
+            "GET", "\(Endpoints.changes)?cursor=&groupLogs=true", token: bobToken)
         let head = try JSONDecoder().decode(ChangelogPage.self, from: headData).cursor
 
         // How long the first page takes here, from the message phase's start to its end.
