@@ -172,3 +172,66 @@ import Testing
         }
     }
 }
+
+extension GroupLogRealtimeTests {
+    /// Many writers at once while the socket's owner leaves and rejoins the group again and
+    /// again (on PostgreSQL, changes reach the socket out of order and gaps are filled): the
+    /// socket sends exactly what a page from its hello cursor gives, each group's changes in
+    /// the group's order, and its last cursor is the head.
+    @Test(.timeLimit(.minutes(2))) func aSocketKeepsUpWithConcurrentWritersAndItsOwnComingsAndGoings() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        let carol = try await server.user("carol")
+        let dave = try await server.user("dave")
+        try await server.group("g", by: alice)
+        for member in ["bob", "carol"] { try await server.addMember(member, to: "g", by: alice) }
+        let socket = try WebSocketClient.connect(
+            to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)?groupLogs=true")!,
+            headers: ["Authorization": "Bearer \(bob)"])
+        defer { socket.close() }
+        let start = try #require(try socket.nextEnvelope().cursor)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (sender, token) in [("alice", alice), ("carol", carol)] {
+                group.addTask {
+                    for index in 0..<60 { _ = try await server.sendToGroup("\(sender) \(index)", from: token, to: "g") }
+                }
+            }
+            group.addTask {
+                for index in 0..<30 { try await server.send("dave \(index)", from: dave, to: "bob") }
+            }
+            group.addTask {
+                for round in 0..<8 {
+                    let path = "\(Endpoints.groups)/g/\(round % 2 == 0 ? "leave" : "join")"
+                    let status = try await server.request("POST", path, token: bob).status
+                    #expect((200...204).contains(status))
+                }
+            }
+            try await group.waitForAll()
+        }
+        var expected: [String] = []
+        var cursor = start
+        while true {
+            let page = try await server.request(
+                "POST", Endpoints.changes, token: bob, json: ChangesRequest(cursor: cursor, limit: 100)
+            ).decode(ChangelogPage.self)
+            expected += page.changes.map { "\($0.conversationId) \($0.seq) \($0.kind.rawValue)" }
+            cursor = page.cursor
+            if !page.hasMore { break }
+        }
+        var received: [String] = []
+        var last = start
+        while received.count < expected.count {
+            let envelope = try socket.nextEnvelope()
+            guard let change = envelope.change else { continue }
+            received.append("\(change.conversationId) \(change.seq) \(change.kind.rawValue)")
+            last = try #require(envelope.cursor)
+        }
+        #expect(received.count == expected.count && Set(received) == Set(expected))
+        let groupSeqs = received.filter { $0.hasPrefix("group_g ") }.map { Int64($0.split(separator: " ")[1])! }
+        #expect(groupSeqs == groupSeqs.sorted(), "the group's changes in its order")
+        let rest = try await server.request("POST", Endpoints.changes, token: bob, json: ChangesRequest(cursor: last))
+            .decode(ChangelogPage.self)
+        #expect(rest.changes.isEmpty, "the last frame's cursor is the head")
+    }
+}

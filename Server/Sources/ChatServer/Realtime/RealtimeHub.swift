@@ -63,7 +63,7 @@ public final class RealtimeHub: Sendable {
         /// Bring every socket up to its user's head from the inbox (the bus reconnected).
         case catchUp
         /// Inbox pages read for sockets (`readMissing`); nil for one too far behind or unread.
-        case filled([(id: Int, changes: [Delivery]?)])
+        case filled([FilledRead])
         /// A typing frame from another node for `uid`'s sockets here.
         case typing(uid: String, frame: [UInt8])
         /// A group typing frame from another node for the group's members here.
@@ -272,25 +272,39 @@ public final class RealtimeHub: Sendable {
         }
     }
 
-    /// Reads each socket's inbox after its position, off the realtime thread (a slow database
-    /// must not hold up frames), and hands the pages to the loop (`.filled`). With
-    /// `headsFirst`, reads the users' heads first and only the sockets behind them (the
-    /// periodic catch-up); when even that read fails, nothing is filled this time.
-    func readMissing(_ sockets: [(id: Int, uid: String, position: Int64)], headsFirst: Bool) {
+    /// Reads each socket's inbox after its position, and the logs of the groups it names after
+    /// theirs, off the realtime thread (a slow database must not hold up frames), and hands the
+    /// pages to the loop (`.filled`). With `headsFirst`, reads the heads first and only what
+    /// is behind them (the periodic catch-up); when even that read fails, nothing is filled
+    /// this time.
+    func readMissing(_ sockets: [MissingRead], headsFirst: Bool) {
         DispatchQueue.global().async { [self] in
             var behind = sockets
             if headsFirst {
-                guard let heads = try? store.positions(of: Array(Set(sockets.map(\.uid)))) else {
+                guard let heads = try? store.positions(of: Array(Set(sockets.map(\.uid)))),
+                    let groupHeads = try? store.groupHeads(Array(Set(sockets.flatMap(\.groups.keys))))
+                else {
                     return send(.filled([]))
                 }
-                behind = sockets.filter { heads[$0.uid, default: 0] > $0.position }
+                behind = sockets.compactMap { socket in
+                    var socket = socket
+                    socket.groups = socket.groups.filter { groupHeads[$0.key, default: 0] > $0.value }
+                    return heads[socket.uid, default: 0] > socket.position || !socket.groups.isEmpty ? socket : nil
+                }
             }
             send(
                 .filled(
                     behind.map { socket in
                         let page = try? store.changes(
                             for: socket.uid, after: socket.position, limit: ChangeOrder.maxHeld)
-                        return (socket.id, page.flatMap { $0.hasMore ? nil : $0.changes })
+                        return FilledRead(
+                            id: socket.id, changes: page.flatMap { $0.hasMore ? nil : $0.changes },
+                            groups: Dictionary(
+                                uniqueKeysWithValues: socket.groups.map { group, position in
+                                    let page = try? store.groupChanges(
+                                        of: group, for: socket.uid, after: position, limit: ChangeOrder.maxHeld)
+                                    return (group, page.flatMap { $0.hasMore ? nil : $0.changes })
+                                }))
                     }))
         }
     }
@@ -404,4 +418,20 @@ final class CommandQueue: Sendable {
             return state.items
         }
     }
+}
+
+/// What a socket is missing (`RealtimeHub.readMissing`): its user log after `position`, and
+/// each group's log it names after its position there.
+struct MissingRead: Sendable {
+    let id: Int
+    let uid: String
+    let position: Int64
+    var groups: [String: Int64]
+}
+
+/// What `readMissing` read for a socket: nil for a log too far behind or unread.
+struct FilledRead: Sendable {
+    let id: Int
+    let changes: [Delivery]?
+    let groups: [String: [Delivery]?]
 }

@@ -20,6 +20,20 @@ struct RealtimeLoop {
         /// For a socket that reads group logs (`c3`): its positions after the last change sent,
         /// each frame's cursor.
         var logs: LogPositions?
+        /// For such a socket: each group it follows, its changes put in the group's order (its
+        /// user log's `order` then carries only the user's own changes and the markers).
+        var groupOrders: [String: ChangeOrder] = [:]
+        /// Memberships that began (at these group positions) while an earlier one of the same
+        /// group had not yet ended on this socket: each starts once the one before ends.
+        var rejoins: [String: [Int64]] = [:]
+
+        /// Starts following `group` after position `start`.
+        func follow(_ group: String, after start: Int64, now: UInt64) {
+            var order = ChangeOrder()
+            _ = order.start(at: start, now: now)
+            groupOrders[group] = order
+            logs?.groups[group] = start
+        }
         /// Typing frames it may still send (`TypingBudget`).
         var typingBudget = TypingBudget()
         /// A close frame was queued; drop once it is flushed.
@@ -161,7 +175,9 @@ struct RealtimeLoop {
             guard let client = clients.first(where: { $0.id == id && !$0.dead && !$0.closing }) else { return }
             client.logs = logs
             enqueue(hub.helloFrame(uid: client.uid, position: position, logs: logs), to: client)
-            send(client.order.start(at: position, now: hub.monotonicNow()), to: client)
+            let now = hub.monotonicNow()
+            for (group, start) in logs?.groups ?? [:] { client.follow(group, after: start, now: now) }
+            send(client.order.start(at: position, now: now), to: client)
         case .abandon(let id):
             for client in clients where client.id == id {
                 close(client, .internalError, "cannot read your position; reconnect")
@@ -181,11 +197,26 @@ struct RealtimeLoop {
         hub.bus?.release(session.uid)
     }
 
-    /// Hands a change to its readers' sockets, each of which sends what is now in order.
+    /// Hands a change to its readers' sockets, each of which sends what is now in order: by
+    /// their user position, and a group's change also to every socket that reads group logs
+    /// and follows the group, by its position there.
     func deliver(_ body: String, at positions: [Position], group: GroupPlace?) {
         var wanted: [String: Int64] = [:]
         for position in positions { wanted[position.uid] = position.pts }
         let now = hub.monotonicNow()
+        defer {
+            if let group {
+                for client in clients
+                where !client.dead && !client.closing && client.groupOrders[group.conversationId] != nil {
+                    let ready = client.groupOrders[group.conversationId]!.receive(
+                        group.pts, body, group: group, now: now)
+                    send(ready, of: group.conversationId, to: client)
+                    if client.groupOrders[group.conversationId]?.overflowed == true {
+                        close(client, Self.missedChanges, "missed changes; resume from your cursor")
+                    }
+                }
+            }
+        }
         let bytes = Array(body.utf8)  // shared by every reader's frame
         var frames: [String: [[UInt8]]] = [:]  // the change's frame per reader, shared by their sockets
         for client in clients where !client.dead && !client.closing {
@@ -202,10 +233,10 @@ struct RealtimeLoop {
         }
     }
 
-    /// Sends changes now in order. A socket that reads group logs moves its positions with
-    /// each: the user's, and the group's for a group's change (a group that the change ends the
-    /// user's membership of leaves its cursor); each frame's `seq` is the change's position in
-    /// its own log.
+    /// Sends changes of the user's log now in order. A socket that reads group logs sends only
+    /// the user's own as frames: a group's change there (a copy the inbox still holds, or the
+    /// user's own membership change) only moves its user position, the group's log bringing
+    /// it; one that starts the user's membership starts following the group.
     func send(_ changes: [Delivery], to client: Client) {
         for change in changes {
             guard var logs = client.logs else {
@@ -213,14 +244,43 @@ struct RealtimeLoop {
                 continue
             }
             logs.user = change.pts
-            if let group = change.group {
-                logs.groups[group.conversationId] = group.ends(for: client.uid) ? nil : group.pts
+            client.logs = logs
+            guard let group = change.group else {
+                enqueue(
+                    hub.changeFrame(body: Array(change.body.utf8), seq: change.pts, cursor: hub.store.cursor(logs)),
+                    to: client)
+                continue
             }
+            guard group.span == .opens(client.uid) else { continue }
+            if client.groupOrders[group.conversationId] == nil {
+                client.follow(group.conversationId, after: group.pts - 1, now: hub.monotonicNow())
+            } else {
+                client.rejoins[group.conversationId, default: []].append(group.pts - 1)
+            }
+        }
+    }
+
+    /// Sends a group's changes now in order to a socket that follows it, each frame with the
+    /// change's group position as `seq` and the socket's cursor after it. The change that ends
+    /// the user's membership is the last: the socket stops following the group, until a
+    /// membership that began since (`rejoins`).
+    func send(_ changes: [Delivery], of group: String, to client: Client) {
+        for change in changes {
+            guard var logs = client.logs, client.groupOrders[group] != nil else { return }
+            let ends = change.group?.ends(for: client.uid) == true
+            logs.groups[group] = ends ? nil : change.pts
             client.logs = logs
             enqueue(
-                hub.changeFrame(
-                    body: Array(change.body.utf8), seq: change.group?.pts ?? change.pts, cursor: hub.store.cursor(logs)),
+                hub.changeFrame(body: Array(change.body.utf8), seq: change.pts, cursor: hub.store.cursor(logs)),
                 to: client)
+            guard ends else { continue }
+            client.groupOrders[group] = nil
+            if let start = client.rejoins[group]?.first {
+                client.rejoins[group]?.removeFirst()
+                if client.rejoins[group]?.isEmpty == true { client.rejoins[group] = nil }
+                client.follow(group, after: start, now: hub.monotonicNow())
+            }
+            return
         }
     }
 
@@ -229,13 +289,14 @@ struct RealtimeLoop {
     mutating func fillGaps(now: UInt64) {
         guard !reading else { return }
         let wait = UInt64(hub.configuration.gapWaitSeconds * 1e9)
+        func late(_ order: ChangeOrder) -> Bool {
+            order.conflicted || order.heldSince.map { now - $0 >= wait } == true
+        }
         let due = clients.filter { client in
             guard !client.dead, !client.closing, client.order.position != nil else { return false }
-            if client.order.conflicted { return true }
-            guard let since = client.order.heldSince else { return false }
-            return now - since >= wait
+            return late(client.order) || client.groupOrders.values.contains(where: late)
         }
-        read(due, headsFirst: false)
+        read(due, headsFirst: false) { late($0) }
     }
 
     /// Brings every socket behind its user's head up to it from the inbox: after the bus
@@ -245,27 +306,37 @@ struct RealtimeLoop {
             catchUpWanted = true
             return
         }
-        read(clients.filter { !$0.dead && !$0.closing && $0.order.position != nil }, headsFirst: true)
+        read(clients.filter { !$0.dead && !$0.closing && $0.order.position != nil }, headsFirst: true) { _ in true }
     }
 
-    /// Asks for the inbox after each socket's position, read off this thread.
-    private mutating func read(_ sockets: [Client], headsFirst: Bool) {
+    /// Asks for the inbox after each socket's position, and each group's log after its
+    /// position for the groups `groups` picks, read off this thread.
+    private mutating func read(_ sockets: [Client], headsFirst: Bool, groups: (ChangeOrder) -> Bool) {
         guard !sockets.isEmpty else { return }
         reading = true
-        hub.readMissing(sockets.map { (id: $0.id, uid: $0.uid, position: $0.order.position!) }, headsFirst: headsFirst)
+        hub.readMissing(
+            sockets.map { client in
+                MissingRead(
+                    id: client.id, uid: client.uid, position: client.order.position!,
+                    groups: client.groupOrders.compactMapValues { groups($0) ? $0.position : nil })
+            }, headsFirst: headsFirst)
     }
 
-    /// The inbox pages `read` asked for: each socket sends what now follows its position
-    /// without a gap; one too far behind (nil) is closed (its client resumes from its cursor).
-    mutating func filled(_ pages: [(id: Int, changes: [Delivery]?)], now: UInt64) {
+    /// The pages `read` asked for: each socket sends what now follows its positions without a
+    /// gap; one too far behind (nil) is closed (its client resumes from its cursor).
+    mutating func filled(_ pages: [FilledRead], now: UInt64) {
         reading = false
         for page in pages {
             guard let client = clients.first(where: { $0.id == page.id && !$0.dead && !$0.closing }) else { continue }
-            guard let changes = page.changes else {
+            guard let changes = page.changes, !page.groups.values.contains(where: { $0 == nil }) else {
                 close(client, Self.missedChanges, "missed changes; resume from your cursor")
                 continue
             }
             send(client.order.fill(changes, now: now), to: client)
+            for (group, changes) in page.groups {
+                guard let changes, let ready = client.groupOrders[group]?.fill(changes, now: now) else { continue }
+                send(ready, of: group, to: client)
+            }
         }
         if catchUpWanted {
             catchUpWanted = false

@@ -231,6 +231,51 @@ extension Store {
         }
     }
 
+    /// `uid`'s changes of group `conversationId` after `position`, inside their spans of
+    /// membership, at most `limit`: what a realtime socket that reads group logs fills a gap in
+    /// a group with. The change that ends a span says so (`GroupPlace.ends(for:)`).
+    func groupChanges(
+        of conversationId: String, for uid: String, after position: Int64, limit: Int
+    ) throws -> (changes: [Delivery], hasMore: Bool) {
+        try read { db in
+            let spans = try db.query(
+                "SELECT from_pts, to_pts FROM group_spans WHERE conversation_id = ? AND uid = ? ORDER BY from_pts",
+                [conversationId, uid]
+            ).map { MembershipSpan(from: try $0.get(0), to: try $0.get(1)) }
+            var changes: [Delivery] = []
+            for span in spans {
+                guard let range = span.clamp(after: changes.last?.pts ?? position, upTo: nil) else { continue }
+                let rows = try db.query(
+                    LogPage.groupLogQuery,
+                    [conversationId, range.after, range.upTo ?? Int64.max, limit - changes.count + 1])
+                for row in rows {
+                    let pts: Int64 = try row.get(0)
+                    changes.append(
+                        Delivery(
+                            pts: pts, body: try row.get(1),
+                            group: GroupPlace(
+                                conversationId: conversationId, pts: pts, span: pts == span.to ? .closes(uid) : nil)))
+                }
+                if changes.count > limit { return (Array(changes.prefix(limit)), true) }
+            }
+            return (changes, false)
+        }
+    }
+
+    /// The heads of these groups' logs (a group without a change yet is left out).
+    func groupHeads(_ conversationIds: [String]) throws -> [String: Int64] {
+        try read { db in
+            var heads: [String: Int64] = [:]
+            for row in try db.query(
+                "SELECT conversation_id, pts FROM group_heads WHERE conversation_id IN (SELECT value FROM json_each(?))",
+                [try Self.json(conversationIds) ?? "[]"])
+            {
+                heads[try row.get(0)] = try row.get(1)
+            }
+            return heads
+        }
+    }
+
     /// `uid`'s `c3` positions now (`logHeads`).
     func logPositions(of uid: String) throws -> LogPositions { try read { try Self.logHeads($0, of: uid) } }
 
