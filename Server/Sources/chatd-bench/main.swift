@@ -251,22 +251,29 @@ print("replaying the changelog …")
 // times: a pass is a few milliseconds, so one pass is at the mercy of a single stall of this
 // shared host. The median pass is reported, with every pass's time a page.
 let replayer = try BenchHTTPClient(port: port)
+// The start of u0's log: the head cursor's epoch at position 0.
+let replayStart: String = try {
+    guard case .logs(let epoch, _, _) = ChangelogCursor.parse(try GroupBench.head(replayer, token: tokens[0])) else {
+        throw ConnectionError("the head is not a c3 cursor")
+    }
+    return ChangelogCursor.encode(epoch: epoch, position: 0, groups: [:])
+}()
 @MainActor func replayPass() throws -> (seconds: Double, pages: Int, changes: Int) {
-    var (cursor, position) = ("c1.0", Int64(0))
+    var (cursor, position) = (replayStart, Int64(0))
     var pages = 0
     let began = now()
     while true {
         // Only the page's tail is kept (its cursor and `hasMore`): the figure is chatd's, not
         // the client's. A scan of the whole page for its changes cost the bench a third of the
-        // page's time; the cursor's position counts them (changes of every kind; from `c1.0`,
-        // position 0, as nothing is pruned here).
+        // page's time; the cursor's position counts them (changes of every kind of u0's own
+        // log, from position 0, as nothing is pruned here).
         let (status, tail) = try replayer.request(
             "GET", "/v1/changes?cursor=\(cursor)&limit=1000", token: tokens[0], keepingLast: 512)
         guard status == 200 else { throw ConnectionError("changes answered \(status)") }
         pages += 1
         let (next, hasMore) = try pageEnd(tail)
         cursor = next
-        guard case .position(_, let reached) = ChangelogCursor.parse(cursor) else {
+        guard case .logs(_, let reached, _) = ChangelogCursor.parse(cursor) else {
             throw ConnectionError("not a position cursor: \(cursor)")
         }
         position = reached

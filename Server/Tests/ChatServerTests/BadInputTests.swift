@@ -101,8 +101,11 @@ import Testing
             .invalidParameter)
         expectError(
             try await server.request("GET", Endpoints.changes + "?cursor=garbage", token: alice), 400, .invalidCursor)
+        let ahead = try await server.beginning(alice).replacingOccurrences(of: ".0.", with: ".999.")
         expectError(
-            try await server.request("GET", Endpoints.changes + "?cursor=c1.999", token: alice), 400, .invalidCursor)
+            try await server.request("GET", Endpoints.changes + "?cursor=\(ahead)", token: alice), 400, .invalidCursor)
+        expectError(
+            try await server.request("GET", Endpoints.changes + "?cursor=c2.1.0", token: alice), 410, .cursorExpired)
         expectError(
             try await server.request("GET", Endpoints.conversations + "?cursor=nope", token: alice), 400,
             .invalidParameter)

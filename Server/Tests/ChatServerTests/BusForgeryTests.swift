@@ -21,7 +21,7 @@ struct BusForgeryTests {
         try thief.subscribe("chatd.>")
         _ = try thief.flush()
         let (socket, hello) = try second.realtime(bob)
-        guard case .position(_, let start)? = ChangelogCursor.parse(hello.cursor ?? "") else {
+        guard case .logs(_, let start, _)? = ChangelogCursor.parse(hello.cursor ?? "") else {
             Issue.record("hello")
             return
         }

@@ -25,6 +25,16 @@ extension ChatdUnderTest {
         try await request(method, path, token: token, admin: admin, body: try JSONEncoder().encode(json))
     }
 
+    /// A cursor at the start of the caller's log: a page from it gives every change of
+    /// theirs and of their groups within their memberships.
+    func beginning(_ token: String) async throws -> String {
+        let head = try await request("GET", Endpoints.changes, token: token).decode(ChangelogPage.self).cursor
+        guard case .logs(let epoch, _, _) = ChangelogCursor.parse(head) else {
+            throw LiveServer.Failure("not a c3 head cursor: \(head)")
+        }
+        return ChangelogCursor.encode(epoch: epoch, position: 0, groups: [:])
+    }
+
     /// Creates a user and returns a fresh token for them.
     func user(_ uid: String, name: String? = nil) async throws -> String {
         let created = try await request(

@@ -27,7 +27,7 @@ struct ClusterTests {
             seqs.append(change.seq)
             texts.append(change.message?.text)
         }
-        guard case .position(_, let start)? = ChangelogCursor.parse(hello.cursor ?? "") else {
+        guard case .logs(_, let start, _)? = ChangelogCursor.parse(hello.cursor ?? "") else {
             Issue.record("hello")
             return
         }
@@ -42,6 +42,41 @@ struct ClusterTests {
             String(decoding: try await first.request("GET", "/metrics", admin: true).body, as: UTF8.self))
         #expect(sent[#"chatd_changes_committed_total{kind="message.created"}"#] == 20)
         socket.close(.normal)
+    }
+
+    /// A group's change crosses the bus once, on the group's subject, whatever the number of
+    /// its members on the other node: three members' sockets there get every message, in the
+    /// group's order, from ten bus messages.
+    @Test func aGroupsChangeCrossesTheBusOnce() async throws {
+        let nats = try NatsServer()
+        let (first, second) = try LiveServer.twoNodes(on: nats)
+        let alice = try await first.user("alice")
+        try await first.group("g", by: alice)
+        var tokens: [String] = []
+        for uid in ["bob", "carol", "dave"] {
+            tokens.append(try await first.user(uid))
+            try await first.addMember(uid, to: "g", by: alice)
+        }
+        let sockets = try tokens.map { try second.realtime($0).socket }
+        defer { for socket in sockets { socket.close(.normal) } }
+        let before = MetricsTests.series(
+            String(decoding: try await second.request("GET", "/metrics", admin: true).body, as: UTF8.self)
+        )["chatd_bus_changes_received_total"] ?? 0
+        for index in 0..<10 { #expect(try await first.sendToGroup("m\(index)", from: alice, to: "g").status == 201) }
+        for socket in sockets {
+            var texts: [String?] = []
+            var seqs: [Int64] = []
+            while texts.count < 10 {
+                let change = try socket.nextChange()
+                texts.append(change.message?.text)
+                seqs.append(change.seq)
+            }
+            #expect(texts == (0..<10).map { "m\($0)" } && seqs == seqs.sorted())
+        }
+        let received = MetricsTests.series(
+            String(decoding: try await second.request("GET", "/metrics", admin: true).body, as: UTF8.self)
+        )["chatd_bus_changes_received_total"] ?? 0
+        #expect(received - before == 10, "one bus message a change, not one a member")
     }
 
     /// The bus restarts: what was published while it was down is not lost; the sockets catch

@@ -46,7 +46,7 @@ import Testing
         let next = try await moved.request("GET", Endpoints.changes + "?cursor=\(cursor)", token: bob).decode(
             ChangelogPage.self)
         #expect(next.changes.map { $0.message?.text } == ["three"])
-        guard case .position(_, let before)? = ChangelogCursor.parse(cursor) else {
+        guard case .logs(_, let before, _)? = ChangelogCursor.parse(cursor) else {
             Issue.record("\(cursor)")
             return
         }

@@ -115,7 +115,7 @@ struct GroupCommitTests {
             // Each user sent 60 and received 60: 120 changes, positions 1…120.
             #expect(try store.position(of: uid) == 120)
             let page = try store.changes(
-                for: uid, cursor: ChangelogCursor.encode(epoch: store.epoch, position: 0), limit: 1000)
+                for: uid, cursor: ChangelogCursor.encode(epoch: store.epoch, position: 0, groups: [:]), limit: 1000)
             #expect(page.count == 120)
         }
     }

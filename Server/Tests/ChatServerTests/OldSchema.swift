@@ -19,7 +19,7 @@ enum OldSchema {
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {
-            case 13: break  // spans added for every membership: kept (the undo of 11 drops them)
+            case 14, 13: break  // a new epoch; spans added for every membership (the undo of 11 drops them)
             case 12: try db.execute(undoGroupTime)
             case 11: try db.execute(undoGroupSpans)
             case 10: try db.execute(undoGroupLogs)
@@ -67,8 +67,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
-        case 24:
-            break  // spans added for every membership: kept (the undo of 22 drops them)
+        case 25, 24:
+            break  // a new epoch; spans added for every membership (the undo of 22 drops them)
         case 23:
             try db.execute(undoGroupTime)
         case 22:

@@ -69,7 +69,7 @@ import Testing
             }
         }
         let start = try store.changes(
-            for: "ben", cursor: ChangelogCursor.encode(epoch: store.epoch, position: 0), limit: 100)
+            for: "ben", cursor: ChangelogCursor.encode(epoch: store.epoch, position: 0, groups: [:]), limit: 100)
         #expect(start.count == 1)
         let naiveSeen = try naiveRead(after: 0)
         #expect(naiveSeen.count == 1)
@@ -149,7 +149,7 @@ import Testing
         let seen = Shared<[String: [Int64]]>([:])
         let tail = Self.thread { [self] in
             var cursors = Dictionary(
-                uniqueKeysWithValues: Self.uids.map { ($0, ChangelogCursor.encode(epoch: store.epoch, position: 0)) })
+                uniqueKeysWithValues: Self.uids.map { ($0, ChangelogCursor.encode(epoch: store.epoch, position: 0, groups: [:])) })
             var finalPass = false
             while !finalPass {
                 finalPass = done.load(ordering: .acquiring)

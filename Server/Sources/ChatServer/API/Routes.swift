@@ -96,7 +96,7 @@ struct Routes {
                 context.request,
                 session: RealtimeSession(
                     uid: session.uid, tokenHash: Store.tokenHash(token ?? ""),
-                    expiresAt: session.expiresAt, groupLogs: try context.boolQuery("groupLogs")))
+                    expiresAt: session.expiresAt))
         }
         return router
     }

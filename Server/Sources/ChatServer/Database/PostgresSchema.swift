@@ -222,7 +222,15 @@ enum PostgresSchema {
         (10, "group logs", Schema.groupLogTables(keyType: #"text COLLATE "C""#, integer: "bigint")),
         (11, "group spans", Schema.groupSpansTable(keyType: #"text COLLATE "C""#, integer: "bigint")),
         (12, "a group's time kept once", Schema.groupsKeepTheirTimeOnce),
-        (13, "spans of every membership", Schema.openMissingSpans)
+        (13, "spans of every membership", Schema.openMissingSpans),
+        (
+            14, "group changes out of the inboxes",
+            """
+            -- As SQLite's 25: a group's change goes to its log only; a new epoch expires every
+            -- cursor that read the inboxes.
+            UPDATE meta SET value = floor(random() * 4611686018427387903)::bigint + 1 WHERE key = 'epoch';
+            """
+        )
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -31,14 +31,21 @@ struct ChangeOrder {
     /// A change for this socket's user (and its place in a group's log, if it is a group's);
     /// returns those now ready to send, in order.
     mutating func receive(_ pts: Int64, _ body: String, group: GroupPlace? = nil, now: UInt64) -> [Delivery] {
+        receive(Delivery(pts: pts, body: body, group: group), now: now)
+    }
+
+    /// The same for a change made into a `Delivery` once for all its readers (its bytes shared
+    /// by their frames).
+    mutating func receive(_ delivery: Delivery, now: UInt64) -> [Delivery] {
+        let pts = delivery.pts
         if let position, pts <= position { return [] }
         guard !disputed.contains(pts) else { return [] }
-        if let other = held[pts], other.body != body {
+        if let other = held[pts], other.body != delivery.body {
             held[pts] = nil
             disputed.insert(pts)
             return []
         }
-        held[pts] = Delivery(pts: pts, body: body, group: group)
+        held[pts] = delivery
         return drain(now: now)
     }
 
@@ -78,5 +85,11 @@ struct ChangeOrder {
 struct Delivery: Sendable, Equatable {
     let pts: Int64
     let body: String
+    /// `body`'s bytes, made once: every socket's frame of the change shares them.
+    let bytes: [UInt8]
     var group: GroupPlace?
+
+    init(pts: Int64, body: String, bytes: [UInt8]? = nil, group: GroupPlace? = nil) {
+        (self.pts, self.body, self.bytes, self.group) = (pts, body, bytes ?? Array(body.utf8), group)
+    }
 }

@@ -2,10 +2,11 @@ import CNats
 import Foundation
 import OfflineChatLocking
 
-/// The realtime bus between chatd nodes, on NATS core. Each committed change is published
-/// once per reader to `chatd.u.<uid>` with the reader's position, and so are typing frames;
-/// a node subscribes only for the users with a socket on it, and does not hear its own
-/// publications (it delivered those itself). Token revocations go to every node
+/// The realtime bus between chatd nodes, on NATS core. Each committed change of a user's own
+/// log is published once per reader to `chatd.u.<uid>` with the reader's position, and so are
+/// typing frames; a group's change is published once to `chatd.g.<group conversation>` with
+/// its group position. A node subscribes only for the users with a socket on it and the groups
+/// those sockets follow, and does not hear its own publications (it delivered those itself). Token revocations go to every node
 /// (`chatd.all`). Every frame is sealed (`BusSeal`): one that does not open under the cluster's
 /// secret is dropped and counted, whoever managed to publish it. NATS core is at most once: a message lost in a restart or a reconnect is a gap in
 /// a socket's positions, which the socket fills from the inbox (`ChangeOrder`), and every
@@ -113,20 +114,33 @@ final class NatsBus: Sendable {
     /// `chatd.u.<uid>`: a uid's dots are escaped (a dot separates subject tokens).
     static func subject(_ uid: String) -> String { "chatd.u." + uid.replacingOccurrences(of: ".", with: "%2E") }
 
-    /// Each reader's position and the change, to the reader's subject.
+    /// `chatd.g.<group conversation>`, escaped the same way.
+    static func groupSubject(_ conversationId: String) -> String {
+        "chatd.g." + conversationId.replacingOccurrences(of: ".", with: "%2E")
+    }
+
+    /// Each reader's position and the change, to the reader's subject; a group's change once,
+    /// to its group's subject.
     func publish(_ changes: [PublishedChange]) {
         let now = Self.wallClock()
         send(
             changes.flatMap { change in
-                change.positions.map {
+                let group = change.groupLog.map {
+                    GroupPlace(conversationId: $0, pts: change.groupPosition ?? 0, span: change.span)
+                }
+                let toGroup = group.map {
+                    [
+                        (
+                            Self.groupSubject($0.conversationId),
+                            BusMessage.change(nil, body: change.body, group: $0, publishedAt: now).encoded
+                        )
+                    ]
+                }
+                return (toGroup ?? [])
+                    + change.positions.map {
                     (
                         Self.subject($0.uid),
-                        BusMessage.change(
-                            $0, body: change.body,
-                            group: change.groupLog.map {
-                                GroupPlace(conversationId: $0, pts: change.groupPosition ?? 0, span: change.span)
-                            }, publishedAt: now
-                        ).encoded
+                        BusMessage.change($0, body: change.body, group: group, publishedAt: now).encoded
                     )
                 }
             })
@@ -161,33 +175,46 @@ final class NatsBus: Sendable {
         }
     }
 
-    /// A socket of `uid` opens on this node: subscribe for the first one.
-    func retain(_ uid: String) {
+    /// A socket of `uid` opens on this node: subscribe for the first one, and wait until the
+    /// server has the subscription (the caller reads the user's positions next).
+    func retain(_ uid: String) { retain(subject: Self.subject(uid), flush: true) }
+
+    /// A socket of `uid` closed: unsubscribe after the last one.
+    func release(_ uid: String) { release(subject: Self.subject(uid)) }
+
+    /// A socket here follows a group: subscribe for the first one. The realtime thread asks
+    /// this, so it does not wait for the server: a change published before the subscription
+    /// took is a gap the socket fills (or the periodic catch-up does).
+    func retainGroup(_ conversationId: String) { retain(subject: Self.groupSubject(conversationId), flush: false) }
+
+    /// A socket here stopped following a group: unsubscribe after the last one.
+    func releaseGroup(_ conversationId: String) { release(subject: Self.groupSubject(conversationId)) }
+
+    private func retain(subject: String, flush: Bool) {
         state.withLock { state in
-            if var entry = state.subscriptions[uid] {
+            if var entry = state.subscriptions[subject] {
                 entry.sockets += 1
-                state.subscriptions[uid] = entry
+                state.subscriptions[subject] = entry
                 return
             }
             var subscription: OpaquePointer?
             if let connection = state.connection {
-                _ = natsConnection_Subscribe(&subscription, connection, Self.subject(uid), busMessage, context)
-                _ = natsConnection_Flush(connection)  // subscribed before the caller reads the user's position
+                _ = natsConnection_Subscribe(&subscription, connection, subject, busMessage, context)
+                if flush { _ = natsConnection_Flush(connection) }
             }
-            state.subscriptions[uid] = (subscription, 1)
+            state.subscriptions[subject] = (subscription, 1)
         }
     }
 
-    /// A socket of `uid` closed: unsubscribe after the last one.
-    func release(_ uid: String) {
+    private func release(subject: String) {
         state.withLock { state in
-            guard var entry = state.subscriptions[uid] else { return }
+            guard var entry = state.subscriptions[subject] else { return }
             entry.sockets -= 1
             guard entry.sockets == 0 else {
-                state.subscriptions[uid] = entry
+                state.subscriptions[subject] = entry
                 return
             }
-            state.subscriptions[uid] = nil
+            state.subscriptions[subject] = nil
             if let subscription = entry.subscription {
                 _ = natsSubscription_Unsubscribe(subscription)
                 natsSubscription_Destroy(subscription)
@@ -265,10 +292,12 @@ private let busDisconnected: @convention(c) (OpaquePointer?, UnsafeMutableRawPoi
 /// What travels on the bus (sealed by `BusSeal`), one line of kind and fields, then the payload:
 /// `c\n<pts>\n<uid>\n<published at, epoch ms>\n<stored change>`, or for a group's change
 /// `d\n<pts>\n<uid>\n<published at>\n<group conversation>\n<group pts>\n<span>\n<stored change>`
-/// (span: empty, `o:<uid>`, `c:<uid>` or `a`: `SpanChange`), `t\n<uid>\n<typing frame>`,
+/// (span: empty, `o:<uid>`, `c:<uid>` or `a`: `SpanChange`; pts and uid empty on the group's
+/// subject, where no reader is named), `t\n<uid>\n<typing frame>`,
 /// `g\n<guid>\n<sender>\n<typing frame>`, `r\n<token hash>`.
 enum BusMessage: Equatable, Sendable {
-    case change(Position, body: String, group: GroupPlace?, publishedAt: Int64)
+    /// A change for one reader (`Position`), or a group's for its followers (no reader).
+    case change(Position?, body: String, group: GroupPlace?, publishedAt: Int64)
     case typing(uid: String, frame: [UInt8])
     case groupTyping(guid: String, sender: String, frame: [UInt8])
     case revoke(tokenHash: String)
@@ -282,11 +311,12 @@ enum BusMessage: Equatable, Sendable {
 
     var encoded: [UInt8] {
         switch self {
-        case .change(let position, let body, nil, let publishedAt):
+        case .change(let position?, let body, nil, let publishedAt):
             Array("c\n\(position.pts)\n\(position.uid)\n\(publishedAt)\n\(body)".utf8)
+        case .change(nil, _, nil, _): []
         case .change(let position, let body, let group?, let publishedAt):
             Array(
-                "d\n\(position.pts)\n\(position.uid)\n\(publishedAt)\n\(group.conversationId)\n\(group.pts)\n\(Self.text(group.span))\n\(body)"
+                "d\n\(position.map { String($0.pts) } ?? "")\n\(position?.uid ?? "")\n\(publishedAt)\n\(group.conversationId)\n\(group.pts)\n\(Self.text(group.span))\n\(body)"
                     .utf8)
         case .typing(let uid, let frame): Array("t\n\(uid)\n".utf8) + frame
         case .groupTyping(let guid, let sender, let frame): Array("g\n\(guid)\n\(sender)\n".utf8) + frame
@@ -305,12 +335,14 @@ enum BusMessage: Equatable, Sendable {
             guard let pts = Int64(text(1)), let publishedAt = Int64(text(3)) else { return nil }
             self = .change(Position(uid: text(2), pts: pts), body: text(4), group: nil, publishedAt: publishedAt)
         case ("d", 8):
-            guard let pts = Int64(text(1)), let publishedAt = Int64(text(3)), let groupPts = Int64(text(5)),
-                let span = Self.span(text(6))
-            else { return nil }
+            guard let publishedAt = Int64(text(3)), let groupPts = Int64(text(5)), let span = Self.span(text(6)) else {
+                return nil
+            }
+            let position = Int64(text(1)).map { Position(uid: text(2), pts: $0) }
+            guard position != nil || (text(1).isEmpty && text(2).isEmpty) else { return nil }
             self = .change(
-                Position(uid: text(2), pts: pts), body: text(7),
-                group: GroupPlace(conversationId: text(4), pts: groupPts, span: span), publishedAt: publishedAt)
+                position, body: text(7), group: GroupPlace(conversationId: text(4), pts: groupPts, span: span),
+                publishedAt: publishedAt)
         case ("t", 3...):
             // The frame may hold newlines of its own: everything after the uid's line.
             let start = fields[0].count + 1 + fields[1].count + 1

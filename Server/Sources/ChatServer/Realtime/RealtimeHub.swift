@@ -44,9 +44,8 @@ public final class RealtimeHub: Sendable {
     enum Command {
         /// A new socket; it sends nothing until its `hello`.
         case register(UpgradedSocket, session: RealtimeSession, id: Int)
-        /// The user's position read after the socket was registered; for a socket that reads
-        /// group logs, every position of its cursor.
-        case hello(id: Int, position: Int64, logs: LogPositions?)
+        /// The user's positions (their log's and their groups') read after the socket was registered.
+        case hello(id: Int, logs: LogPositions)
         /// The user's position could not be read: close the socket.
         case abandon(id: Int)
         /// A committed change (stored without `seq`), each reader's position for it, and its
@@ -183,11 +182,11 @@ public final class RealtimeHub: Sendable {
         switch message {
         case .change(let position, let body, let group, let publishedAt):
             metrics.busReceived(lag: Double(NatsBus.wallClock() - publishedAt) / 1000)
-            var commands = [Command.deliver(body: body, positions: [position], group: group)]
+            var commands = [Command.deliver(body: body, positions: position.map { [$0] } ?? [], group: group)]
             // Blocks and memberships keep the typing filters here current too.
             if Self.controlKinds.contains(where: body.contains),
                 let change = try? JSONDecoder().decode(
-                    ChangePayload.self, from: Data(StoredChange.json(body: body, position: position.pts).utf8))
+                    ChangePayload.self, from: Data(StoredChange.json(body: body, position: position?.pts ?? group?.pts ?? 0).utf8))
             {
                 commands += Self.controlCommands(change)
             }
@@ -237,12 +236,6 @@ public final class RealtimeHub: Sendable {
     /// reader's position (keys sorted); the cursor resumes the changelog right after it. In
     /// three parts: the header and `{"change":`, the stored change's bytes (`body`, shared by
     /// every reader's frame: only the position and cursor differ), then the reader's tail.
-    func changeFrame(body: [UInt8], position: Int64) -> [[UInt8]] {
-        changeFrame(body: body, seq: position, cursor: store.cursor(position))
-    }
-
-    /// The same with the change's `seq` (its position in its own log) and the cursor after it
-    /// given: a reader of group logs (`c3`).
     func changeFrame(body: [UInt8], seq: Int64, cursor: String) -> [[UInt8]] {
         let head = Array(#"{"change":"#.utf8)
         let tail = Array((StoredChange.ending(seq) + #","cursor":""# + cursor + #"","type":"change"}"#).utf8)
@@ -360,17 +353,12 @@ public final class RealtimeHub: Sendable {
             send(guids.map { Command.membership(guid: $0, uid: session.uid, true) })
         }
         send(.register(socket, session: session, id: id))
-        if session.groupLogs {
-            guard let logs = try? store.logPositions(of: session.uid) else { return send(.abandon(id: id)) }
-            return send(.hello(id: id, position: logs.user, logs: logs))
-        }
-        guard let position = try? store.position(of: session.uid) else { return send(.abandon(id: id)) }
-        send(.hello(id: id, position: position, logs: nil))
+        guard let logs = try? store.logPositions(of: session.uid) else { return send(.abandon(id: id)) }
+        send(.hello(id: id, logs: logs))
     }
 
-    func helloFrame(uid: String, position: Int64, logs: LogPositions?) -> [UInt8] {
-        let cursor = logs.map { store.cursor($0) } ?? store.cursor(position)
-        return Self.frame(RealtimeEnvelope(type: .hello, uid: uid, cursor: cursor)) ?? []
+    func helloFrame(uid: String, logs: LogPositions) -> [UInt8] {
+        Self.frame(RealtimeEnvelope(type: .hello, uid: uid, cursor: store.cursor(logs))) ?? []
     }
 }
 
@@ -381,8 +369,6 @@ struct RealtimeSession: Sendable {
     let tokenHash: String
     /// Epoch seconds; the socket is closed (1008) once the server clock passes it.
     let expiresAt: Int64
-    /// The client reads group logs (`?groupLogs=true`): its cursors are `c3` ones.
-    var groupLogs = false
 }
 
 /// The hub's inbox: commands from request threads to the loop thread. Its lock is held for an

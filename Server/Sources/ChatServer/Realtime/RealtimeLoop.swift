@@ -17,22 +17,28 @@ struct RealtimeLoop {
         let id: Int
         /// The positions sent and those waiting for a gap to close.
         var order = ChangeOrder()
-        /// For a socket that reads group logs (`c3`): its positions after the last change sent,
-        /// each frame's cursor.
+        /// Its positions after the last change sent (each frame's cursor); nil until the hello.
         var logs: LogPositions?
-        /// For such a socket: each group it follows, its changes put in the group's order (its
-        /// user log's `order` then carries only the user's own changes and the markers).
+        /// Each group it follows, its changes put in the group's order (`order` carries the
+        /// user's own log: their own changes and the bounds of their memberships).
         var groupOrders: [String: ChangeOrder] = [:]
         /// Memberships that began (at these group positions) while an earlier one of the same
         /// group had not yet ended on this socket: each starts once the one before ends.
         var rejoins: [String: [Int64]] = [:]
 
-        /// Starts following `group` after position `start`.
-        func follow(_ group: String, after start: Int64, now: UInt64) {
+        /// Starts following `group` after position `start` (its changes from the other nodes too).
+        func follow(_ group: String, after start: Int64, now: UInt64, bus: NatsBus?) {
+            if groupOrders[group] == nil { bus?.retainGroup(group) }
             var order = ChangeOrder()
             _ = order.start(at: start, now: now)
             groupOrders[group] = order
             logs?.groups[group] = start
+        }
+
+        /// Stops following `group`.
+        func unfollow(_ group: String, bus: NatsBus?) {
+            guard groupOrders.removeValue(forKey: group) != nil else { return }
+            bus?.releaseGroup(group)
         }
         /// Typing frames it may still send (`TypingBudget`).
         var typingBudget = TypingBudget()
@@ -171,13 +177,13 @@ struct RealtimeLoop {
             for client in clients where client.session.tokenHash == hash {
                 close(client, .policyViolation, "token revoked")
             }
-        case .hello(let id, let position, let logs):
+        case .hello(let id, let logs):
             guard let client = clients.first(where: { $0.id == id && !$0.dead && !$0.closing }) else { return }
             client.logs = logs
-            enqueue(hub.helloFrame(uid: client.uid, position: position, logs: logs), to: client)
+            enqueue(hub.helloFrame(uid: client.uid, logs: logs), to: client)
             let now = hub.monotonicNow()
-            for (group, start) in logs?.groups ?? [:] { client.follow(group, after: start, now: now) }
-            send(client.order.start(at: position, now: now), to: client)
+            for (group, start) in logs.groups { client.follow(group, after: start, now: now, bus: hub.bus) }
+            send(client.order.start(at: logs.user, now: now), to: client)
         case .abandon(let id):
             for client in clients where client.id == id {
                 close(client, .internalError, "cannot read your position; reconnect")
@@ -197,19 +203,20 @@ struct RealtimeLoop {
         hub.bus?.release(session.uid)
     }
 
-    /// Hands a change to its readers' sockets, each of which sends what is now in order: by
-    /// their user position, and a group's change also to every socket that reads group logs
-    /// and follows the group, by its position there.
+    /// Hands a change to its readers' sockets, each of which sends what is now in order: to
+    /// the sockets of the users whose own log has it, by their position there, and a group's
+    /// change to every socket that follows the group, by its position there.
     func deliver(_ body: String, at positions: [Position], group: GroupPlace?) {
         var wanted: [String: Int64] = [:]
         for position in positions { wanted[position.uid] = position.pts }
         let now = hub.monotonicNow()
+        let bytes = Array(body.utf8)  // shared by every reader's frame
         defer {
             if let group {
+                let delivery = Delivery(pts: group.pts, body: body, bytes: bytes, group: group)
                 for client in clients
                 where !client.dead && !client.closing && client.groupOrders[group.conversationId] != nil {
-                    let ready = client.groupOrders[group.conversationId]!.receive(
-                        group.pts, body, group: group, now: now)
+                    let ready = client.groupOrders[group.conversationId]!.receive(delivery, now: now)
                     send(ready, of: group.conversationId, to: client)
                     if client.groupOrders[group.conversationId]?.overflowed == true {
                         close(client, Self.missedChanges, "missed changes; resume from your cursor")
@@ -217,43 +224,31 @@ struct RealtimeLoop {
                 }
             }
         }
-        let bytes = Array(body.utf8)  // shared by every reader's frame
-        var frames: [String: [[UInt8]]] = [:]  // the change's frame per reader, shared by their sockets
         for client in clients where !client.dead && !client.closing {
             guard let pts = wanted[client.uid] else { continue }
-            let ready = client.order.receive(pts, body, group: group, now: now)
-            if client.logs == nil && ready.count == 1 && ready[0].pts == pts {
-                let frame = frames[client.uid] ?? hub.changeFrame(body: bytes, position: pts)
-                frames[client.uid] = frame
-                enqueue(frame, to: client)
-            } else {
-                send(ready, to: client)
-            }
+            send(client.order.receive(Delivery(pts: pts, body: body, bytes: bytes, group: group), now: now), to: client)
             if client.order.overflowed { close(client, Self.missedChanges, "missed changes; resume from your cursor") }
         }
     }
 
-    /// Sends changes of the user's log now in order. A socket that reads group logs sends only
-    /// the user's own as frames: a group's change there (a copy the inbox still holds, or the
-    /// user's own membership change) only moves its user position, the group's log bringing
-    /// it; one that starts the user's membership starts following the group.
+    /// Sends changes of the user's log now in order, as frames: the user's own. A group's
+    /// change there (the bound of one of the user's memberships, or a copy an older chatd wrote)
+    /// only moves the user position, the group's log bringing it; one that starts a membership
+    /// starts following the group.
     func send(_ changes: [Delivery], to client: Client) {
         for change in changes {
-            guard var logs = client.logs else {
-                enqueue(hub.changeFrame(body: Array(change.body.utf8), position: change.pts), to: client)
-                continue
-            }
+            guard var logs = client.logs else { continue }
             logs.user = change.pts
             client.logs = logs
             guard let group = change.group else {
                 enqueue(
-                    hub.changeFrame(body: Array(change.body.utf8), seq: change.pts, cursor: hub.store.cursor(logs)),
+                    hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs)),
                     to: client)
                 continue
             }
             guard group.span == .opens(client.uid) else { continue }
             if client.groupOrders[group.conversationId] == nil {
-                client.follow(group.conversationId, after: group.pts - 1, now: hub.monotonicNow())
+                client.follow(group.conversationId, after: group.pts - 1, now: hub.monotonicNow(), bus: hub.bus)
             } else {
                 client.rejoins[group.conversationId, default: []].append(group.pts - 1)
             }
@@ -271,14 +266,14 @@ struct RealtimeLoop {
             logs.groups[group] = ends ? nil : change.pts
             client.logs = logs
             enqueue(
-                hub.changeFrame(body: Array(change.body.utf8), seq: change.pts, cursor: hub.store.cursor(logs)),
+                hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs)),
                 to: client)
             guard ends else { continue }
-            client.groupOrders[group] = nil
+            client.unfollow(group, bus: hub.bus)
             if let start = client.rejoins[group]?.first {
                 client.rejoins[group]?.removeFirst()
                 if client.rejoins[group]?.isEmpty == true { client.rejoins[group] = nil }
-                client.follow(group, after: start, now: hub.monotonicNow())
+                client.follow(group, after: start, now: hub.monotonicNow(), bus: hub.bus)
             }
             return
         }
@@ -482,6 +477,7 @@ struct RealtimeLoop {
             hub.connectionCount.subtract(1, ordering: .relaxed)
             hub.presence.disconnected(client.uid)
             hub.bus?.release(client.uid)
+            for group in client.groupOrders.keys { client.unfollow(group, bus: hub.bus) }
         }
     }
 }

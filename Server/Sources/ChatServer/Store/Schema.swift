@@ -391,6 +391,15 @@ enum Schema {
         migrator.register(22, "group spans", sql: groupSpansTable(keyType: "TEXT", integer: "INTEGER"))
         migrator.register(23, "a group's time kept once", sql: groupsKeepTheirTimeOnce)
         migrator.register(24, "spans of every membership", sql: openMissingSpans)
+        migrator.register(
+            25, "group changes out of the inboxes",
+            sql: """
+                -- From here on a group's change is written to its group's log only (each member
+                -- reads it there within their spans), not copied into every member's inbox: a
+                -- cursor that read the inboxes would miss them. A new epoch: every client's
+                -- cursor answers cursor_expired once and it rebuilds from the head (a c3 cursor).
+                UPDATE meta SET value = abs(random() >> 1) WHERE key = 'epoch';
+                """)
         return migrator
     }()
 }

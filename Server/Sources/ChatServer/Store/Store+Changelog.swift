@@ -52,18 +52,21 @@ public struct Position: Sendable, Equatable {
 
 extension Store {
     /// Appends a change for `audience` and queues it for realtime publication; the audience's
-    /// row and positions are given at the end of the transaction (`storeChanges`). `groupLog`:
-    /// the change is every member's of a group conversation, and goes into the group's own
-    /// log too (docs/GROUPS.md). A caller
-    /// that answers with the message too passes it encoded (`messageJSON`, `message` as
-    /// `CompactJSONEncoder` writes it), so it is encoded once.
+    /// rows and positions are given at the end of the transaction (`storeChanges`). `groupLog`:
+    /// the change is a group's, stored once in the group's own log (docs/GROUPS.md), which its
+    /// members read within their spans; no member gets a row of their own but the one whose
+    /// membership it opens or closes (`span`): that row is the bound of their span in their
+    /// log. A caller that answers with the message too passes it encoded (`messageJSON`,
+    /// `message` as `CompactJSONEncoder` writes it), so it is encoded once.
     @discardableResult
     func record(
         _ db: any SQLDatabase, _ kind: ChangeKind, conversationId: String, message: MessagePayload? = nil,
         messageJSON encoded: [UInt8]? = nil, receipt: ReceiptPayload? = nil, block: BlockPayload? = nil,
         reaction: ReactionPayload? = nil, notification: FeedItemPayload? = nil, group: GroupPayload? = nil,
-        audience: [String], groupLog: Bool = false, span: SpanChange? = nil, into changes: inout [PublishedChange]
+        audience: [String] = [], groupLog: Bool = false, span: SpanChange? = nil,
+        into changes: inout [PublishedChange]
     ) throws -> ChangePayload {
+        let audience = groupLog ? span?.member.map { [$0] } ?? [] : audience
         let change = ChangePayload(
             seq: 0, kind: kind, conversationId: conversationId, message: message,
             receipt: receipt, block: block, reaction: reaction, notification: notification,
@@ -279,12 +282,6 @@ extension Store {
     /// `uid`'s `c3` positions now (`logHeads`).
     func logPositions(of uid: String) throws -> LogPositions { try read { try Self.logHeads($0, of: uid) } }
 
-    /// A user's changes after a position (`?2`), at most `?3`, each with its position.
-    static let pageQuery = """
-        SELECT i.pts, c.payload FROM inbox i JOIN changes c ON c.id = i.change
-        WHERE i.uid = ?1 AND i.pts > ?2 ORDER BY i.pts LIMIT ?3
-        """
-
     /// `uid`'s position: how many changes they have seen (0 before any).
     static func head(_ db: any SQLDatabase, of uid: String) throws -> Int64 {
         try db.scalar("SELECT pts FROM user_heads WHERE uid = ?", [uid]) ?? 0
@@ -306,9 +303,6 @@ extension Store {
         try engine.write({ db in try db.run("UPDATE meta SET value = ? WHERE key = 'epoch'", [value]) }, committed: {})
         return String(UInt64(value), radix: 16)
     }
-
-    /// The cursor at `uid`'s position.
-    func cursor(_ position: Int64) -> String { ChangelogCursor.encode(epoch: epoch, position: position) }
 
     /// The `c3` cursor at these positions (groups by guid).
     func cursor(_ positions: LogPositions) -> String {
@@ -334,70 +328,30 @@ extension Store {
         return positions
     }
 
-    /// Changes `uid` may see after `cursor`, at most `limit`. An empty cursor answers the head:
-    /// a `c3` cursor when the caller reads group logs (`groupLogs`), else a `c2` one. A `c3`
-    /// cursor reads the user's log and their groups' (`LogPage`), the others the user's inbox.
+    /// Changes `uid` may see after `cursor`, at most `limit`, read from the user's log and
+    /// their groups' (`LogPage`). An empty cursor answers the head. The cursors chatd issued
+    /// before the group logs (`c1`, `c2`) read the inboxes, which no longer hold a group's
+    /// changes: they answer `cursor_expired` (the client rebuilds), as does a cursor of another
+    /// epoch. `groupLogs` (a client's capability) changes nothing since every reader reads them.
     public func changes(
         for uid: String, cursor: String?, limit: Int, groupLogs: Bool = false
     ) throws -> RawChangelogPage {
         let serverTime = clock.now() / 1000
         let parsed = try cursor.flatMap { $0.isEmpty ? nil : try Cursor.decode($0) }
-        if case .logs(let epoch, let position, let groups) = parsed {
-            guard epoch == self.epoch else { throw Cursor.expired }
+        return try read { db in
+            guard let parsed else {
+                return RawChangelogPage(serverTime: serverTime).closed(cursor: self.cursor(try Self.logHeads(db, of: uid)))
+            }
+            guard case .logs(let epoch, let position, let groups) = parsed, epoch == self.epoch else {
+                throw Cursor.expired
+            }
             let positions = LogPositions(
                 user: position,
-                groups: Dictionary(uniqueKeysWithValues: groups.map { (ConversationPayload.groupID($0.key), $0.value) })
-            )
-            return try read { db in
-                var reader = try LogPage(
-                    db, uid: uid, from: positions, limit: limit, into: RawChangelogPage(serverTime: serverTime))
-                try reader.read(userHead: try Self.head(db, of: uid))
-                return reader.page.closed(cursor: self.cursor(reader.positions))
-            }
-        }
-        return try read { db in
-            let head = try Self.head(db, of: uid)
-            var page = RawChangelogPage(serverTime: serverTime)
-            guard let parsed else {
-                return page.closed(cursor: groupLogs ? self.cursor(try Self.logHeads(db, of: uid)) : self.cursor(head))
-            }
-            let after = try position(db, of: uid, at: parsed, head: head)
-            guard after <= head else { throw StoreError(.invalidCursor, "the cursor is ahead of the changelog") }
-            var last = after
-            try db.forEachText(Self.pageQuery, [uid, after, limit + 1]) { pts, body in
-                guard page.count < limit else {
-                    page.hasMore = true
-                    return
-                }
-                // Positions have no gaps: a missing next one was pruned.
-                if page.count == 0 && pts != after + 1 { throw Cursor.expired }
-                guard let body else { throw StoreError.broken("change at \(pts) has no payload") }
-                page.append(body, position: pts)
-                last = pts
-            }
-            if after < head && page.count == 0 { throw Cursor.expired }
-            return page.closed(cursor: self.cursor(last))
-        }
-    }
-
-    /// The position a cursor stands for. A `c1` sequence (issued before positions were per
-    /// user) becomes the number of the user's changes up to it.
-    func position(_ db: any SQLDatabase, of uid: String, at cursor: ChangelogCursor, head: Int64) throws -> Int64 {
-        switch cursor {
-        case .position(let epoch, let position):
-            guard epoch == self.epoch else { throw Cursor.expired }
-            return position
-        case .logs:
-            throw StoreError.broken("a c3 cursor is read by LogPage")
-        case .legacy(let sequence):
-            let prunedThrough: Int64 = try db.scalar("SELECT value FROM meta WHERE key = 'pruned_through'") ?? 0
-            if sequence < prunedThrough { throw Cursor.expired }
-            let last: Int64 =
-                try db.scalar("SELECT coalesce(max(id), ?) FROM changes", [prunedThrough]) ?? prunedThrough
-            guard sequence <= last else { throw StoreError(.invalidCursor, "the cursor is ahead of the changelog") }
-            return try db.scalar(
-                "SELECT coalesce(min(pts) - 1, ?) FROM inbox WHERE uid = ? AND change > ?",
-                [head, uid, sequence]) ?? head
+                groups: Dictionary(uniqueKeysWithValues: groups.map { (ConversationPayload.groupID($0.key), $0.value) }))
+            var reader = try LogPage(
+                db, uid: uid, from: positions, limit: limit, into: RawChangelogPage(serverTime: serverTime))
+            try reader.read(userHead: try Self.head(db, of: uid))
+            return reader.page.closed(cursor: self.cursor(reader.positions))
         }
     }
 }

@@ -382,7 +382,6 @@ extension Store {
         guard let message = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
         try record(
             db, .groupMember, conversationId: conversationId, message: message,
-            audience: try Self.members(db, of: conversationId) + (action.oldScope != nil ? [action.target] : []),
             groupLog: true, span: action.span, into: &changes)
         return message
     }

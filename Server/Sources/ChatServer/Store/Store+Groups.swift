@@ -113,7 +113,7 @@ extension Store {
             try insertMember(db, request.guid, owner, scope: .owner, at: now)
             try record(
                 db, .groupCreated, conversationId: conversationId, group: try Self.sharedGroup(db, request.guid),
-                audience: [owner], groupLog: true, span: .opens(owner), into: &changes)
+                groupLog: true, span: .opens(owner), into: &changes)
             return try Self.visibleGroup(db, request.guid, for: owner)
         }
     }
@@ -205,13 +205,11 @@ extension Store {
 
     func recordGroupUpdate(
         _ db: any SQLDatabase, _ guid: String, kind: ChangeKind = .groupUpdated,
-        audience: [String]? = nil, span: SpanChange? = nil, into changes: inout [PublishedChange]
+        span: SpanChange? = nil, into changes: inout [PublishedChange]
     ) throws {
-        let conversationId = ConversationPayload.groupID(guid)
         try record(
-            db, kind, conversationId: conversationId, group: try Self.sharedGroup(db, guid),
-            audience: try audience ?? Self.members(db, of: conversationId), groupLog: true, span: span,
-            into: &changes)
+            db, kind, conversationId: ConversationPayload.groupID(guid), group: try Self.sharedGroup(db, guid),
+            groupLog: true, span: span, into: &changes)
     }
 
     /// Deletes a group (owner only): every member loses it at once. Its messages stay
@@ -221,11 +219,10 @@ extension Store {
             let now = try lockConversation(db, ConversationPayload.groupID(guid))
             _ = try Self.requireScope(db, guid, uid, for: .delete)
             let conversationId = ConversationPayload.groupID(guid)
-            let members = try Self.members(db, of: conversationId)
             try db.run("UPDATE groups SET deleted_at = ?, updated_at = ? WHERE guid = ?", [now, now, guid])
             try db.run("DELETE FROM conversation_members WHERE conversation_id = ?", [conversationId])
             try db.run("DELETE FROM group_bans WHERE guid = ?", [guid])
-            try recordGroupUpdate(db, guid, kind: .groupDeleted, audience: members, span: .closesAll, into: &changes)
+            try recordGroupUpdate(db, guid, kind: .groupDeleted, span: .closesAll, into: &changes)
         }
     }
 

@@ -65,6 +65,17 @@ extension Store {
         }
     }
 
+    /// Which of `uids` are members of the conversation (one indexed read each, none for none).
+    static func members(_ db: any SQLDatabase, of conversationId: String, among uids: [String]) throws -> [String] {
+        guard !uids.isEmpty else { return [] }
+        return try db.query(
+            """
+            SELECT uid FROM conversation_members
+            WHERE conversation_id = ? AND uid IN (SELECT value FROM json_each(?))
+            """, [conversationId, try json(uids) ?? "[]"]
+        ).map { try $0.get(0) }
+    }
+
     static func members(_ db: any SQLDatabase, of conversationId: String) throws -> [String] {
         try db.query("SELECT uid FROM conversation_members WHERE conversation_id = ?", [conversationId]).map {
             try $0.get(0)
@@ -149,6 +160,7 @@ extension Store {
             try Self.json(request.attachment), try Self.json(request.customData), try Self.json(request.metadata)
         )
         let callStatus = request.category == .call ? (request.callStatus ?? .initiated) : nil
+        let group = Self.isGroup(conversationId)
         let answers = try db.queries([
             (
                 """
@@ -166,10 +178,10 @@ extension Store {
                 "UPDATE conversations SET last_message_id = last_insert_rowid(), updated_at = ? WHERE id = ?",
                 [now, conversationId]
             ),
-            Self.isGroup(conversationId)
+            group
                 ? (Self.markSentToGroup, [sender, conversationId])
                 : (Self.countSentMessage, [sender, conversationId, now]),
-            (Self.sentMessageAudience, [conversationId])
+            group ? (Self.sentToGroupBy, [conversationId, sender]) : (Self.sentMessageAudience, [conversationId])
         ])
         guard let id = try answers[3].first?.get(1, as: Int64.self) else {
             throw StoreError.broken("a message went to a conversation without members")
@@ -181,14 +193,18 @@ extension Store {
             customData: try Self.decodeJSON(JSONValue.self, customData),
             metadata: try Self.decodeJSON([String: JSONValue].self, metadata), sentAt: now, updatedAt: now,
             editedAt: nil, deletedAt: nil, parentMessageId: request.parentMessageId, callStatus: callStatus)
-        let members: [String] = try answers[3].map { try $0.get(0) }
         try Self.linkUpload(db, request.attachment, to: message.id, sender: sender)
         let json = try CompactJSONEncoder().encode(message)
+        // A group's message goes into its log alone; a direct one to both members.
+        let members: [String] = group ? [] : try answers[3].map { try $0.get(0) }
         try record(
             db, .messageCreated, conversationId: conversationId, message: message, messageJSON: json,
-            audience: members, groupLog: Self.isGroup(conversationId), into: &changes)
+            audience: members, groupLog: group, into: &changes)
         if let parentId = request.parentMessageId { try recountReplies(db, parentId, at: now, into: &changes) }
-        try notifyAbout(message, parent: parent, members: members, db, into: &changes)
+        let mentioned = FeedItemPayload.mentions(in: message.text ?? "")
+        try notifyAbout(
+            message, parent: parent,
+            members: group ? try Self.members(db, of: conversationId, among: mentioned) : members, db, into: &changes)
         return Sent(message: message, created: true, encoded: json)
     }
 
@@ -337,10 +353,10 @@ extension Store {
         into changes: inout [PublishedChange]
     ) throws -> MessagePayload {
         guard let updated = try Self.loadMessage(db, id: id) else { throw StoreError.broken("message vanished") }
+        let group = Self.isGroup(updated.conversationId)
         try record(
             db, kind, conversationId: updated.conversationId, message: updated, reaction: reaction,
-            audience: try Self.members(db, of: updated.conversationId), groupLog: Self.isGroup(updated.conversationId),
-            into: &changes)
+            audience: group ? [] : try Self.members(db, of: updated.conversationId), groupLog: group, into: &changes)
         return updated
     }
 

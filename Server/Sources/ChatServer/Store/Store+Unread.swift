@@ -32,6 +32,11 @@ extension Store {
         WHERE conversation_id = ?2 AND uid = ?1
         """
 
+    /// The sender `?2` of group `?1`'s newest message, with the connection's last insert (its
+    /// id): a group's message reads no other member's row.
+    static let sentToGroupBy =
+        "SELECT uid, last_insert_rowid() FROM conversation_members WHERE conversation_id = ?1 AND uid = ?2"
+
     /// The members of conversation `?1`, each row with the connection's last insert (a new
     /// message's id). Asked after the counts' update rather than through its `RETURNING`,
     /// which costs SQLite a temporary table: 4 µs of a send's writer time.

@@ -12,7 +12,8 @@ public struct PublishedChange: Sendable {
     public let change: ChangePayload
     /// `change` as stored, without `seq` (`StoredChange`).
     public let body: String
-    /// Who sees it, sorted, each once.
+    /// Whose own log it goes into, sorted, each once: a group's change goes into its group's
+    /// log (`groupLog`) and only into the log of the member whose span it opens or closes.
     public let audience: [String]
     /// Each reader's position for it, set at the end of the writing transaction.
     public var positions: [Position] = []
@@ -48,6 +49,14 @@ public enum SpanChange: Sendable, Equatable {
     case closes(String)
     /// The group was deleted with this change: every open span ends.
     case closesAll
+
+    /// The one member whose span it opens or closes.
+    var member: String? {
+        switch self {
+        case .opens(let uid), .closes(let uid): uid
+        case .closesAll: nil
+        }
+    }
 }
 
 /// chatd's storage: the domain's operations (in the `Store+…` files) as SQL that runs on
