@@ -72,6 +72,21 @@ import Testing
         #expect(try Self.readAll(store, "bob", from: try Self.head(store, "bob")).changes.isEmpty)
     }
 
+    /// A deleted group gives its members the deletion, and then leaves their cursors.
+    @Test(arguments: GroupCommitTests.engines) func aDeletedGroupLeavesItsMembersCursors(engine: String) throws {
+        let store = try GroupCommitTests.store(engine)
+        for uid in ["alice", "bob"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        _ = try store.createGroup(CreateGroupRequest(guid: "g", name: "g"), by: "alice", passwordHash: nil)
+        _ = try store.join("g", uid: "bob", verifiedHash: nil)
+        let start = try Self.head(store, "bob")
+        #expect(start.hasSuffix(".g:2"), "\(start)")
+        try Self.send(store, "last words", from: "alice")
+        try store.deleteGroup("g", by: "alice")
+        let read = try Self.readAll(store, "bob", from: start)
+        #expect(Self.texts(read.changes) == ["last words", "group.deleted"])
+        #expect(read.cursor.hasSuffix("."), "no group left in \(read.cursor)")
+    }
+
     /// A cursor names positions and groups as it likes: a page still shows only what its
     /// owner's memberships cover. A cursor naming a group they never joined reads nothing of
     /// it; one set back inside a membership reads that membership again, nothing before it.

@@ -121,8 +121,19 @@ struct LogPage {
         return true
     }
 
-    /// Every group of the map past its position, in id order, as far as the page goes.
+    /// Every group of the map past its position, in id order, as far as the page goes. A group
+    /// whose memberships have all ended, and which the reader has read to the last end, leaves
+    /// the map (a group deleted under its members leaves no bound in their logs), and so does
+    /// one the reader was never in (a cursor chatd did not issue).
     private mutating func readGroups() throws {
+        defer {
+            for (group, position) in positions.groups {
+                let spans = spans[group] ?? []
+                if spans.allSatisfy({ $0.to.map { position >= $0 } ?? false }) {
+                    positions.groups[group] = nil
+                }
+            }
+        }
         let names = positions.groups.keys.sorted()
         guard !names.isEmpty else { return }
         var heads: [String: Int64] = [:]
