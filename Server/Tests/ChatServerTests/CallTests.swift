@@ -31,7 +31,9 @@ import Testing
         #expect(try await move(server, alice, message.id, .ended).decode(MessagePayload.self).callStatus == .ended)
         let illegal = try await move(server, bob, message.id, .ongoing)
         #expect(illegal.status == 409)
-        let changes = try await server.request("GET", Endpoints.changes + "?cursor=\(try await server.beginning(bob))", token: bob).decode(
+        let changes = try await server.request(
+            "GET", Endpoints.changes + "?cursor=\(try await server.beginning(bob))", token: bob
+        ).decode(
             ChangelogPage.self)
         #expect(changes.changes.compactMap { $0.message?.callStatus } == [.initiated, .ongoing, .ended])
     }

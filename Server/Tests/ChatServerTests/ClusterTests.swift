@@ -59,9 +59,10 @@ struct ClusterTests {
         }
         let sockets = try tokens.map { try second.realtime($0).socket }
         defer { for socket in sockets { socket.close(.normal) } }
-        let before = MetricsTests.series(
-            String(decoding: try await second.request("GET", "/metrics", admin: true).body, as: UTF8.self)
-        )["chatd_bus_changes_received_total"] ?? 0
+        let before =
+            MetricsTests.series(
+                String(decoding: try await second.request("GET", "/metrics", admin: true).body, as: UTF8.self)
+            )["chatd_bus_changes_received_total"] ?? 0
         for index in 0..<10 { #expect(try await first.sendToGroup("m\(index)", from: alice, to: "g").status == 201) }
         for socket in sockets {
             var texts: [String?] = []
@@ -73,9 +74,10 @@ struct ClusterTests {
             }
             #expect(texts == (0..<10).map { "m\($0)" } && seqs == seqs.sorted())
         }
-        let received = MetricsTests.series(
-            String(decoding: try await second.request("GET", "/metrics", admin: true).body, as: UTF8.self)
-        )["chatd_bus_changes_received_total"] ?? 0
+        let received =
+            MetricsTests.series(
+                String(decoding: try await second.request("GET", "/metrics", admin: true).body, as: UTF8.self)
+            )["chatd_bus_changes_received_total"] ?? 0
         #expect(received - before == 10, "one bus message a change, not one a member")
     }
 

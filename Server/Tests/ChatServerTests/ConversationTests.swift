@@ -205,7 +205,9 @@ import Testing
         let list = try await server.request("GET", Endpoints.conversations, token: carol).decode(
             Page<ConversationPayload>.self)
         #expect(list.items.isEmpty)
-        let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=\(try await server.beginning(carol))", token: carol).decode(
+        let changes = try await server.request(
+            "GET", "\(Endpoints.changes)?cursor=\(try await server.beginning(carol))", token: carol
+        ).decode(
             ChangelogPage.self)
         #expect(changes.changes.isEmpty)
         #expect(try await server.request("GET", "\(Endpoints.conversations)/nobody~none", token: carol).status == 404)

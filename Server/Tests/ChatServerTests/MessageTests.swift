@@ -100,7 +100,8 @@ import Testing
         #expect(Set(try replies.map { try $0.decode(MessagePayload.self).id }).count == 1)
         let history = try await server.request("GET", "\(Endpoints.conversations)/alice~bob/messages", token: alice)
         #expect(try history.decode([MessagePayload].self).count == 1)
-        let changes = try await server.request("GET", "\(Endpoints.changes)?cursor=\(try await server.beginning(alice))", token: alice)
+        let changes = try await server.request(
+            "GET", "\(Endpoints.changes)?cursor=\(try await server.beginning(alice))", token: alice)
         #expect(try changes.decode(ChangelogPage.self).changes.count == 1)
     }
 

@@ -38,7 +38,9 @@ import Testing
         #expect(
             try await server.request("GET", Endpoints.notifications, token: bob).decode([FeedItemPayload].self).isEmpty)
         // Each item is also a change for its user, so a synced client rebuilds the feed.
-        let changes = try await server.request("GET", Endpoints.changes + "?cursor=\(try await server.beginning(alice))", token: alice).decode(
+        let changes = try await server.request(
+            "GET", Endpoints.changes + "?cursor=\(try await server.beginning(alice))", token: alice
+        ).decode(
             ChangelogPage.self)
         #expect(changes.changes.compactMap(\.notification).reversed() == feed)
     }

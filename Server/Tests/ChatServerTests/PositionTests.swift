@@ -149,7 +149,9 @@ import Testing
         let seen = Shared<[String: [Int64]]>([:])
         let tail = Self.thread { [self] in
             var cursors = Dictionary(
-                uniqueKeysWithValues: Self.uids.map { ($0, ChangelogCursor.encode(epoch: store.epoch, position: 0, groups: [:])) })
+                uniqueKeysWithValues: Self.uids.map {
+                    ($0, ChangelogCursor.encode(epoch: store.epoch, position: 0, groups: [:]))
+                })
             var finalPass = false
             while !finalPass {
                 finalPass = done.load(ordering: .acquiring)

@@ -138,11 +138,11 @@ final class NatsBus: Sendable {
                 }
                 return (toGroup ?? [])
                     + change.positions.map {
-                    (
-                        Self.subject($0.uid),
-                        BusMessage.change($0, body: change.body, group: group, publishedAt: now).encoded
-                    )
-                }
+                        (
+                            Self.subject($0.uid),
+                            BusMessage.change($0, body: change.body, group: group, publishedAt: now).encoded
+                        )
+                    }
             })
     }
 

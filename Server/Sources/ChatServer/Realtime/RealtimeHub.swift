@@ -186,7 +186,8 @@ public final class RealtimeHub: Sendable {
             // Blocks and memberships keep the typing filters here current too.
             if Self.controlKinds.contains(where: body.contains),
                 let change = try? JSONDecoder().decode(
-                    ChangePayload.self, from: Data(StoredChange.json(body: body, position: position?.pts ?? group?.pts ?? 0).utf8))
+                    ChangePayload.self,
+                    from: Data(StoredChange.json(body: body, position: position?.pts ?? group?.pts ?? 0).utf8))
             {
                 commands += Self.controlCommands(change)
             }

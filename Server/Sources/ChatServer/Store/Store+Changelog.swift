@@ -340,14 +340,16 @@ extension Store {
         let parsed = try cursor.flatMap { $0.isEmpty ? nil : try Cursor.decode($0) }
         return try read { db in
             guard let parsed else {
-                return RawChangelogPage(serverTime: serverTime).closed(cursor: self.cursor(try Self.logHeads(db, of: uid)))
+                return RawChangelogPage(serverTime: serverTime).closed(
+                    cursor: self.cursor(try Self.logHeads(db, of: uid)))
             }
             guard case .logs(let epoch, let position, let groups) = parsed, epoch == self.epoch else {
                 throw Cursor.expired
             }
             let positions = LogPositions(
                 user: position,
-                groups: Dictionary(uniqueKeysWithValues: groups.map { (ConversationPayload.groupID($0.key), $0.value) }))
+                groups: Dictionary(uniqueKeysWithValues: groups.map { (ConversationPayload.groupID($0.key), $0.value) })
+            )
             var reader = try LogPage(
                 db, uid: uid, from: positions, limit: limit, into: RawChangelogPage(serverTime: serverTime))
             try reader.read(userHead: try Self.head(db, of: uid))
