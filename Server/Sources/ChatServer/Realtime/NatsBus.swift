@@ -182,12 +182,12 @@ final class NatsBus: Sendable {
     /// A socket of `uid` closed: unsubscribe after the last one.
     func release(_ uid: String) { release(subject: Self.subject(uid)) }
 
-    /// A socket here follows a group: subscribe for the first one. The realtime thread asks
-    /// this, so it does not wait for the server: a change published before the subscription
-    /// took is a gap the socket fills (or the periodic catch-up does).
+    /// The first socket here follows a group: subscribe. The realtime thread asks this, so it
+    /// does not wait for the server: a change published before the subscription took is a gap
+    /// the socket fills (or the periodic catch-up does).
     func retainGroup(_ conversationId: String) { retain(subject: Self.groupSubject(conversationId), flush: false) }
 
-    /// A socket here stopped following a group: unsubscribe after the last one.
+    /// The last socket here stopped following a group: unsubscribe.
     func releaseGroup(_ conversationId: String) { release(subject: Self.groupSubject(conversationId)) }
 
     private func retain(subject: String, flush: Bool) {

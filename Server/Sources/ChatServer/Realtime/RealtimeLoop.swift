@@ -26,9 +26,9 @@ struct RealtimeLoop {
         /// group had not yet ended on this socket: each starts once the one before ends.
         var rejoins: [String: [Int64]] = [:]
 
-        /// Starts following `group` after position `start` (its changes from the other nodes too).
-        func follow(_ group: String, after start: Int64, now: UInt64, bus: NatsBus?) {
-            if groupOrders[group] == nil { bus?.retainGroup(group) }
+        /// Starts following `group` after position `start`.
+        func follow(_ group: String, after start: Int64, now: UInt64, in followers: Followers) {
+            if groupOrders[group] == nil { followers.add(self, to: group) }
             var order = ChangeOrder()
             _ = order.start(at: start, now: now)
             groupOrders[group] = order
@@ -36,9 +36,9 @@ struct RealtimeLoop {
         }
 
         /// Stops following `group`.
-        func unfollow(_ group: String, bus: NatsBus?) {
+        func unfollow(_ group: String, in followers: Followers) {
             guard groupOrders.removeValue(forKey: group) != nil else { return }
-            bus?.releaseGroup(group)
+            followers.remove(self, from: group)
         }
         /// Typing frames it may still send (`TypingBudget`).
         var typingBudget = TypingBudget()
@@ -58,6 +58,8 @@ struct RealtimeLoop {
 
     let hub: RealtimeHub
     var clients: [Client] = []
+    /// Each group's sockets here, so a group's change costs its followers, not every socket.
+    let followers: Followers
     /// Unsent bytes over all sockets (each counts what it queued, shared frames included).
     let queued = ByteCount()
     var running = true
@@ -83,6 +85,7 @@ struct RealtimeLoop {
 
     init(hub: RealtimeHub) {
         self.hub = hub
+        followers = Followers(bus: hub.bus)
         blocks = Set((try? hub.store.allBlocks()) ?? [])
         for (guid, uid) in (try? hub.store.allGroupMembers()) ?? [] { groups[guid, default: []].insert(uid) }
     }
@@ -182,7 +185,7 @@ struct RealtimeLoop {
             client.logs = logs
             enqueue(hub.helloFrame(uid: client.uid, logs: logs), to: client)
             let now = hub.monotonicNow()
-            for (group, start) in logs.groups { client.follow(group, after: start, now: now, bus: hub.bus) }
+            for (group, start) in logs.groups { client.follow(group, after: start, now: now, in: followers) }
             send(client.order.start(at: logs.user, now: now), to: client)
         case .abandon(let id):
             for client in clients where client.id == id {
@@ -214,7 +217,7 @@ struct RealtimeLoop {
         defer {
             if let group {
                 let delivery = Delivery(pts: group.pts, body: body, bytes: bytes, group: group)
-                for client in clients
+                for client in followers.of(group.conversationId)
                 where !client.dead && !client.closing && client.groupOrders[group.conversationId] != nil {
                     let ready = client.groupOrders[group.conversationId]!.receive(delivery, now: now)
                     send(ready, of: group.conversationId, to: client)
@@ -248,7 +251,7 @@ struct RealtimeLoop {
             }
             guard group.span == .opens(client.uid) else { continue }
             if client.groupOrders[group.conversationId] == nil {
-                client.follow(group.conversationId, after: group.pts - 1, now: hub.monotonicNow(), bus: hub.bus)
+                client.follow(group.conversationId, after: group.pts - 1, now: hub.monotonicNow(), in: followers)
             } else {
                 client.rejoins[group.conversationId, default: []].append(group.pts - 1)
             }
@@ -269,11 +272,11 @@ struct RealtimeLoop {
                 hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs)),
                 to: client)
             guard ends else { continue }
-            client.unfollow(group, bus: hub.bus)
+            client.unfollow(group, in: followers)
             if let start = client.rejoins[group]?.first {
                 client.rejoins[group]?.removeFirst()
                 if client.rejoins[group]?.isEmpty == true { client.rejoins[group] = nil }
-                client.follow(group, after: start, now: hub.monotonicNow(), bus: hub.bus)
+                client.follow(group, after: start, now: hub.monotonicNow(), in: followers)
             }
             return
         }
@@ -477,9 +480,34 @@ struct RealtimeLoop {
             hub.connectionCount.subtract(1, ordering: .relaxed)
             hub.presence.disconnected(client.uid)
             hub.bus?.release(client.uid)
-            for group in client.groupOrders.keys { client.unfollow(group, bus: hub.bus) }
+            for group in client.groupOrders.keys { client.unfollow(group, in: followers) }
         }
     }
+}
+
+/// The sockets that follow each group (the loop's thread only); the first one here subscribes
+/// this node to the group's bus subject, the last one leaving unsubscribes it.
+final class Followers {
+    private var byGroup: [String: [ObjectIdentifier: RealtimeLoop.Client]] = [:]
+    private let bus: NatsBus?
+
+    init(bus: NatsBus?) { self.bus = bus }
+
+    func add(_ client: RealtimeLoop.Client, to group: String) {
+        if byGroup[group] == nil { bus?.retainGroup(group) }
+        byGroup[group, default: [:]][ObjectIdentifier(client)] = client
+    }
+
+    func remove(_ client: RealtimeLoop.Client, from group: String) {
+        byGroup[group]?[ObjectIdentifier(client)] = nil
+        if byGroup[group]?.isEmpty == true {
+            byGroup[group] = nil
+            bus?.releaseGroup(group)
+        }
+    }
+
+    /// The group's sockets now (a copy: sending may change who follows).
+    func of(_ group: String) -> [RealtimeLoop.Client] { byGroup[group].map { Array($0.values) } ?? [] }
 }
 
 /// A count the loop's non-mutating helpers update (the loop's thread only).
