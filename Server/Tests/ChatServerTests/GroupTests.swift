@@ -349,4 +349,32 @@ import Testing
         seen = try bobSocket.nextEnvelope()
         #expect(seen.typing?.receiverType == .user)
     }
+
+    /// A group larger than 1,000 members relays no typing: a keystroke would be a frame to
+    /// each of thousands of sockets. Its messages still arrive.
+    @Test func aLargeGroupRelaysNoTyping() async throws {
+        let server = try LiveServer()
+        let owner = try await server.user("owner")
+        let bob = try await server.user("bob")
+        try await server.group("big", by: owner)
+        try await server.addMember("bob", to: "big", by: owner)
+        for chunk in 0..<2 {
+            let members = (0..<500).map { AddMemberRequest(uid: "m\(chunk)-\($0)") }
+            for member in members {
+                _ = try await server.request(
+                    "POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: member.uid))
+            }
+            let added = try await server.request(
+                "POST", "\(Endpoints.groups)/big/members", token: owner, json: AddMembersRequest(members: members))
+            #expect(added.status == 200)
+        }
+        let (ownerSocket, _) = try server.realtime(owner)
+        let (bobSocket, _) = try server.realtime(bob)
+        let typing = RealtimeEnvelope(
+            type: .typing, typing: TypingPayload(receiver: "big", receiverType: .group, isTyping: true))
+        try ownerSocket.send(text: String(decoding: try JSONEncoder().encode(typing), as: UTF8.self))
+        #expect(try await server.sendToGroup("after the typing", from: owner, to: "big").status == 201)
+        let next = try bobSocket.nextEnvelope()
+        #expect(next.type == .change && next.change?.message?.text == "after the typing", "no typing frame first")
+    }
 }

@@ -342,6 +342,9 @@ struct RealtimeLoop {
         }
     }
 
+    /// The most members a group may have for its typing to be relayed (docs/GROUPS.md).
+    static let maxTypingGroup = 1_000
+
     /// The close code of a socket that fell behind the changes it should have had.
     static let missedChanges = CloseCode(rawValue: 4001)
 
@@ -437,8 +440,11 @@ struct RealtimeLoop {
             typing.sender = client.uid
             if typing.receiverType == .group {
                 // One frame to each member's socket here, one bus message for the other nodes:
-                // nothing here costs a step per member of the group.
-                guard groups[typing.receiver]?.contains(client.uid) == true,
+                // nothing here costs a step per member of the group. A group larger than
+                // `maxTypingGroup` hears no typing at all (a keystroke there would be a frame to
+                // each of thousands of sockets).
+                guard let members = groups[typing.receiver], members.contains(client.uid),
+                    members.count <= Self.maxTypingGroup,
                     let frame = RealtimeHub.frame(RealtimeEnvelope(type: .typing, typing: typing))
                 else { return }
                 deliverGroupTyping(frame, guid: typing.receiver, sender: client.uid)
