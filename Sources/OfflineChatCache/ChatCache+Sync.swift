@@ -108,6 +108,13 @@ extension ChatCache {
             var occurrences: [Int64: Int] = [:]
             for id in ids { occurrences[id, default: 0] += 1 }
             for change in changes {
+                if change.kind == .conversationReset {
+                    // chatd no longer has what came between the sync point and what it kept.
+                    try resetConversation(db, change.conversationId)
+                    stored = stored.filter { $0.value.conversationId != change.conversationId }
+                    proof.forget(change.conversationId)
+                    continue
+                }
                 if change.removesConversation(for: uid) {
                     try dropConversation(db, change.conversationId, into: &merge, scratch: &scratch)
                     stored = stored.filter { $0.value.conversationId != change.conversationId }
@@ -237,6 +244,19 @@ extension ChatCache {
         }
         try db.cachedStatement(MessageRow.insert).run { try MessageRow.bind(message, to: $0) }
         return .new
+    }
+
+    /// Drops what the cache holds of a conversation's history (its messages from chatd, the
+    /// stretches proven of it and of its threads), keeping the conversation and what is queued
+    /// for it (`conversation.reset`): its history reads from chatd again when asked.
+    private func resetConversation(_ db: Connection, _ id: String) throws {
+        let parents: [Int64] = try db.query(
+            "SELECT DISTINCT parent_id FROM messages WHERE conversation_id = ? AND parent_id IS NOT NULL", [id]
+        ).map { try $0.get(0) }
+        for scope in [CacheScope.conversation(id)] + parents.map({ CacheScope.thread(parentId: $0) }) {
+            try db.run("DELETE FROM ranges WHERE scope = ?", [scope.key])
+        }
+        try db.run("DELETE FROM messages WHERE conversation_id = ? AND id > 0", [id])
     }
 
     private func dropConversation(

@@ -27,6 +27,11 @@ public enum ChangeKind: String, Codable, Sendable {
     /// A membership change: `message` is the group's new action message and
     /// `message.action` says what happened. Visible to the members and to the target.
     case groupMember = "group.member"
+    /// The reader's position in the conversation's log is older than what chatd keeps of it
+    /// (`--changelog-retention`): what they cached of it may miss changes. A client drops its
+    /// cached messages of the conversation (not the conversation, not what it has queued) and
+    /// reads on; the page goes on with the changes chatd kept. Never sent live.
+    case conversationReset = "conversation.reset"
 }
 
 /// Who blocked whom, for `user.blocked` / `user.unblocked` changes.

@@ -254,6 +254,37 @@ import Testing
         }
     }
 
+    /// chatd keeps the last 5 changes of each log: while bob is away a group of his gets 20
+    /// messages and his own log one. His sync resets that conversation only (no rebuild): the
+    /// group's older cached messages go, the direct conversation's stay, the newest come in.
+    @Test func aGroupPastRetentionResetsThatConversationOnly() async throws {
+        var ids: [String: Int64] = [:]
+        let world = try await world(chatd: ["--changelog-retention", "5"]) { server, alice in
+            _ = try await server.request(
+                "POST", Endpoints.groups, token: alice, json: CreateGroupRequest(guid: "g", name: "G"))
+            _ = try await server.request(
+                "POST", "\(Endpoints.groups)/g/members", token: alice, json: AddMemberRequest(uid: "bob"))
+            ids["direct"] = try await server.send("before", from: alice, to: "bob")
+            ids["group"] = try await server.send("group before", from: alice, to: "g", receiverType: .group)
+        }
+        try await read(world, "alice~bob")
+        try await read(world, "group_g")
+        let cache = try #require(world.bob.session.current?.cache)
+        #expect(try cache.message(id: ids["group"]!) != nil)
+        await goOffline(world)
+        for index in 0..<20 {
+            _ = try await world.server.send("g\(index)", from: world.aliceToken, to: "g", receiverType: .group)
+        }
+        _ = try await world.server.send("while away", from: world.aliceToken, to: "bob")
+        await comeBack(world)
+        let sweep = await world.log.sweep()
+        #expect(!sweep.contains("start reInstall=true") && sweep.last == "finish reInstall=false", "\(sweep)")
+        #expect(try cache.message(id: ids["group"]!) == nil, "the group's older messages went with the reset")
+        #expect(try cache.message(id: ids["direct"]!) != nil, "the direct conversation's stayed")
+        let newest = try cache.cachedPage(.conversation("group_g"), .latest, limit: 1)
+        #expect(newest.map(\.text) == ["g19"])
+    }
+
     /// How bob's sync point stops being one chatd can resume from while he is away.
     enum SyncPointLoss: CaseIterable {
         /// chatd keeps only the last 5 changes and more happen.

@@ -81,7 +81,7 @@ public enum ChatdArguments {
                                      --min-body-rate (default 10)
           --min-body-rate BYTES      bytes a second a body must average past --body-timeout (default 1024)
           --shutdown-grace SECONDS   on SIGTERM, how long requests in flight may take (default 10)
-          --changelog-retention N    changes kept for replay, 0 = all (default 0)
+          --changelog-retention N    changes kept for replay in each log, 0 = all (default 0)
           --heartbeat SECONDS        realtime ping interval (default 20)
           --realtime-buffer BYTES    unsent bytes before a slow socket is dropped (default 1048576)
           --max-sockets-per-user N   realtime sockets one user may hold at once (default 8)

@@ -72,6 +72,29 @@ import Testing
         #expect(try Self.readAll(store, "bob", from: try Self.head(store, "bob")).changes.isEmpty)
     }
 
+    /// Retention is per log: a busy group's log is trimmed, its members' own logs are not. A
+    /// position older than the group's kept log answers `conversation.reset` for that group
+    /// (its `seq` the position before the first change kept), then the changes kept, and the
+    /// rest of the cursor reads on.
+    @Test func aTooOldGroupPositionResetsThatConversationOnly() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-reset-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(directory: directory, clock: SystemClock(), retention: 5)
+        for uid in ["alice", "bob"] { _ = try store.createUser(CreateUserRequest(uid: uid)) }
+        _ = try store.createGroup(CreateGroupRequest(guid: "g", name: "g"), by: "alice", passwordHash: nil)
+        _ = try store.join("g", uid: "bob", verifiedHash: nil)
+        let start = try Self.head(store, "bob")
+        _ = try store.send(from: "alice", SendMessageRequest(muid: "d", receiver: "bob", text: "direct"))
+        for index in 0..<20 { try Self.send(store, "g\(index)", from: "alice") }
+        let read = try Self.readAll(store, "bob", from: start)
+        let reset = try #require(read.changes.first { $0.kind == .conversationReset })
+        #expect(reset.conversationId == "group_g")
+        let kept = read.changes.filter { $0.conversationId == "group_g" && $0.kind == .messageCreated }
+        #expect(reset.seq + 1 == kept.first?.seq && kept.last?.message?.text == "g19" && kept.count < 20)
+        #expect(read.changes.contains { $0.message?.text == "direct" }, "bob's own log is whole")
+        #expect(read.cursor.hasSuffix(".g:22"), "\(read.cursor)")
+    }
+
     /// A deleted group gives its members the deletion, and then leaves their cursors.
     @Test(arguments: GroupCommitTests.engines) func aDeletedGroupLeavesItsMembersCursors(engine: String) throws {
         let store = try GroupCommitTests.store(engine)

@@ -42,6 +42,8 @@ struct LogPage {
     let uid: String
     let limit: Int
     let spans: [String: [MembershipSpan]]
+    /// The time a `conversation.reset` change carries (epoch milliseconds).
+    let resetTime: Int64
     private(set) var positions: LogPositions
     private(set) var page: RawChangelogPage
 
@@ -49,6 +51,7 @@ struct LogPage {
         _ db: any SQLDatabase, uid: String, from positions: LogPositions, limit: Int, into page: RawChangelogPage
     ) throws {
         (self.db, self.uid, self.positions, self.limit, self.page) = (db, uid, positions, limit, page)
+        resetTime = page.serverTime * 1000
         var spans: [String: [MembershipSpan]] = [:]
         for row in try db.query(
             "SELECT conversation_id, from_pts, to_pts FROM group_spans WHERE uid = ? ORDER BY conversation_id, from_pts",
@@ -161,9 +164,19 @@ struct LogPage {
     private mutating func emit(_ group: String, after: Int64, upTo: Int64) throws -> Bool {
         for span in spans[group] ?? [] {
             guard let range = span.clamp(after: positions.groups[group] ?? after, upTo: upTo) else { continue }
-            let room = limit - page.count
+            var room = limit - page.count
             let rows = try db.query(Self.groupLogQuery, [group, range.after, range.upTo ?? upTo, room + 1])
-            if let first = rows.first, try first.get(0, as: Int64.self) != range.after + 1 { throw Cursor.expired }
+            // Positions have no gaps: a missing next one was pruned. The conversation resets
+            // (not the whole cursor) and the page goes on from what the group's log kept.
+            if let first = rows.first, case let kept = try first.get(0, as: Int64.self), kept != range.after + 1 {
+                guard room > 0 else { return false }
+                page.append(
+                    try StoredChange.body(
+                        of: ChangePayload(seq: 0, kind: .conversationReset, conversationId: group, at: resetTime)),
+                    position: kept - 1)
+                positions.groups[group] = kept - 1
+                room -= 1
+            }
             for row in rows.prefix(room) {
                 let pts: Int64 = try row.get(0)
                 guard let body = try row.get(1, as: String?.self) else {

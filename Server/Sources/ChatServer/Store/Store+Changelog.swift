@@ -117,9 +117,6 @@ extension Store {
             }
             changes[index].id = id
         }
-        if retention > 0, let crossed = ids.values.filter({ $0 % min(256, retention) == 0 }).max() {
-            try prune(db, through: crossed - retention)
-        }
         var nextInGroup: [String: Int64] = [:]
         for row in answers.dropFirst(inserts.count).prefix(groupHeads.count).joined() {
             let group: String = try row.get(0)
@@ -136,6 +133,7 @@ extension Store {
             try Self.moveSpan(db, changes[index].span, of: group, at: pts)
         }
         try db.insertRowsLater("INSERT INTO group_log(conversation_id, pts, change)", groupLog)
+        try prune(db, "group_log", "conversation_id", heads: nextInGroup, counts: groupCounts)
         let heads = answers.dropFirst(inserts.count + groupHeads.count).joined()
         var next: [String: Int64] = [:]
         for row in heads {
@@ -154,6 +152,36 @@ extension Store {
             }
         }
         try db.insertRowsLater("INSERT INTO inbox(uid, pts, change)", inbox)
+        try prune(db, "inbox", "uid", heads: next, counts: counts)
+    }
+
+    /// Retention is per log (`--changelog-retention N` keeps each log's last N changes): one busy
+    /// group no longer pushes its members' own logs past it. A log (`table`, keyed by `key`) is
+    /// trimmed when this transaction's `counts` took its head across a multiple of
+    /// min(256, N); `heads` are each log's next position (its head + 1).
+    private func prune(
+        _ db: any SQLDatabase, _ table: String, _ key: String, heads: [String: Int64], counts: [String: Int64]
+    ) throws {
+        guard retention > 0 else { return }
+        let step = min(256, retention)
+        for (log, next) in heads where (next - 1) / step != (next - 1 - counts[log, default: 0]) / step {
+            try forget(
+                db,
+                try db.query(
+                    "DELETE FROM \(table) WHERE \(key) = ? AND pts <= ? RETURNING change", [log, next - 1 - retention]
+                ).map { try $0.get(0) })
+        }
+    }
+
+    /// Deletes the changes among `ids` that no log holds any more.
+    private func forget(_ db: any SQLDatabase, _ ids: [Int64]) throws {
+        guard !ids.isEmpty else { return }
+        try db.run(
+            """
+            DELETE FROM changes WHERE id IN (SELECT CAST(value AS BIGINT) FROM json_each(?))
+              AND NOT EXISTS (SELECT 1 FROM inbox WHERE change = changes.id)
+              AND NOT EXISTS (SELECT 1 FROM group_log WHERE change = changes.id)
+            """, [try Self.json(Array(Set(ids))) ?? "[]"])
     }
 
     /// Opens or closes membership spans from a change's numbered position: a join at `pts` is
@@ -175,19 +203,6 @@ extension Store {
         case nil:
             break
         }
-    }
-
-    /// Forgets changes up to id `through`; cursors before them then get `cursor_expired`.
-    func prune(_ db: any SQLDatabase, through id: Int64) throws {
-        guard id > 0 else { return }
-        try db.run("DELETE FROM changes WHERE id <= ?", [id])
-        try db.run("DELETE FROM inbox WHERE change <= ?", [id])
-        try db.run("DELETE FROM group_log WHERE change <= ?", [id])
-        try db.run(
-            """
-            INSERT INTO meta(key, value) VALUES ('pruned_through', ?)
-            ON CONFLICT(key) DO UPDATE SET value = greatest(meta.value, excluded.value)
-            """, [id])
     }
 
     /// `uid`'s position now.
