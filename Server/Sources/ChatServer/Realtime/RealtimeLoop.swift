@@ -22,6 +22,9 @@ struct RealtimeLoop {
         /// Each group it follows, its changes put in the group's order (`order` carries the
         /// user's own log: their own changes and the bounds of their memberships).
         var groupOrders: [String: ChangeOrder] = [:]
+        /// Group changes that came before the hello (its positions were read after the socket
+        /// registered): each goes to its group once the hello says which the socket follows.
+        var beforeHello: [Delivery] = []
         /// Memberships that began (at these group positions) while an earlier one of the same
         /// group had not yet ended on this socket: each starts once the one before ends.
         var rejoins: [String: [Int64]] = [:]
@@ -187,6 +190,13 @@ struct RealtimeLoop {
             let now = hub.monotonicNow()
             for (group, start) in logs.groups { client.follow(group, after: start, now: now, in: followers) }
             send(client.order.start(at: logs.user, now: now), to: client)
+            for early in client.beforeHello {
+                guard let group = early.group?.conversationId,
+                    let ready = client.groupOrders[group]?.receive(early, now: now)
+                else { continue }
+                send(ready, of: group, to: client)
+            }
+            client.beforeHello = []
         case .abandon(let id):
             for client in clients where client.id == id {
                 close(client, .internalError, "cannot read your position; reconnect")
@@ -217,6 +227,13 @@ struct RealtimeLoop {
         defer {
             if let group {
                 let delivery = Delivery(pts: group.pts, body: body, bytes: bytes, group: group)
+                // A socket not yet past its hello follows nothing yet: it keeps the change.
+                for client in clients where client.logs == nil && !client.dead && !client.closing {
+                    client.beforeHello.append(delivery)
+                    if client.beforeHello.count > ChangeOrder.maxHeld {
+                        close(client, Self.missedChanges, "missed changes; resume from your cursor")
+                    }
+                }
                 for client in followers.of(group.conversationId)
                 where !client.dead && !client.closing && client.groupOrders[group.conversationId] != nil {
                     let ready = client.groupOrders[group.conversationId]!.receive(delivery, now: now)
@@ -227,7 +244,7 @@ struct RealtimeLoop {
                 }
             }
         }
-        for client in clients where !client.dead && !client.closing {
+        for client in clients where !wanted.isEmpty && !client.dead && !client.closing {
             guard let pts = wanted[client.uid] else { continue }
             send(client.order.receive(Delivery(pts: pts, body: body, bytes: bytes, group: group), now: now), to: client)
             if client.order.overflowed { close(client, Self.missedChanges, "missed changes; resume from your cursor") }
@@ -261,24 +278,36 @@ struct RealtimeLoop {
     /// Sends a group's changes now in order to a socket that follows it, each frame with the
     /// change's group position as `seq` and the socket's cursor after it. The change that ends
     /// the user's membership is the last: the socket stops following the group, until a
-    /// membership that began since (`rejoins`).
+    /// membership that began since (`rejoins`), which takes the rest. The group stays in the
+    /// cursor at that change (its user position may not have reached the bound yet; a page
+    /// drops the group once it is past every membership's end).
     func send(_ changes: [Delivery], of group: String, to client: Client) {
-        for change in changes {
+        for (index, change) in changes.enumerated() {
             guard var logs = client.logs, client.groupOrders[group] != nil else { return }
             let ends = change.group?.ends(for: client.uid) == true
-            logs.groups[group] = ends ? nil : change.pts
-            client.logs = logs
-            enqueue(
-                hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs)),
-                to: client)
-            guard ends else { continue }
-            client.unfollow(group, in: followers)
-            if let start = client.rejoins[group]?.first {
+            if ends, let start = client.rejoins[group]?.first {
+                // The next membership's start goes into this frame's cursor already.
                 client.rejoins[group]?.removeFirst()
                 if client.rejoins[group]?.isEmpty == true { client.rejoins[group] = nil }
+                client.unfollow(group, in: followers)
                 client.follow(group, after: start, now: hub.monotonicNow(), in: followers)
+                logs.groups[group] = start
+                client.logs = logs
+                enqueue(
+                    hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs)), to: client)
+                var ready: [Delivery] = []
+                for rest in changes[(index + 1)...] {
+                    ready += client.groupOrders[group]?.receive(rest, now: hub.monotonicNow()) ?? []
+                }
+                return send(ready, of: group, to: client)
             }
-            return
+            logs.groups[group] = change.pts
+            client.logs = logs
+            enqueue(hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs)), to: client)
+            if ends {
+                client.unfollow(group, in: followers)
+                return
+            }
         }
     }
 

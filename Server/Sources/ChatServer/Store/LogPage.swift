@@ -44,14 +44,18 @@ struct LogPage {
     let spans: [String: [MembershipSpan]]
     /// The time a `conversation.reset` change carries (epoch milliseconds).
     let resetTime: Int64
+    /// The reader knows `conversation.reset` (a client that declared `groupLogs`); another one
+    /// gets `cursor_expired` (its SDK decodes change kinds strictly).
+    let resets: Bool
     private(set) var positions: LogPositions
     private(set) var page: RawChangelogPage
 
     init(
-        _ db: any SQLDatabase, uid: String, from positions: LogPositions, limit: Int, into page: RawChangelogPage
+        _ db: any SQLDatabase, uid: String, from positions: LogPositions, limit: Int, resets: Bool,
+        into page: RawChangelogPage
     ) throws {
         (self.db, self.uid, self.positions, self.limit, self.page) = (db, uid, positions, limit, page)
-        resetTime = page.serverTime * 1000
+        (resetTime, self.resets) = (page.serverTime * 1000, resets)
         var spans: [String: [MembershipSpan]] = [:]
         for row in try db.query(
             "SELECT conversation_id, from_pts, to_pts FROM group_spans WHERE uid = ? ORDER BY conversation_id, from_pts",
@@ -164,28 +168,30 @@ struct LogPage {
     private mutating func emit(_ group: String, after: Int64, upTo: Int64) throws -> Bool {
         for span in spans[group] ?? [] {
             guard let range = span.clamp(after: positions.groups[group] ?? after, upTo: upTo) else { continue }
-            var room = limit - page.count
-            let rows = try db.query(Self.groupLogQuery, [group, range.after, range.upTo ?? upTo, room + 1])
-            // Positions have no gaps: a missing next one was pruned. The conversation resets
-            // (not the whole cursor) and the page goes on from what the group's log kept.
-            if let first = rows.first, case let kept = try first.get(0, as: Int64.self), kept != range.after + 1 {
-                guard room > 0 else { return false }
-                page.append(
-                    try StoredChange.body(
-                        of: ChangePayload(seq: 0, kind: .conversationReset, conversationId: group, at: resetTime)),
-                    position: kept - 1)
-                positions.groups[group] = kept - 1
-                room -= 1
-            }
-            for row in rows.prefix(room) {
+            let rows = try db.query(
+                Self.groupLogQuery, [group, range.after, range.upTo ?? upTo, limit - page.count + 1])
+            var expected = range.after + 1
+            for row in rows {
                 let pts: Int64 = try row.get(0)
+                // Positions have no gaps: a missing one was pruned (retention keeps the bounds
+                // of memberships). The conversation resets (not the whole cursor) and the page
+                // goes on from what the group's log kept.
+                let gap = pts != expected
+                guard page.count + (gap ? 2 : 1) <= limit else { return false }
+                if gap {
+                    guard resets else { throw Cursor.expired }
+                    page.append(
+                        try StoredChange.body(
+                            of: ChangePayload(seq: 0, kind: .conversationReset, conversationId: group, at: resetTime)),
+                        position: pts - 1)
+                }
                 guard let body = try row.get(1, as: String?.self) else {
                     throw StoreError.broken("change \(pts) of \(group) has no payload")
                 }
                 page.append(body, position: pts)
                 positions.groups[group] = pts
+                expected = pts + 1
             }
-            if rows.count > room { return false }
         }
         positions.groups[group] = upTo
         return true

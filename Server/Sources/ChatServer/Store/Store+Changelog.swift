@@ -168,10 +168,15 @@ extension Store {
             try forget(
                 db,
                 try db.query(
-                    "DELETE FROM \(table) WHERE \(key) = ? AND pts <= ? RETURNING change", [log, next - 1 - retention]
+                    "DELETE FROM \(table) WHERE \(key) = ? AND pts <= ? \(table == "group_log" ? Self.notABound : "") RETURNING change",
+                    [log, next - 1 - retention]
                 ).map { try $0.get(0) })
         }
     }
+
+    /// A group's change that is also in a member's own log (the bound of their membership) is
+    /// kept in the group's log as long as theirs keeps it: a reader finds the group by it.
+    static let notABound = "AND NOT EXISTS (SELECT 1 FROM inbox WHERE change = group_log.change)"
 
     /// Deletes the changes among `ids` that no log holds any more.
     private func forget(_ db: any SQLDatabase, _ ids: [Int64]) throws {
@@ -347,7 +352,8 @@ extension Store {
     /// their groups' (`LogPage`). An empty cursor answers the head. The cursors chatd issued
     /// before the group logs (`c1`, `c2`) read the inboxes, which no longer hold a group's
     /// changes: they answer `cursor_expired` (the client rebuilds), as does a cursor of another
-    /// epoch. `groupLogs` (a client's capability) changes nothing since every reader reads them.
+    /// epoch. `groupLogs`: the client knows `conversation.reset` (a group position older than
+    /// the group's kept log answers one); another gets `cursor_expired` there.
     public func changes(
         for uid: String, cursor: String?, limit: Int, groupLogs: Bool = false
     ) throws -> RawChangelogPage {
@@ -366,7 +372,8 @@ extension Store {
                 groups: Dictionary(uniqueKeysWithValues: groups.map { (ConversationPayload.groupID($0.key), $0.value) })
             )
             var reader = try LogPage(
-                db, uid: uid, from: positions, limit: limit, into: RawChangelogPage(serverTime: serverTime))
+                db, uid: uid, from: positions, limit: limit, resets: groupLogs,
+                into: RawChangelogPage(serverTime: serverTime))
             try reader.read(userHead: try Self.head(db, of: uid))
             return reader.page.closed(cursor: self.cursor(reader.positions))
         }
