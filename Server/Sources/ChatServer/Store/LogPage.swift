@@ -143,13 +143,7 @@ struct LogPage {
         }
         let names = positions.groups.keys.sorted()
         guard !names.isEmpty else { return }
-        var heads: [String: Int64] = [:]
-        for row in try db.query(
-            "SELECT conversation_id, pts FROM group_heads WHERE conversation_id IN (SELECT value FROM json_each(?))",
-            [try Store.json(names) ?? "[]"])
-        {
-            heads[try row.get(0)] = try row.get(1)
-        }
+        let heads = try Store.groupHeads(db, names)
         for group in names {
             guard let head = heads[group], let position = positions.groups[group], head > position else { continue }
             guard !isFull else {

@@ -287,16 +287,19 @@ extension Store {
 
     /// The heads of these groups' logs (a group without a change yet is left out).
     func groupHeads(_ conversationIds: [String]) throws -> [String: Int64] {
-        try read { db in
-            var heads: [String: Int64] = [:]
-            for row in try db.query(
-                "SELECT conversation_id, pts FROM group_heads WHERE conversation_id IN (SELECT value FROM json_each(?))",
-                [try Self.json(conversationIds) ?? "[]"])
-            {
-                heads[try row.get(0)] = try row.get(1)
-            }
-            return heads
+        try read { try Self.groupHeads($0, conversationIds) }
+    }
+
+    /// The same inside a read (one indexed read for all of them).
+    static func groupHeads(_ db: any SQLDatabase, _ conversationIds: [String]) throws -> [String: Int64] {
+        var heads: [String: Int64] = [:]
+        for row in try db.query(
+            "SELECT conversation_id, pts FROM group_heads WHERE conversation_id IN (SELECT value FROM json_each(?))",
+            [try json(conversationIds) ?? "[]"])
+        {
+            heads[try row.get(0)] = try row.get(1)
         }
+        return heads
     }
 
     /// `uid`'s `c3` positions now (`logHeads`).
