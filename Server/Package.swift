@@ -27,6 +27,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .systemLibrary(name: "CMalloc"),
+        .systemLibrary(name: "CEpoll"),
         .target(
             name: "ChatServer",
             dependencies: [
@@ -35,6 +36,7 @@ let package = Package(
                 "CLibPQ",
                 "CNats",
                 "CMalloc",
+                "CEpoll",
                 internals,
             ],
             swiftSettings: swiftSettings),
@@ -42,7 +44,7 @@ let package = Package(
         .executableTarget(
             name: "chatd-bench",
             dependencies: [
-"ChatServer", internals],
+"ChatServer", "CEpoll", internals],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ChatServerTests",

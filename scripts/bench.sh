@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: release builds, then
 #   1. chatd-bench against a real chatd process (HTTP, realtime, changelog replay);
-#      then chatd-bench --groups: what a group's size costs (docs/GROUPS.md);
+#      then chatd-bench --groups: what a group's size costs (docs/GROUPS.md), and --fanout:
+#      one group message to 10,000 connected members' sockets;
 #   2. cache-bench: the SDK cache's cached phase (message pages and the conversation list)
 #      against the raw SQLite C API on the same file, plain, SQLCipher-keyed and populated
 #      through catch-up sync pages, and the peak memory of a query-only process;
@@ -39,6 +40,8 @@ echo
 # 1b. what a group's size costs (issue #42): groups of 1,000, 10,000 and 100,000 on one SQLite
 #     node, each build capped at two minutes (today's joins cost O(members) each).
 Server/.build/release/chatd-bench Server/.build/release/chatd --groups 1000,10000,100000 --group-budget 120
+# 1c. one group message to 10,000 connected members: delivery latency and chatd's memory a socket.
+Server/.build/release/chatd-bench Server/.build/release/chatd --fanout 10000 --fanout-sends 50
 echo
 Tools/.build/release/cache-bench
 echo

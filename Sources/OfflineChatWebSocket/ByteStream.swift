@@ -52,14 +52,14 @@ public struct Endpoint: Sendable {
     }
 }
 
-/// A plain TCP socket.
-final class PlainStream: ByteStream {
-    let fd: Int32
+/// A plain TCP socket; it closes `fd` when released.
+public final class PlainStream: ByteStream {
+    public let fd: Int32
 
-    init(fd: Int32) { self.fd = fd }
+    public init(fd: Int32) { self.fd = fd }
     deinit { Socket.close(fd) }
 
-    func write(_ bytes: [UInt8]) throws(ConnectionError) { try Socket.writeAll(fd, bytes) }
-    func read(max: Int) throws(ConnectionError) -> [UInt8] { try Socket.readSome(fd, max: max) }
-    func shutdown() { Socket.shutdown(fd) }
+    public func write(_ bytes: [UInt8]) throws(ConnectionError) { try Socket.writeAll(fd, bytes) }
+    public func read(max: Int) throws(ConnectionError) -> [UInt8] { try Socket.readSome(fd, max: max) }
+    public func shutdown() { Socket.shutdown(fd) }
 }

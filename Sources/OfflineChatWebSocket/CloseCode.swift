@@ -15,11 +15,13 @@ public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let policyViolation = CloseCode(rawValue: 1008)
     public static let messageTooBig = CloseCode(rawValue: 1009)
     public static let internalError = CloseCode(rawValue: 1011)
+    /// The server is at capacity for now (IANA's registry, after RFC 6455): reconnect later.
+    public static let tryAgainLater = CloseCode(rawValue: 1013)
 
     /// Whether a peer may put this code on the wire.
     public var isSendable: Bool {
         switch rawValue {
-        case 1000...1003, 1007...1011, 3000...4999: true
+        case 1000...1003, 1007...1014, 3000...4999: true
         default: false
         }
     }

@@ -31,17 +31,29 @@ public final class WebSocketClient: Sendable {
             throw ConnectionError("unsupported URL \(url): use ws://host:port/path or wss://")
         }
         let stream = try endpoint.connect(trustedCertificates: trustedCertificates)
+        let parser = try handshake(
+            on: stream, path: url, hostHeader: endpoint.hostHeader, headers: headers, maxMessageSize: maxMessageSize)
+        return WebSocketClient(stream: stream, parser: parser)
+    }
+
+    /// Performs the client's opening handshake on a connected `stream` for the path and query of
+    /// `url`, and returns a parser holding whatever the server sent after its `101` (its first
+    /// messages may come with it). For callers that read many sockets themselves (a benchmark
+    /// polling thousands of them); `connect` is this plus a blocking reader.
+    public static func handshake(
+        on stream: any ByteStream, path url: URL, hostHeader: String, headers: [String: String] = [:],
+        maxMessageSize: Int = 16 << 20
+    ) throws(ConnectionError) -> WebSocketParser {
         let key = Handshake.makeKey()
         var path = url.path.isEmpty ? "/" : url.path
         if let query = url.query { path += "?\(query)" }
-        var request = "GET \(path) HTTP/1.1\r\nHost: \(endpoint.hostHeader)\r\nUpgrade: websocket\r\n"
+        var request = "GET \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nUpgrade: websocket\r\n"
         request += "Connection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         try stream.write(Array((request + "\r\n").utf8))
         var parser = WebSocketParser(role: .client, maxMessageSize: maxMessageSize)
-        let leftover = try readHandshakeResponse(stream, key: key)
-        parser.append(leftover)
-        return WebSocketClient(stream: stream, parser: parser)
+        parser.append(try readHandshakeResponse(stream, key: key))
+        return parser
     }
 
     /// Reads the HTTP response head, checks 101 and the accept value; returns bytes past the head.

@@ -29,7 +29,9 @@ public final class ChatServer: Sendable {
         bus = try configuration.bus.map { try NatsBus(settings: $0, seal: BusSeal(secret: $0.resolvedSecret())) }
         if bus != nil { try store.resetPresence(node: configuration.realtime.nodeID) }
         let metrics = Metrics()
-        hub = try RealtimeHub(store: store, configuration: configuration.realtime, bus: bus, metrics: metrics)
+        var realtime = configuration.realtime
+        realtime.maxSockets = configuration.maxConnections
+        hub = try RealtimeHub(store: store, configuration: realtime, bus: bus, metrics: metrics)
         let media = try MediaStore(directory: configuration.mediaLocation)
         let sweep = MediaSweep(graceSeconds: configuration.mediaGrace)
         sweep.runIfDue(store: store, media: media)
@@ -72,7 +74,8 @@ public final class ChatServer: Sendable {
                     500, .internalError, "cannot read the TLS key or certificate: \(error.localizedDescription)")
             }
         }
-        _ = MicroHTTPServer.raiseFileLimit(for: configuration.maxConnections)
+        // HTTP connections and as many realtime sockets, each up to the limit.
+        _ = MicroHTTPServer.raiseFileLimit(for: 2 * configuration.maxConnections)
         hub.start()
         return try http.start(
             host: configuration.host, port: configuration.port, threads: configuration.workerThreads, tls: tls)

@@ -75,7 +75,8 @@ public enum ChatdArguments {
           --write-rate N             writes per minute per user, bursts of N/2; 0 = no limit (default 1200)
           --join-rate N              group joins per minute per user (default 30)
           --upload-rate N            media uploads per minute per user (default 60)
-          --max-connections N        open connections at most; the slowest cut to make room (default 1000)
+          --max-connections N        open HTTP connections at most, the slowest cut to make room, and as many
+                                     realtime sockets (default 1000)
           --header-timeout SECONDS   time to send a request head (default 10)
           --body-timeout SECONDS     time a request body may go without a byte, after which it must keep
                                      --min-body-rate (default 10)

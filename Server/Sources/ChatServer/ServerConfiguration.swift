@@ -52,8 +52,8 @@ public struct ServerConfiguration: Sendable {
     /// Group passwords one user may have hashed or checked a minute (scrypt, 16 MiB and tens
     /// of milliseconds each), bursts of half that.
     public var passwordHashesPerMinute = 12
-    /// Open connections (HTTP and realtime) at most; past it the oldest still sending its
-    /// request head is cut to make room.
+    /// Open HTTP connections at most (past it the oldest still sending its request head is cut
+    /// to make room), and as many realtime sockets (past it a new one is closed with 1013).
     public var maxConnections = 1_000
     /// Seconds a client may take to send a request head (slow ones are cut).
     public var headerTimeout: TimeInterval = 10

@@ -16,12 +16,15 @@ import Synchronization
 //                    [--database URL (a fresh PostgreSQL database of its own; SQLite otherwise)]
 //        chatd-bench PATH-TO-CHATD --groups 1000,10000,100000 [--group-budget SECONDS] [--group-sends N]
 //                    (what a group's size costs: GroupBench.swift)
+//        chatd-bench PATH-TO-CHATD --fanout 10000 [--fanout-sends N]
+//                    (one group message to every connected member: FanOutBench.swift)
 //        chatd-bench --help (this usage)
 
 let arguments = CommandLine.arguments
 let usage = """
     usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]
            chatd-bench PATH-TO-CHATD --groups 1000,10000,100000 [--group-budget SECONDS] [--group-sends N]
+           chatd-bench PATH-TO-CHATD --fanout 10000 [--fanout-sends N]
     """
 /// Says what is wrong on standard error and ends with status 2.
 func refuse(_ message: String) -> Never {
@@ -50,6 +53,15 @@ if let sizes = option("--groups") {
             budget: Double(option("--group-budget", 120)), sends: option("--group-sends", 200))
     } catch {
         refuse("chatd-bench --groups: \(error)")
+    }
+    exit(0)
+}
+if let members = option("--fanout").flatMap({ Int($0) }) {
+    do {
+        try FanOutBench.run(
+            chatd: URL(fileURLWithPath: arguments[1]), members: members, sends: option("--fanout-sends", 20))
+    } catch {
+        refuse("chatd-bench --fanout: \(error)")
     }
     exit(0)
 }

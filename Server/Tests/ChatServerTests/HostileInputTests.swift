@@ -236,6 +236,38 @@ extension HostileInputTests {
 }
 
 extension HostileInputTests {
+    /// Realtime sockets leave the HTTP library once upgraded, so the node counts them itself:
+    /// past `--max-connections` of them a new one is closed with 1013 (try again later), the
+    /// ones held keep working, HTTP still answers, and a socket given back frees its place.
+    @Test func aNodesRealtimeSocketsAreCapped() async throws {
+        let server = try LiveServer(arguments: ["--max-connections", "8"])
+        var tokens: [String] = []
+        for index in 0..<9 { tokens.append(try await server.user("u\(index)")) }
+        var held: [WebSocketClient] = []
+        for token in tokens.prefix(8) { held.append(try server.realtime(token).socket) }
+        for _ in 0..<5 {
+            let extra = try WebSocketClient.connect(
+                to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
+                headers: ["Authorization": "Bearer \(tokens[8])"])
+            #expect(try Self.closing(extra) == .close(.tryAgainLater, "this node is at its realtime sockets' limit"))
+        }
+        #expect(
+            try await server.request("GET", "/v1/health").status == 200, "HTTP answers beside the full realtime side")
+        try held[0].send(text: #"{"type":"typing","typing":{"receiver":"u1","isTyping":true}}"#)
+        #expect(try held[1].nextEnvelope().typing?.sender == "u0", "the held sockets still work")
+        held.removeLast().close()
+        var reopened = false
+        for _ in 0..<1_000 where !reopened {
+            let attempt = try WebSocketClient.connect(
+                to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)")!,
+                headers: ["Authorization": "Bearer \(tokens[8])"])
+            if case .text = try attempt.receive() { reopened = true } else { await Task.yield() }
+        }
+        #expect(reopened, "a socket given back frees its place")
+    }
+}
+
+extension HostileInputTests {
     /// A raw TCP connection that sends `bytes` and then nothing.
     static func halfOpen(_ port: Int, sending bytes: String) throws -> Int32 {
         let fd = try Socket.connect(host: "127.0.0.1", port: port)

@@ -120,6 +120,50 @@ import Testing
     }
 }
 
+extension GroupReceiptTests {
+    /// bob reads a group on two devices (a token each), one of them late and behind the other:
+    /// both devices' lists count what is after his furthest read, a stale read never moves it
+    /// back, and his own messages never count.
+    @Test func unreadCountsFollowReadsFromTwoDevices() async throws {
+        let server = try InProcessServer()
+        let alice = try await server.user("alice")
+        let phone = try await server.user("bob")
+        let laptop = try await server.token("bob")
+        try await server.group("team", by: alice)
+        try await server.addMember("bob", to: "team", by: alice)
+        var sent: [Int64] = []
+        for index in 0..<5 {
+            sent.append(
+                try await server.sendToGroup("m\(index)", from: alice, to: "team").decode(MessagePayload.self).id)
+        }
+        let group = ConversationPayload.groupID("team")
+        func read(_ id: Int64, on device: String) async throws {
+            let reply = try await server.request(
+                "POST", "\(Endpoints.conversations)/\(group)/read", token: device, json: ["messageId": id])
+            #expect(reply.status == 200)
+        }
+        func unread() async throws -> [Int] {
+            var counts: [Int] = []
+            for device in [phone, laptop] {
+                let list = try await server.request("GET", Endpoints.conversations, token: device)
+                    .decode(Page<ConversationPayload>.self).items
+                counts.append(list.first { $0.conversationId == group }?.unreadMessageCount ?? -1)
+            }
+            return counts
+        }
+        #expect(try await unread() == [5, 5])
+        try await read(sent[2], on: phone)
+        #expect(try await unread() == [2, 2], "the phone's read counts on the laptop too")
+        try await read(sent[4], on: laptop)
+        #expect(try await unread() == [0, 0])
+        try await read(sent[1], on: phone)
+        #expect(try await unread() == [0, 0], "a stale device's read never moves the position back")
+        _ = try await server.sendToGroup("from bob", from: laptop, to: "team")
+        _ = try await server.sendToGroup("m5", from: alice, to: "team")
+        #expect(try await unread() == [1, 1], "his own message is not unread; alice's new one is")
+    }
+}
+
 /// Every member's change of a group goes into the group's own log too, numbered 1, 2, 3… per
 /// group; what is a user's own (direct messages, receipts, the feed) does not.
 @Suite struct GroupLogTests {

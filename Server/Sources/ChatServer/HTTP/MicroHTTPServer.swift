@@ -20,6 +20,9 @@ public final class MicroHTTPServer: Sendable {
     /// The listening socket `quiesce` took back from the daemon, closed once it has stopped.
     private let quiescedListener = Atomic<Int32>(-1)
     private let draining = Atomic(false)
+    /// The daemon serves TLS: an upgraded socket is one end of the library's relay, which it
+    /// keeps until the socket closes (see `upgradeHandler`).
+    let relaysUpgrades = Atomic(false)
     /// Who holds a connection, and who is cut to make room (see `ConnectionGuard`).
     let connections: ConnectionGuard
     /// Whether a request's `Authorization` and `X-Admin-Key` values are credentials this node
@@ -65,6 +68,7 @@ public final class MicroHTTPServer: Sendable {
                     + " or a key, certificate or --tls-priorities that do not load?)")
         }
         daemon.store(Int(bitPattern: started), ordering: .releasing)
+        relaysUpgrades.store(tls != nil, ordering: .releasing)
         connections.watch()
         return chatd_mhd_port(started)
     }
@@ -162,7 +166,12 @@ private final class ValueCollector {
 /// Keeps a route's upgrade closure alive until the library calls back with the socket.
 private final class UpgradeBox {
     let handler: @Sendable (UpgradedSocket) -> Void
-    init(_ handler: @escaping @Sendable (UpgradedSocket) -> Void) { self.handler = handler }
+    /// The library relays the socket (TLS): it must keep the connection until the socket closes.
+    let relayed: Bool
+    init(_ handler: @escaping @Sendable (UpgradedSocket) -> Void, relayed: Bool) {
+        self.handler = handler
+        self.relayed = relayed
+    }
 }
 
 private func collect(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowercaseKeys: Bool) -> [(String, String)] {
@@ -240,7 +249,8 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer?, of s
     var box: Unmanaged<UpgradeBox>?
     if let upgrade = response.upgrade {
         server.connections.upgraded(connection)
-        box = Unmanaged.passRetained(UpgradeBox(upgrade))  // released by upgradeHandler
+        // released by upgradeHandler
+        box = Unmanaged.passRetained(UpgradeBox(upgrade, relayed: server.relaysUpgrades.load(ordering: .acquiring)))
         handle = MHD_create_response_for_upgrade(upgradeHandler, box!.toOpaque())
     } else if let file = response.file {
         let owner = Unmanaged.passRetained(file)  // released by releaseFile
@@ -303,6 +313,17 @@ private let upgradeHandler: MHD_UpgradeHandler = { cls, _, _, extraIn, extraInSi
         extraInSize > 0 && extraIn != nil
         ? [UInt8](UnsafeRawBufferPointer(start: extraIn, count: extraInSize)) : []
     nonisolated(unsafe) let handle = urh
+    // A plain socket is taken over whole: a copy of its descriptor is kept, and the library
+    // lets go of the connection at once (its 32 KiB memory pool was three quarters of what a
+    // realtime socket cost chatd). Its close then closes only its own descriptor; the copy
+    // keeps the connection open. Under TLS the library relays the bytes and keeps it.
+    if !box.relayed {
+        let own = dup(socket)
+        if own >= 0 {
+            _ = chatd_mhd_upgrade_close(handle)
+            return box.handler(UpgradedSocket(fd: own, initialBytes: initial, close: { _ = Glibc.close(own) }))
+        }
+    }
     box.handler(UpgradedSocket(fd: socket, initialBytes: initial, close: { _ = chatd_mhd_upgrade_close(handle) }))
 }
 

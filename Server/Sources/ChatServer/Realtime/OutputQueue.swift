@@ -21,22 +21,48 @@ struct OutputQueue {
         count += frame.count
     }
 
-    /// Sends what the socket takes now. False when the socket failed.
-    mutating func send(to fd: Int32) -> Bool {
+    /// Sends what the socket takes now, in one system call for as many queued parts as fit in
+    /// `batch` bytes (copied into `scratch`, the loop's one buffer): a frame is kept as three
+    /// parts, and a call a part made three TCP segments, each woken for on the other end. A part
+    /// of `batch` bytes or more goes out from where it lies. False when the socket failed.
+    mutating func send(to fd: Int32, through scratch: inout [UInt8]) -> Bool {
         while head < frames.count {
-            let frame = frames[head]
-            let written = frame.withUnsafeBytes { bytes in
-                Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            let written: Int
+            if frames[head].count - offset >= Self.batch {
+                written = frames[head].withUnsafeBytes { bytes in
+                    Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                }
+            } else {
+                scratch.removeAll(keepingCapacity: true)
+                var index = head
+                var skip = offset
+                while index < frames.count, scratch.count + frames[index].count - skip <= Self.batch {
+                    scratch.append(contentsOf: frames[index][skip...])
+                    skip = 0
+                    index += 1
+                }
+                written = scratch.withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
             }
             if written < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
             count -= written
-            offset += written
-            guard offset == frame.count else { return true }  // the socket is full for now
-            offset = 0
-            head += 1
+            var left = written
+            while left > 0 {
+                let rest = frames[head].count - offset
+                guard left >= rest else {
+                    offset += left
+                    return true  // the socket is full for now
+                }
+                left -= rest
+                offset = 0
+                head += 1
+            }
+            if written == 0 { return true }
         }
         frames.removeAll(keepingCapacity: frames.capacity < 1_024)
         head = 0
         return true
     }
+
+    /// The most bytes gathered for one system call.
+    static let batch = 64 << 10
 }

@@ -27,6 +27,9 @@ public final class RealtimeHub: Sendable {
         public var maxMessageSize = 64 << 10
         /// Realtime sockets one user may hold at once (one per device or tab is the norm).
         public var maxSocketsPerUser = 8
+        /// Realtime sockets this node holds at most (`--max-connections`): the HTTP library
+        /// lets go of a plain socket once it is upgraded, so they are counted here.
+        public var maxSockets = 1_000
         /// How long a socket waits for a missing position before reading it from the inbox.
         public var gapWaitSeconds = 0.25
         /// With a bus (several nodes): how often every socket's position is checked against

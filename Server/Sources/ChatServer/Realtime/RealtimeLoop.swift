@@ -47,11 +47,21 @@ struct RealtimeLoop {
         var typingBudget = TypingBudget()
         /// A close frame was queued; drop once it is flushed.
         var closing = false
-        var dead = false
+        /// Done with: the loop's sweep closes it.
+        var dead = false {
+            didSet { if dead && !oldValue { work.ended.append(id) } }
+        }
+        /// The poller watches it for room to write (its output did not all fit).
+        var watchingWrites = false
+        private let work: LoopWork
 
-        init(socket: UpgradedSocket, session: RealtimeSession, id: Int, now: UInt64, maxMessageSize: Int) {
+        init(
+            socket: UpgradedSocket, session: RealtimeSession, id: Int, now: UInt64, maxMessageSize: Int,
+            work: LoopWork
+        ) {
             self.socket = socket
             self.id = id
+            self.work = work
             self.session = session
             self.parser = WebSocketParser(role: .server, maxMessageSize: maxMessageSize)
             self.lastHeard = now
@@ -60,7 +70,15 @@ struct RealtimeLoop {
     }
 
     let hub: RealtimeHub
-    var clients: [Client] = []
+    /// The sockets by their id; the same by user, and those not yet past their hello.
+    var clients: [Int: Client] = [:]
+    var byUser: [String: [Client]] = [:]
+    var greeting: [Int: Client] = [:]
+    /// What this pass of the loop has to look at again (sockets to flush, to sweep, to fill).
+    let work = LoopWork()
+    let poller = SocketPoller()
+    /// When heartbeats and expiries were last checked (monotonic nanoseconds).
+    var lastHousekeeping: UInt64 = 0
     /// Each group's sockets here, so a group's change costs its followers, not every socket.
     let followers: Followers
     /// Unsent bytes over all sockets (each counts what it queued, shared frames included).
@@ -97,17 +115,19 @@ struct RealtimeLoop {
 
     var heartbeat: UInt64 { UInt64(hub.configuration.heartbeatSeconds * 1e9) }
 
+    /// The poller's key of the hub's wake descriptor (sockets' keys are their ids, from 1).
+    static let wakeKey = UInt64.max
+
+    /// Runs until `.stop`: each pass waits for sockets or commands, handles them, and then
+    /// looks only at the sockets that something happened to; every socket is visited once a
+    /// housekeeping period (pings, dead peers, expired tokens), not at every wake.
     mutating func run() {
+        poller.watch(hub.wakeDescriptor, key: Self.wakeKey)
+        // Idle, the loop still wakes for pings and, with a bus, for each catch-up period.
+        let catchUpMilliseconds = hub.bus == nil ? 1000 : hub.configuration.catchUpSeconds * 1000
+        let period = max(10, min(1000, hub.configuration.heartbeatSeconds * 250, catchUpMilliseconds))
         while running {
-            var fds = [pollfd(fd: hub.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-            for client in clients {
-                let events = POLLIN | (client.output.isEmpty ? 0 : POLLOUT)
-                fds.append(pollfd(fd: client.socket.fd, events: Int16(events), revents: 0))
-            }
-            // Idle, the loop still wakes for pings and, with a bus, for each catch-up period.
-            let catchUpMilliseconds = hub.bus == nil ? 1000 : hub.configuration.catchUpSeconds * 1000
-            let timeout = Int32(max(10, min(1000, hub.configuration.heartbeatSeconds * 250, catchUpMilliseconds)))
-            _ = poll(&fds, nfds_t(fds.count), timeout)
+            let ready = poller.wait(milliseconds: Int32(period))
             for command in hub.takeCommands() { handle(command) }
             let now = hub.monotonicNow()
             fillGaps(now: now)
@@ -119,24 +139,47 @@ struct RealtimeLoop {
             if now - lastTokenCheck >= UInt64(hub.configuration.tokenCheckSeconds * 1e9) {
                 lastTokenCheck = now
                 hub.closeLapsed(
-                    Set(clients.filter { !$0.dead && !$0.closing }.map(\.session.tokenHash)), periodic: true)
+                    Set(clients.values.filter { !$0.dead && !$0.closing }.map(\.session.tokenHash)), periodic: true)
             }
-            let nowSeconds = hub.store.clock.now() / 1000
-            for (index, client) in clients.enumerated() where index + 1 < fds.count {
-                let events = fds[index + 1].revents
-                if events & Int16(POLLIN | POLLHUP | POLLERR) != 0 { receive(client, now: now) }
-                checkHeartbeat(client, now: now, nowSeconds: nowSeconds)
-                if !client.output.isEmpty { flush(client) }
-                if client.closing && client.output.isEmpty { client.dead = true }
+            for event in ready where event.key != Self.wakeKey {
+                guard let client = clients[Int(event.key)] else { continue }
+                if event.readable { receive(client, now: now) }
+                if event.writable { work.unflushed.insert(client.id) }
             }
+            if now - lastHousekeeping >= UInt64(period) * 1_000_000 {
+                lastHousekeeping = now
+                let nowSeconds = hub.store.clock.now() / 1000
+                for client in clients.values {
+                    checkHeartbeat(client, now: now, nowSeconds: nowSeconds)
+                    if client.closing && client.output.isEmpty { client.dead = true }
+                }
+            }
+            flushUnflushed()
             sweep()
         }
-        for client in clients {
+        for client in clients.values {
             close(client, .goingAway, "chatd is shutting down")
             flush(client)
             client.dead = true
         }
         sweep()
+    }
+
+    /// Sends what each socket with new output takes now; one left with output is watched for
+    /// room to write, one that drained no longer.
+    func flushUnflushed() {
+        let ids = work.unflushed
+        work.unflushed = []
+        for id in ids {
+            guard let client = clients[id], !client.dead else { continue }
+            flush(client)
+            if client.closing && client.output.isEmpty { client.dead = true }
+            let waiting = !client.dead && !client.output.isEmpty
+            if waiting != client.watchingWrites {
+                client.watchingWrites = waiting
+                poller.change(client.socket.fd, key: UInt64(client.id), writes: waiting)
+            }
+        }
     }
 
     mutating func handle(_ command: RealtimeHub.Command) {
@@ -147,8 +190,11 @@ struct RealtimeLoop {
             guard !revoked.contains(session.tokenHash) else {
                 return refuse(socket, of: session, "token revoked")
             }
+            guard clients.count < hub.configuration.maxSockets else {
+                return refuse(socket, of: session, "this node is at its realtime sockets' limit", code: .tryAgainLater)
+            }
             guard
-                clients.count(where: { $0.uid == session.uid && !$0.closing && !$0.dead })
+                (byUser[session.uid] ?? []).count(where: { !$0.closing && !$0.dead })
                     < hub.configuration.maxSocketsPerUser
             else {
                 return refuse(socket, of: session, "too many realtime sockets for this user")
@@ -156,8 +202,11 @@ struct RealtimeLoop {
             _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
             let client = Client(
                 socket: socket, session: session, id: id, now: hub.monotonicNow(),
-                maxMessageSize: hub.configuration.maxMessageSize)
-            clients.append(client)
+                maxMessageSize: hub.configuration.maxMessageSize, work: work)
+            clients[id] = client
+            byUser[session.uid, default: []].append(client)
+            greeting[id] = client
+            if !poller.watch(socket.fd, key: UInt64(id)) { client.dead = true }
             hub.connectionCount.add(1, ordering: .relaxed)
             hub.presence.connected(session.uid)
             // Frames that came in the same packet as the handshake.
@@ -174,17 +223,18 @@ struct RealtimeLoop {
         case .filled(let pages):
             filled(pages, now: hub.monotonicNow())
         case .typing(let uid, let frame):
-            for client in clients where client.uid == uid { enqueue(frame, to: client) }
+            for client in byUser[uid] ?? [] { enqueue(frame, to: client) }
         case .groupTyping(let guid, let sender, let frame):
             deliverGroupTyping(frame, guid: guid, sender: sender)
         case .revoke(let hash):
             if revoked.count >= Self.maxRevokedKept { revoked.removeAll() }
             revoked.insert(hash)
-            for client in clients where client.session.tokenHash == hash {
+            for client in clients.values where client.session.tokenHash == hash {
                 close(client, .policyViolation, "token revoked")
             }
         case .hello(let id, let logs):
-            guard let client = clients.first(where: { $0.id == id && !$0.dead && !$0.closing }) else { return }
+            guard let client = clients[id], !client.dead, !client.closing else { return }
+            greeting[id] = nil
             client.logs = logs
             enqueue(hub.helloFrame(uid: client.uid, logs: logs), to: client)
             let now = hub.monotonicNow()
@@ -197,10 +247,9 @@ struct RealtimeLoop {
                 send(ready, of: group, to: client)
             }
             client.beforeHello = []
+            noteHeld(client)
         case .abandon(let id):
-            for client in clients where client.id == id {
-                close(client, .internalError, "cannot read your position; reconnect")
-            }
+            if let client = clients[id] { close(client, .internalError, "cannot read your position; reconnect") }
         case .deliver(let body, let positions, let group):
             deliver(body, at: positions, group: group)
         case .stop:
@@ -208,9 +257,11 @@ struct RealtimeLoop {
         }
     }
 
-    /// Closes a socket that may not register (1008, `reason`), before it counts anywhere.
-    func refuse(_ socket: UpgradedSocket, of session: RealtimeSession, _ reason: String) {
-        let refusal = Frame.close(.policyViolation, reason: reason).encoded()
+    /// Closes a socket that may not register (`code`, `reason`), before it counts anywhere.
+    func refuse(
+        _ socket: UpgradedSocket, of session: RealtimeSession, _ reason: String, code: CloseCode = .policyViolation
+    ) {
+        let refusal = Frame.close(code, reason: reason).encoded()
         _ = refusal.withUnsafeBytes { write(socket.fd, $0.baseAddress, $0.count) }
         socket.close()
         hub.bus?.release(session.uid)
@@ -228,7 +279,7 @@ struct RealtimeLoop {
             if let group {
                 let delivery = Delivery(pts: group.pts, body: body, bytes: bytes, group: group)
                 // A socket not yet past its hello follows nothing yet: it keeps the change.
-                for client in clients where client.logs == nil && !client.dead && !client.closing {
+                for client in greeting.values where !client.dead && !client.closing {
                     client.beforeHello.append(delivery)
                     if client.beforeHello.count > ChangeOrder.maxHeld {
                         close(client, Self.missedChanges, "missed changes; resume from your cursor")
@@ -238,16 +289,25 @@ struct RealtimeLoop {
                 where !client.dead && !client.closing && client.groupOrders[group.conversationId] != nil {
                     let ready = client.groupOrders[group.conversationId]!.receive(delivery, now: now)
                     send(ready, of: group.conversationId, to: client)
-                    if client.groupOrders[group.conversationId]?.overflowed == true {
-                        close(client, Self.missedChanges, "missed changes; resume from your cursor")
+                    if let order = client.groupOrders[group.conversationId], order.holds {
+                        work.holding.insert(client.id)
+                        if order.overflowed {
+                            close(client, Self.missedChanges, "missed changes; resume from your cursor")
+                        }
                     }
                 }
             }
         }
-        for client in clients where !wanted.isEmpty && !client.dead && !client.closing {
-            guard let pts = wanted[client.uid] else { continue }
-            send(client.order.receive(Delivery(pts: pts, body: body, bytes: bytes, group: group), now: now), to: client)
-            if client.order.overflowed { close(client, Self.missedChanges, "missed changes; resume from your cursor") }
+        for (uid, pts) in wanted {
+            for client in byUser[uid] ?? [] where !client.dead && !client.closing {
+                send(
+                    client.order.receive(Delivery(pts: pts, body: body, bytes: bytes, group: group), now: now),
+                    to: client)
+                if client.order.holds { work.holding.insert(client.id) }
+                if client.order.overflowed {
+                    close(client, Self.missedChanges, "missed changes; resume from your cursor")
+                }
+            }
         }
     }
 
@@ -319,9 +379,19 @@ struct RealtimeLoop {
         func late(_ order: ChangeOrder) -> Bool {
             order.conflicted || order.heldSince.map { now - $0 >= wait } == true
         }
-        let due = clients.filter { client in
-            guard !client.dead, !client.closing, client.order.position != nil else { return false }
-            return late(client.order) || client.groupOrders.values.contains(where: late)
+        var due: [Client] = []
+        for id in work.holding {
+            guard let client = clients[id], !client.dead, !client.closing else {
+                work.holding.remove(id)
+                continue
+            }
+            guard client.order.holds || client.groupOrders.values.contains(where: \.holds) else {
+                work.holding.remove(id)
+                continue
+            }
+            if client.order.position != nil, late(client.order) || client.groupOrders.values.contains(where: late) {
+                due.append(client)
+            }
         }
         read(due, headsFirst: false) { late($0) }
     }
@@ -333,7 +403,9 @@ struct RealtimeLoop {
             catchUpWanted = true
             return
         }
-        read(clients.filter { !$0.dead && !$0.closing && $0.order.position != nil }, headsFirst: true) { _ in true }
+        read(
+            clients.values.filter { !$0.dead && !$0.closing && $0.order.position != nil }, headsFirst: true
+        ) { _ in true }
     }
 
     /// Asks for the inbox after each socket's position, and each group's log after its
@@ -354,7 +426,7 @@ struct RealtimeLoop {
     mutating func filled(_ pages: [FilledRead], now: UInt64) {
         reading = false
         for page in pages {
-            guard let client = clients.first(where: { $0.id == page.id && !$0.dead && !$0.closing }) else { continue }
+            guard let client = clients[page.id], !client.dead, !client.closing else { continue }
             guard let changes = page.changes, !page.groups.values.contains(where: { $0 == nil }) else {
                 close(client, Self.missedChanges, "missed changes; resume from your cursor")
                 continue
@@ -364,6 +436,7 @@ struct RealtimeLoop {
                 guard let changes, let ready = client.groupOrders[group]?.fill(changes, now: now) else { continue }
                 send(ready, of: group, to: client)
             }
+            noteHeld(client)
         }
         if catchUpWanted {
             catchUpWanted = false
@@ -377,140 +450,22 @@ struct RealtimeLoop {
     /// The close code of a socket that fell behind the changes it should have had.
     static let missedChanges = CloseCode(rawValue: 4001)
 
-    func enqueue(_ bytes: [UInt8], to client: Client) { enqueue([bytes], to: client) }
-
-    /// Queues a frame, made of `parts`, for a socket. A socket over its own cap is dropped (its
-    /// client resumes from its cursor); so, when all sockets together are over the global
-    /// budget, is the one with the longest backlog (a reader that stopped reading, not whoever
-    /// is next).
-    func enqueue(_ parts: [[UInt8]], to client: Client) {
-        guard !client.dead, !client.closing else { return }
-        let size = parts.reduce(0) { $0 + $1.count }
-        if client.output.count + size > hub.configuration.maxBufferedBytes {
-            drop(client)
-            return
-        }
-        for part in parts { client.output.append(part) }
-        queued.value += size
-        while queued.value > hub.configuration.maxTotalBufferedBytes,
-            let slowest = clients.filter({ !$0.dead }).max(by: { $0.output.count < $1.output.count }),
-            !slowest.output.isEmpty
-        {
-            drop(slowest)
-        }
-    }
-
-    /// A socket that cannot keep up: closed without ceremony, its backlog forgotten.
-    func drop(_ client: Client) {
-        guard !client.dead else { return }
-        client.dead = true
-        queued.value -= client.output.count
-        client.output = OutputQueue()
-    }
-
-    func flush(_ client: Client) {
-        guard !client.dead else { return }
-        let before = client.output.count
-        let healthy = client.output.send(to: client.socket.fd)
-        queued.value -= before - client.output.count
-        if !healthy { drop(client) }
-    }
-
-    func receive(_ client: Client, now: UInt64) {
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        let count = buffer.withUnsafeMutableBytes { recv(client.socket.fd, $0.baseAddress, $0.count, 0) }
-        if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            client.dead = true
-            return
-        }
-        guard count > 0 else { return }
-        client.lastHeard = now
-        parse(buffer.prefix(count), from: client)
-    }
-
-    /// Feeds bytes to the client's parser and handles each message; nothing after a close.
-    func parse(_ bytes: some Sequence<UInt8>, from client: Client) {
-        client.parser.append(bytes)
-        do {
-            while !client.closing, let message = try client.parser.next() { handle(message, from: client) }
-        } catch {
-            close(client, error.code, error.reason)
-        }
-    }
-
-    /// Queues one close frame (never a second) and drops the socket once it is flushed.
-    func close(_ client: Client, _ code: CloseCode, _ reason: String) {
-        guard !client.closing else { return }
-        enqueue(Frame.close(code, reason: reason).encoded(), to: client)
-        client.closing = true
-    }
-
-    func handle(_ message: Message, from client: Client) {
-        switch message {
-        case .ping(let payload): enqueue(Frame(opcode: .pong, payload: payload).encoded(), to: client)
-        case .pong: break
-        case .close(let code, _):
-            close(client, code == .noStatus ? .normal : code, "")
-        case .binary:
-            close(client, .unsupportedData, "send JSON text messages")
-        case .text(let text):
-            // Read as what a client may send, nothing more (linear, a few levels deep at most).
-            guard let frame = try? RealtimeClientFrame(json: Data(text.utf8)),
-                frame.type == RealtimeEnvelope.Kind.typing.rawValue, var typing = frame.typing
-            else {
-                close(client, .unsupportedData, "expected a typing envelope")
-                return
-            }
-            switch client.typingBudget.take(at: hub.monotonicNow()) {
-            case .send: break
-            case .drop: return
-            case .close: return close(client, .policyViolation, "typing frames too fast")
-            }
-            typing.sender = client.uid
-            if typing.receiverType == .group {
-                // One frame to each member's socket here, one bus message for the other nodes:
-                // nothing here costs a step per member of the group. A group larger than
-                // `maxTypingGroup` hears no typing at all (a keystroke there would be a frame to
-                // each of thousands of sockets).
-                guard let members = groups[typing.receiver], members.contains(client.uid),
-                    members.count <= Self.maxTypingGroup,
-                    let frame = RealtimeHub.frame(RealtimeEnvelope(type: .typing, typing: typing))
-                else { return }
-                deliverGroupTyping(frame, guid: typing.receiver, sender: client.uid)
-                hub.bus?.publishGroupTyping(frame, guid: typing.receiver, sender: client.uid)
-            } else {
-                guard !isBlocked(client.uid, typing.receiver),
-                    let frame = RealtimeHub.frame(RealtimeEnvelope(type: .typing, typing: typing))
-                else { return }
-                for peer in clients where peer.uid == typing.receiver { enqueue(frame, to: peer) }
-                hub.bus?.publishTyping(frame, to: typing.receiver)
-            }
-        }
-    }
-
-    /// A group typing frame to the sockets here of the group's members other than its sender.
-    func deliverGroupTyping(_ frame: [UInt8], guid: String, sender: String) {
-        guard let members = groups[guid] else { return }
-        for peer in clients where peer.uid != sender && members.contains(peer.uid) { enqueue(frame, to: peer) }
-    }
-
-    func checkHeartbeat(_ client: Client, now: UInt64, nowSeconds: Int64) {
-        if nowSeconds >= client.session.expiresAt {
-            close(client, .policyViolation, "token expired")
-        } else if now - client.lastHeard > heartbeat * 5 / 2 {
-            client.dead = true
-        } else if now - client.lastPing >= heartbeat {
-            client.lastPing = now
-            enqueue(Frame(opcode: .ping, payload: []).encoded(), to: client)
-        }
+    /// Whether the socket holds changes waiting for a gap: the gap fill looks at it.
+    func noteHeld(_ client: Client) {
+        if client.order.holds || client.groupOrders.values.contains(where: \.holds) { work.holding.insert(client.id) }
     }
 
     mutating func sweep() {
-        let dead = clients.filter(\.dead)
-        guard !dead.isEmpty else { return }
-        clients.removeAll(where: \.dead)
-        for client in dead {
+        guard !work.ended.isEmpty else { return }
+        let ended = work.ended
+        work.ended = []
+        for id in ended {
+            guard let client = clients.removeValue(forKey: id) else { continue }
+            greeting[id] = nil
+            byUser[client.uid]?.removeAll { $0 === client }
+            if byUser[client.uid]?.isEmpty == true { byUser[client.uid] = nil }
             queued.value -= client.output.count  // what it never sent (none after `drop`)
+            poller.forget(client.socket.fd)
             client.socket.close()
             hub.connectionCount.subtract(1, ordering: .relaxed)
             hub.presence.disconnected(client.uid)
@@ -548,4 +503,14 @@ final class Followers {
 /// A count the loop's non-mutating helpers update (the loop's thread only).
 final class ByteCount {
     var value = 0
+}
+
+/// The sockets a pass of the loop must come back to (the loop's thread only): those given
+/// output since their last flush, those that ended, and those holding changes for a gap.
+final class LoopWork {
+    var unflushed: Set<Int> = []
+    var ended: [Int] = []
+    var holding: Set<Int> = []
+    /// The bytes of one system call's send, reused (`OutputQueue.send`).
+    var scratch: [UInt8] = []
 }
