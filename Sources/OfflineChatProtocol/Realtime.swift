@@ -9,8 +9,13 @@ public struct RealtimeEnvelope: Codable, Sendable, Equatable {
     public enum Kind: String, Codable, Sendable {
         /// The server's first frame: the caller's `uid` and the head `cursor`.
         case hello
-        /// A change, with the cursor right after it.
+        /// A change, with the cursor right after it (none on a socket opened with
+        /// `cursorFrames=true`: its `cursor` frames carry it).
         case change
+        /// The cursor after every change sent before it, on a socket opened with
+        /// `cursorFrames=true`: sent after a change at most about once a second (coalesced), so
+        /// a change to a group is the same bytes for each of its members.
+        case cursor
         /// A typing indicator, from a client or relayed to its peers.
         case typing
     }
@@ -21,7 +26,7 @@ public struct RealtimeEnvelope: Codable, Sendable, Equatable {
     public var uid: String?
     /// `hello`: the changelog cursor at connect time; changes after it arrive on this socket.
     /// `change`: the cursor right after this change (a changelog read from it starts with the
-    /// next one).
+    /// next one). `cursor`: the cursor after every change before this frame.
     public var cursor: String?
     /// `change`.
     public var change: ChangePayload?

@@ -1,6 +1,8 @@
 import ChatTesting
 import Foundation
 import OfflineChatCache
+import OfflineChatProtocol
+import OfflineChatWebSocket
 import Testing
 
 @testable import OfflineChat
@@ -434,19 +436,34 @@ import Testing
         return try JSONDecoder().decode(ChangelogPage.self, from: data).cursor
     }
 
-    /// Online, the sync point follows the live stream: after more live messages than a sync
-    /// page holds and a short offline spell, the reconnect replays only what bob missed. A
-    /// live message that arrives before the reconnect's sweep does not move the point (what was
-    /// missed offline comes before it).
+    /// Returns once bob's client has handled every frame chatd sent him before now: alice's
+    /// typing frame comes after them on his socket (the `cursor` frame that follows a change
+    /// among them, with `--cursor-interval 0`, is then handled too).
+    func everyFrameHandled(_ world: World, alice: WebSocketClient, heard: Recorder) async throws {
+        try alice.send(text: #"{"type":"typing","typing":{"receiver":"bob","isTyping":true}}"#)
+        _ = await heard.next(where: { $0 == "typing:alice" })
+    }
+
+    /// Online, the sync point follows the live stream (its `cursor` frames): after more live
+    /// messages than a sync page holds and a short offline spell, the reconnect replays only
+    /// what bob missed. A live message that arrives before the reconnect's sweep does not move
+    /// the point (what was missed offline comes before it).
     @Test func theSyncPointFollowsTheLiveStreamSoAReconnectReplaysOnlyWhatWasMissed() async throws {
-        let world = try await world()
+        let world = try await world(chatd: ["--cursor-interval", "0"])
         let cache = try #require(world.bob.session.current?.cache)
+        let alice = try WebSocketClient.connect(
+            to: URL(string: "ws://127.0.0.1:\(world.server.port)\(Endpoints.realtime)")!,
+            headers: ["Authorization": "Bearer \(world.aliceToken)"])
+        defer { alice.close() }
+        let heard = Recorder(queue: world.bob.config.callbackQueue)
+        world.bob.addMessageListener("typing", heard)
         let coldStart = try cache.syncPoint()
         var last: Int64 = 0
         for index in 0..<(SyncEngine.changePage + 100) {
             last = try await world.server.send("live \(index)", from: world.aliceToken, to: "bob")
         }
         await heardLive(world, last)
+        try await everyFrameHandled(world, alice: alice, heard: heard)
         #expect(try cache.syncPoint().cursor == (try await head(world)), "the point is at the last live change")
         #expect(
             try cache.syncPoint().number == coldStart.number && cache.syncPoint().serverTime == coldStart.serverTime,
@@ -464,6 +481,7 @@ import Testing
         _ = await world.connection.next(where: { $0 == "connected" })
         let early = try await world.server.send("before the sweep", from: world.aliceToken, to: "bob")
         await heardLive(world, early)
+        try await everyFrameHandled(world, alice: alice, heard: heard)
         #expect(
             try cache.syncPoint() == offlinePoint,
             "the missed messages come before this one: the point must wait for the sweep")
@@ -476,6 +494,7 @@ import Testing
         // Caught up on this connection: the point follows the stream again.
         let after = try await world.server.send("after the sweep", from: world.aliceToken, to: "bob")
         await heardLive(world, after)
+        try await everyFrameHandled(world, alice: alice, heard: heard)
         #expect(try cache.syncPoint().cursor == (try await head(world)))
         let onServer = try await serverMessages(world, "alice~bob")
         #expect(

@@ -86,6 +86,8 @@ public enum ChatdArguments {
           --heartbeat SECONDS        realtime ping interval (default 20)
           --realtime-buffer BYTES    unsent bytes before a slow socket is dropped (default 1048576)
           --max-sockets-per-user N   realtime sockets one user may hold at once (default 8)
+          --cursor-interval SECONDS  least time between two `cursor` frames to a socket that asked for them
+                                     (default 1)
           --test-clock               allow POST /v1/admin/clock (tests only)
           --stop-on-stdin-eof        shut down when standard input closes (a test harness that dies
                                      closes it, so no chatd outlives its tests)
@@ -193,6 +195,7 @@ public enum ChatdArguments {
             case "--changelog-retention": configuration.changelogRetention = try number(argument, 0...Int64.max)
             case "--realtime-buffer": configuration.realtime.maxBufferedBytes = try number(argument, 1024...(1 << 30))
             case "--max-sockets-per-user": configuration.realtime.maxSocketsPerUser = try number(argument, 1...10_000)
+            case "--cursor-interval": configuration.realtime.cursorSeconds = try seconds(argument, 0...3600)
             case "--heartbeat": configuration.realtime.heartbeatSeconds = try seconds(argument, 0.05...3600)
             case "--test-clock": configuration.testClock = true
             case "--stop-on-stdin-eof": configuration.stopOnStdinEOF = true

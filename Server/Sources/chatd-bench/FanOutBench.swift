@@ -68,7 +68,7 @@ enum FanOutBench {
         for token in tokens.members {
             let stream = PlainStream(fd: try Socket.connect(host: "127.0.0.1", port: port))
             let parser = try WebSocketClient.handshake(
-                on: stream, path: URL(string: "ws://127.0.0.1/v1/realtime?groupLogs=true")!,
+                on: stream, path: URL(string: "ws://127.0.0.1/v1/realtime?groupLogs=true&cursorFrames=true")!,
                 hostHeader: "127.0.0.1:\(port)", headers: ["Authorization": "Bearer \(token)"])
             sockets.append(Member(stream: stream, parser: parser))
         }

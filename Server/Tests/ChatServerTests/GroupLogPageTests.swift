@@ -227,6 +227,56 @@ import Testing
 }
 
 extension GroupLogRealtimeTests {
+    /// A socket opened with `cursorFrames=true`: its change frames carry no cursor (a group's is
+    /// the same bytes for every member), and coalesced `cursor` frames (at most one in
+    /// `--cursor-interval`, the first at once) each resume exactly after every change before it.
+    @Test func cursorFramesCoverEveryChangeBeforeThem() async throws {
+        let server = try LiveServer(arguments: ["--cursor-interval", "3"])
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        let carol = try await server.user("carol")
+        try await server.group("g", by: alice)
+        try await server.addMember("bob", to: "g", by: alice)
+        let socket = try WebSocketClient.connect(
+            to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)?groupLogs=true&cursorFrames=true")!,
+            headers: ["Authorization": "Bearer \(bob)"])
+        defer { socket.close() }
+        let start = try #require(try socket.nextEnvelope().cursor)
+        for index in 0..<4 { #expect(try await server.sendToGroup("g\(index)", from: alice, to: "g").status == 201) }
+        try await server.send("direct", from: carol, to: "bob")
+        #expect(try await server.request("DELETE", "\(Endpoints.groups)/g/members/bob", token: alice).status == 204)
+        #expect(try await server.sendToGroup("while out", from: alice, to: "g").status == 201)
+        try await server.addMember("bob", to: "g", by: alice)
+        #expect(try await server.sendToGroup("back", from: alice, to: "g").status == 201)
+
+        func place(_ change: ChangePayload) -> String {
+            "\(change.conversationId) \(change.seq) \(change.kind.rawValue)"
+        }
+        func page(from cursor: String) async throws -> [String] {
+            try await server.request("POST", Endpoints.changes, token: bob, json: ChangesRequest(cursor: cursor))
+                .decode(ChangelogPage.self).changes.map(place)
+        }
+        let expected = try await page(from: start)
+        var received: [String] = []
+        var cursors: [(after: Int, cursor: String)] = []
+        while cursors.last?.after != expected.count {
+            let envelope = try socket.nextEnvelope()
+            switch envelope.type {
+            case .change:
+                received.append(place(try #require(envelope.change)))
+                #expect(envelope.cursor == nil, "a change frame carries no cursor here")
+            case .cursor: cursors.append((received.count, try #require(envelope.cursor)))
+            default: continue
+            }
+        }
+        #expect(Set(received) == Set(expected) && received.count == expected.count)
+        #expect(cursors.first?.after == 1, "the first cursor frame follows the first change at once")
+        #expect(cursors.count < received.count, "coalesced: \(cursors.map(\.after))")
+        for (after, cursor) in cursors {
+            #expect(Set(try await page(from: cursor)) == Set(received[after...]), "after change \(after)")
+        }
+    }
+
     /// Many writers at once while the socket's owner leaves and rejoins the group again and
     /// again (on PostgreSQL, changes reach the socket out of order and gaps are filled): the
     /// socket sends exactly what a page from its hello cursor gives, each group's changes in

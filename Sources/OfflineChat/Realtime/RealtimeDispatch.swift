@@ -16,6 +16,8 @@ struct RealtimeDispatch: Sendable {
         let me = current.user.uid
         switch envelope.type {
         case .hello: current.sync?.connected(hello: envelope.cursor)
+        // Every change before it was stored (or lost track: then the sync point stays).
+        case .cursor: current.sync?.liveChangeStored(cursor: envelope.cursor)
         case .typing:
             guard let typing = envelope.typing, let sender = typing.sender, sender != me else { return }
             let indicator = TypingIndicator(

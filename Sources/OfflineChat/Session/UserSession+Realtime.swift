@@ -11,8 +11,11 @@ extension UserSession {
         var components = URLComponents(
             url: config.server.appendingPathComponent(Endpoints.realtime), resolvingAgainstBaseURL: false)!
         components.scheme = config.server.scheme == "https" ? "wss" : "ws"
-        // Its cursors are the changelog's: the user's and their groups' logs (`c3`).
-        components.queryItems = [URLQueryItem(name: "groupLogs", value: "true")]
+        // Its cursors are the changelog's: the user's and their groups' logs (`c3`), in
+        // coalesced `cursor` frames (a group's change is then the same bytes for every member).
+        components.queryItems = [
+            URLQueryItem(name: "groupLogs", value: "true"), URLQueryItem(name: "cursorFrames", value: "true")
+        ]
         return components.url!
     }
 

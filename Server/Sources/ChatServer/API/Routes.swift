@@ -96,7 +96,7 @@ struct Routes {
                 context.request,
                 session: RealtimeSession(
                     uid: session.uid, tokenHash: Store.tokenHash(token ?? ""),
-                    expiresAt: session.expiresAt))
+                    expiresAt: session.expiresAt, cursorFrames: try context.boolQuery("cursorFrames")))
         }
         return router
     }

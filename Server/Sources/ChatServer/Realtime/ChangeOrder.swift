@@ -96,6 +96,9 @@ struct Delivery: Sendable, Equatable {
     /// `body`'s bytes, made once: every socket's frame of the change shares them.
     let bytes: [UInt8]
     var group: GroupPlace?
+    /// Its frame without a cursor, made once for every socket that reads `cursor` frames (a
+    /// group's change, whose `seq` is the same for all its members).
+    var sharedFrame: [[UInt8]]?
 
     init(pts: Int64, body: String, bytes: [UInt8]? = nil, group: GroupPlace? = nil) {
         (self.pts, self.body, self.bytes, self.group) = (pts, body, bytes ?? Array(body.utf8), group)

@@ -30,6 +30,8 @@ public final class RealtimeHub: Sendable {
         /// Realtime sockets this node holds at most (`--max-connections`): the HTTP library
         /// lets go of a plain socket once it is upgraded, so they are counted here.
         public var maxSockets = 1_000
+        /// The least time between two `cursor` frames to one socket (`cursorFrames=true`).
+        public var cursorSeconds = 1.0
         /// How long a socket waits for a missing position before reading it from the inbox.
         public var gapWaitSeconds = 0.25
         /// With a bus (several nodes): how often every socket's position is checked against
@@ -240,10 +242,21 @@ public final class RealtimeHub: Sendable {
     /// reader's position (keys sorted); the cursor resumes the changelog right after it. In
     /// three parts: the header and `{"change":`, the stored change's bytes (`body`, shared by
     /// every reader's frame: only the position and cursor differ), then the reader's tail.
-    func changeFrame(body: [UInt8], seq: Int64, cursor: String) -> [[UInt8]] {
-        let head = Array(#"{"change":"#.utf8)
-        let tail = Array((StoredChange.ending(seq) + #","cursor":""# + cursor + #"","type":"change"}"#).utf8)
+    /// A change's frame: its stored bytes between a head and a tail with its `seq` and, unless
+    /// nil (a socket that reads `cursor` frames), the cursor after it.
+    func changeFrame(body: [UInt8], seq: Int64, cursor: String?) -> [[UInt8]] {
+        let head = Self.changeHead
+        let tail = Array(
+            (StoredChange.ending(seq) + (cursor.map { #","cursor":""# + $0 + #"""# } ?? "") + #","type":"change"}"#)
+                .utf8)
         return [Frame.header(opcode: .text, payloadLength: head.count + body.count + tail.count) + head, body, tail]
+    }
+
+    static let changeHead = Array(#"{"change":"#.utf8)
+
+    /// A `cursor` frame.
+    func cursorFrame(_ logs: LogPositions) -> [UInt8] {
+        Self.frame(RealtimeEnvelope(type: .cursor, cursor: store.cursor(logs))) ?? []
     }
 
     static func frame(_ envelope: RealtimeEnvelope) -> [UInt8]? {
@@ -373,6 +386,9 @@ struct RealtimeSession: Sendable {
     let tokenHash: String
     /// Epoch seconds; the socket is closed (1008) once the server clock passes it.
     let expiresAt: Int64
+    /// Opened with `cursorFrames=true`: its change frames carry no cursor, coalesced `cursor`
+    /// frames do.
+    var cursorFrames = false
 }
 
 /// The hub's inbox: commands from request threads to the loop thread. Its lock is held for an

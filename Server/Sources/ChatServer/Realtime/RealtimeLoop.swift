@@ -53,6 +53,8 @@ struct RealtimeLoop {
         }
         /// The poller watches it for room to write (its output did not all fit).
         var watchingWrites = false
+        /// When its last `cursor` frame went (monotonic nanoseconds; 0: never).
+        var lastCursor: UInt64 = 0
         private let work: LoopWork
 
         init(
@@ -127,7 +129,8 @@ struct RealtimeLoop {
         let catchUpMilliseconds = hub.bus == nil ? 1000 : hub.configuration.catchUpSeconds * 1000
         let period = max(10, min(1000, hub.configuration.heartbeatSeconds * 250, catchUpMilliseconds))
         while running {
-            let ready = poller.wait(milliseconds: Int32(period))
+            // An owed cursor frame is due within `cursorSeconds`: the wait is short meanwhile.
+            let ready = poller.wait(milliseconds: Int32(work.cursorsOwed.isEmpty ? period : min(period, 50)))
             for command in hub.takeCommands() { handle(command) }
             let now = hub.monotonicNow()
             fillGaps(now: now)
@@ -154,6 +157,7 @@ struct RealtimeLoop {
                     if client.closing && client.output.isEmpty { client.dead = true }
                 }
             }
+            sendOwedCursors(now: now)
             flushUnflushed()
             sweep()
         }
@@ -163,6 +167,32 @@ struct RealtimeLoop {
             client.dead = true
         }
         sweep()
+    }
+
+    /// A change's frame for `client`, whose positions after it are `logs`: with its cursor, or,
+    /// on a socket that reads `cursor` frames, without (one is owed to it).
+    func frame(_ change: Delivery, for client: Client, after logs: LogPositions) -> [[UInt8]] {
+        guard client.session.cursorFrames else {
+            return hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs))
+        }
+        work.cursorsOwed.insert(client.id)
+        return change.sharedFrame ?? hub.changeFrame(body: change.bytes, seq: change.pts, cursor: nil)
+    }
+
+    /// Queues each owed `cursor` frame whose socket had none for `cursorSeconds`: the first
+    /// after a quiet spell goes at the end of its pass, and one covers a burst's changes.
+    func sendOwedCursors(now: UInt64) {
+        let interval = UInt64(hub.configuration.cursorSeconds * 1e9)
+        for id in work.cursorsOwed {
+            guard let client = clients[id], !client.dead, !client.closing, let logs = client.logs else {
+                work.cursorsOwed.remove(id)
+                continue
+            }
+            guard client.lastCursor == 0 || now - client.lastCursor >= interval else { continue }
+            client.lastCursor = now
+            enqueue(hub.cursorFrame(logs), to: client)
+            work.cursorsOwed.remove(id)
+        }
     }
 
     /// Sends what each socket with new output takes now; one left with output is watched for
@@ -277,7 +307,8 @@ struct RealtimeLoop {
         let bytes = Array(body.utf8)  // shared by every reader's frame
         defer {
             if let group {
-                let delivery = Delivery(pts: group.pts, body: body, bytes: bytes, group: group)
+                var delivery = Delivery(pts: group.pts, body: body, bytes: bytes, group: group)
+                delivery.sharedFrame = hub.changeFrame(body: bytes, seq: group.pts, cursor: nil)
                 // A socket not yet past its hello follows nothing yet: it keeps the change.
                 for client in greeting.values where !client.dead && !client.closing {
                     client.beforeHello.append(delivery)
@@ -321,9 +352,7 @@ struct RealtimeLoop {
             logs.user = change.pts
             client.logs = logs
             guard let group = change.group else {
-                enqueue(
-                    hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs)),
-                    to: client)
+                enqueue(frame(change, for: client, after: logs), to: client)
                 continue
             }
             guard group.span == .opens(client.uid) else { continue }
@@ -353,8 +382,7 @@ struct RealtimeLoop {
                 client.follow(group, after: start, now: hub.monotonicNow(), in: followers)
                 logs.groups[group] = start
                 client.logs = logs
-                enqueue(
-                    hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs)), to: client)
+                enqueue(frame(change, for: client, after: logs), to: client)
                 var ready: [Delivery] = []
                 for rest in changes[(index + 1)...] {
                     ready += client.groupOrders[group]?.receive(rest, now: hub.monotonicNow()) ?? []
@@ -363,7 +391,7 @@ struct RealtimeLoop {
             }
             logs.groups[group] = change.pts
             client.logs = logs
-            enqueue(hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs)), to: client)
+            enqueue(frame(change, for: client, after: logs), to: client)
             if ends {
                 client.unfollow(group, in: followers)
                 return
@@ -511,6 +539,8 @@ final class LoopWork {
     var unflushed: Set<Int> = []
     var ended: [Int] = []
     var holding: Set<Int> = []
+    /// Sockets owed a `cursor` frame (their changes went without one).
+    var cursorsOwed: Set<Int> = []
     /// The bytes of one system call's send, reused (`OutputQueue.send`).
     var scratch: [UInt8] = []
 }
