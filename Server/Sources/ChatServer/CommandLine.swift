@@ -12,6 +12,9 @@ public enum ChatdCommand: Equatable, Sendable {
     case addGroup(guid: String, name: String?, owner: String, type: GroupType)
     /// `chatd group member add GUID UID [--scope participant|moderator|admin]`, as the owner.
     case addGroupMember(guid: String, uid: String, scope: GroupScope)
+    /// `chatd group member import GUID FILE [--scope …]`: a uid a line (`-`: standard input),
+    /// added 1,000 at a time as the owner (`GroupMemberImport`).
+    case importGroupMembers(guid: String, path: String, scope: GroupScope)
     /// `chatd migrate`: brings the store's schema up to date and exits.
     case migrate
     /// `chatd export [--output FILE]`: the whole deployment as JSON lines (stdout by default).
@@ -37,6 +40,8 @@ public enum ChatdArguments {
                chatd token UID [--ttl SECONDS] [--data DIR | --database URL]
                chatd group add GUID --owner UID [--name NAME] [--type public|private] [--data DIR | --database URL]
                chatd group member add GUID UID [--scope participant|moderator|admin] [--data DIR | --database URL]
+               chatd group member import GUID FILE|- [--scope …] [--data DIR | --database URL]
+                     (a uid a line, or "uid,scope"; added 1,000 at a time)
                chatd migrate [--data DIR | --database URL]
                chatd export [--output FILE] [--data DIR | --database URL]
                chatd import FILE [--keep-epoch] [--data DIR | --database URL]
@@ -258,9 +263,14 @@ public enum ChatdArguments {
                 guard let owner else { throw UsageError(description: "chatd group add needs --owner UID") }
                 return (.addGroup(guid: positional[2], name: name, owner: owner, type: groupType), configuration)
             }
-            guard positional.count == 5, positional[1] == "member", positional[2] == "add" else {
+            guard positional.count == 5, positional[1] == "member", ["add", "import"].contains(positional[2]) else {
                 throw UsageError(
-                    description: "usage: chatd group add GUID --owner UID | chatd group member add GUID UID")
+                    description:
+                        "usage: chatd group add GUID --owner UID | chatd group member add GUID UID"
+                        + " | chatd group member import GUID FILE")
+            }
+            if positional[2] == "import" {
+                return (.importGroupMembers(guid: positional[3], path: positional[4], scope: scope), configuration)
             }
             return (.addGroupMember(guid: positional[3], uid: positional[4], scope: scope), configuration)
         case let other?:
@@ -377,6 +387,13 @@ public enum ChatdArguments {
             return "imported \(rows) rows"
                 + (keepEpoch
                     ? " (the deployment's epoch kept: clients resume)" : " (a new epoch: clients rebuild once)")
+        case .importGroupMembers(let guid, let path, let scope):
+            let data =
+                path == "-"
+                ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+            guard let data else { throw UsageError(description: "cannot read \(path)") }
+            return try GroupMemberImport.run(
+                try GroupMemberImport.parse(String(decoding: data, as: UTF8.self), scope: scope), to: guid, in: store)
         case .addGroupMember(let guid, let uid, let scope):
             let owner = try store.groupOwner(guid)
             let (member, added) = try store.addMember(guid, uid, scope: scope, by: owner)

@@ -18,7 +18,8 @@ final class BenchHTTPClient {
     deinit { Socket.close(fd) }
 
     /// Sends one request and returns (status, body). The answer's head is read as bytes:
-    /// chatd's status line and its `Content-Length` header (libmicrohttpd's spelling). With
+    /// chatd's status line and its `Content-Length` header (libmicrohttpd's spelling, or
+    /// HAProxy's `content-length` in front of a cluster). With
     /// `keepingLast` only the body's last bytes are returned, none with 0 (as wrk does: a copy
     /// the health baseline does not make would count against the path measured).
     func request(
@@ -40,7 +41,7 @@ final class BenchHTTPClient {
             // "HTTP/1.1 201 …": the status is the three digits after the first space.
             guard head.starts(with: Self.statusLine), head.count > 12,
                 head[9..<12].allSatisfy({ (48...57).contains($0) }),
-                let field = find(Self.contentLength, in: head)
+                let field = find(Self.contentLength, in: head) ?? find(Self.proxiedContentLength, in: head)
             else { return nil }
             var length = 0
             for byte in head[(field + Self.contentLength.count)...] {
@@ -62,6 +63,7 @@ final class BenchHTTPClient {
     private static let statusLine = Array("HTTP/1.1 ".utf8)
     private static let terminator = Array("\r\n\r\n".utf8)
     private static let contentLength = Array("\r\nContent-Length: ".utf8)
+    private static let proxiedContentLength = Array("\r\ncontent-length: ".utf8)
 
     private func fill() throws {
         let chunk = try Socket.readSome(fd)

@@ -31,13 +31,30 @@ enum GroupBench {
         var directCatchUp: Double
     }
 
-    static func run(chatd: URL, sizes: [Int], budget: Double, sends: Int) throws {
+    /// Where the groups are built and served.
+    enum Deployment {
+        /// A release chatd the bench starts on a fresh SQLite data directory for each size.
+        case sqlite(chatd: URL)
+        /// A cluster the caller started (`scripts/bench-groups-cluster.sh`): its front's port
+        /// and its PostgreSQL database, which the sizes share, each under names of its own.
+        case cluster(front: Int, database: String)
+    }
+
+    static func run(_ deployment: Deployment, sizes: [Int], budget: Double, sends: Int) throws {
         var results: [Result] = []
         for size in sizes {
             print("group of \(size): building …")
-            results.append(try measure(chatd: chatd, size: size, budget: budget, sends: sends))
+            results.append(try measure(deployment, size: size, budget: budget, sends: sends))
         }
-        print("\ngroups by size (release chatd on SQLite, loopback; ratios against one-to-one sends in the same run)")
+        switch deployment {
+        case .sqlite:
+            print(
+                "\ngroups by size (release chatd on SQLite, loopback; ratios against one-to-one sends in the same run)")
+        case .cluster:
+            print(
+                "\ngroups by size (three chatd nodes on PostgreSQL + NATS behind HAProxy; ratios against one-to-one"
+                    + " sends through the same front in the same run)")
+        }
         for result in results { print(report(result)) }
     }
 
@@ -52,65 +69,97 @@ enum GroupBench {
             """
     }
 
-    static func measure(chatd: URL, size: Int, budget: Double, sends: Int) throws -> Result {
+    /// A store for the build: a fresh SQLite directory's, or the cluster's database.
+    static func open(_ deployment: Deployment, _ data: URL) throws -> Store {
+        switch deployment {
+        case .sqlite: try Store(directory: data, clock: SystemClock(), readers: 1)
+        case .cluster(_, let database): try Store(postgres: database, clock: SystemClock(), connections: 8)
+        }
+    }
+
+    /// The bytes the database takes now: SQLite's files once its store closed (its last close
+    /// checkpoints), PostgreSQL's database size.
+    static func bytes(_ deployment: Deployment, _ store: inout Store, _ data: URL) throws -> Int {
+        guard case .sqlite = deployment else { return try store.databaseBytes() }
+        try store.close()
+        defer { store = (try? open(deployment, data)) ?? store }
+        return try Self.bytes(data)
+    }
+
+    static func measure(_ deployment: Deployment, size: Int, budget: Double, sends: Int) throws -> Result {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("group-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
-        var store = try Store(directory: data, clock: SystemClock(), readers: 1)
-        // m0 owns the group and sends; m1 is a member who catches up; d1 and d2 talk one to one.
+        var store = try open(deployment, data)
+        // The group, its owner m0 who sends, m1 a member who catches up, d1 and d2 who talk one
+        // to one; each size's names of its own on the cluster (its sizes share a database).
+        let shared = { if case .cluster = deployment { true } else { false } }()
+        let (guid, prefix) = shared ? ("big\(size)", "s\(size)-") : ("big", "")
+        @Sendable func uid(_ name: String) -> String { prefix + name }
         var tokens: [String: String] = [:]
-        for uid in ["m0", "m1", "d1", "d2"] {
-            _ = try store.createUser(CreateUserRequest(uid: uid))
-            tokens[uid] = try store.issueToken(for: uid, ttlSeconds: 86_400).authToken
+        for name in ["m0", "m1", "d1", "d2"] {
+            _ = try store.createUser(CreateUserRequest(uid: uid(name)))
+            tokens[name] = try store.issueToken(for: uid(name), ttlSeconds: 86_400).authToken
         }
-        _ = try store.createGroup(CreateGroupRequest(guid: "big", name: "big"), by: "m0", passwordHash: nil)
-        _ = try store.addMember("big", "m1", scope: .participant, by: "m0")
-        for index in 2..<size { _ = try store.createUser(CreateUserRequest(uid: "m\(index)")) }
-        try store.close()  // its last close checkpoints: the files hold everything
-        let usersBytes = try Self.bytes(data)
-        store = try Store(directory: data, clock: SystemClock(), readers: 1)
+        _ = try store.createGroup(CreateGroupRequest(guid: guid, name: guid), by: uid("m0"), passwordHash: nil)
+        _ = try store.addMember(guid, uid("m1"), scope: .participant, by: uid("m0"))
+        // PostgreSQL commits each user with a flush: eight writers share them (group commit).
+        let (creator, writers) = (store, { if case .sqlite = deployment { 1 } else { 8 } }())
+        _ = parallel(writers) { worker in
+            for index in stride(from: 2 + worker, to: size, by: writers) {
+                _ = try creator.createUser(CreateUserRequest(uid: uid("m\(index)")))
+            }
+        }
+        let usersBytes = try bytes(deployment, &store, data)
         let began = now()
         var members = 2
         var joins: [UInt64] = []
         while members < size, Double(now() - began) / 1e9 <= budget {
             if size - members > 100 {
                 let chunk = (members..<min(size - 100, members + AddMembersRequest.maxCount)).map {
-                    AddMemberRequest(uid: "m\($0)")
+                    AddMemberRequest(uid: uid("m\($0)"))
                 }
-                _ = try store.addMembers("big", chunk, by: "m0")
+                _ = try store.addMembers(guid, chunk, by: uid("m0"))
                 members += chunk.count
             } else {
                 let joinStart = now()
-                _ = try store.addMember("big", "m\(members)", scope: .participant, by: "m0")
+                _ = try store.addMember(guid, uid("m\(members)"), scope: .participant, by: uid("m0"))
                 joins.append(now() - joinStart)
                 members += 1
             }
         }
         let buildSeconds = Double(now() - began) / 1e9
         let lastJoinMs = joins.isEmpty ? 0 : Double(joins.reduce(0, +)) / Double(joins.count) / 1e6
+        let bytes = try bytes(deployment, &store, data) - usersBytes
         try store.close()
-        let bytes = try Self.bytes(data) - usersBytes
 
-        let (process, output, port) = try ServerProcess.startChatd(
-            chatd, ["--data", data.path, "--port", "0", "--admin-key", benchAdminKey, "--write-rate", "0"])
+        let port: Int
+        var chatdProcess: (process: Process, output: Pipe)?
+        switch deployment {
+        case .sqlite(let chatd):
+            let (process, output, served) = try ServerProcess.startChatd(
+                chatd, ["--data", data.path, "--port", "0", "--admin-key", benchAdminKey, "--write-rate", "0"])
+            (port, chatdProcess) = (served, (process, output))
+        case .cluster(let front, _): port = front
+        }
         defer {
-            process.terminate()
-            process.waitUntilExit()
-            _ = output
+            chatdProcess?.process.terminate()
+            chatdProcess?.process.waitUntilExit()
         }
         var client = try BenchHTTPClient(port: port)
         func send(_ from: String, _ receiver: String, _ type: ReceiverType, _ muid: String) throws {
             try client.send(
-                SendMessageRequest(muid: muid, receiver: receiver, receiverType: type, text: "hello"),
+                SendMessageRequest(
+                    muid: muid, receiver: type == .group ? guid : uid(receiver), receiverType: type, text: "hello"),
                 token: tokens[from]!)
         }
         var group = Latencies()
         var direct = Latencies()
         for index in 0..<sends {
             var start = now()
-            try send("m0", "big", .group, "g\(index)")
+            try send("m0", guid, .group, "g\(size)-\(index)")
             group.samples.append(now() - start)
             start = now()
-            try send("d1", "d2", .user, "d\(index)")
+            try send("d1", "d2", .user, "d\(size)-\(index)")
             direct.samples.append(now() - start)
         }
         let rateSends = sends * 2
@@ -121,14 +170,15 @@ enum GroupBench {
                 for index in 0..<(rateSends / 8) {
                     try client.send(
                         SendMessageRequest(
-                            muid: "\(tag)\(worker)-\(index)", receiver: receiver, receiverType: type, text: "load"),
+                            muid: "\(tag)\(size)-\(worker)-\(index)", receiver: receiver, receiverType: type,
+                            text: "load"),
                         token: tokensNow[from]!)
                 }
             }
             return Double(rateSends) / seconds
         }
-        let groupRate = rate("m0", "big", .group, "rg")
-        let directRate = rate("d1", "d2", .user, "rd")
+        let groupRate = rate("m0", guid, .group, "rg")
+        let directRate = rate("d1", uid("d2"), .user, "rd")
 
         // Catch-up: each reader's cursor now, 1,000 messages to each, then the read back. A new
         // connection: chatd closes one left idle while the loads above ran.
@@ -136,8 +186,8 @@ enum GroupBench {
         let groupCursor = try head(client, token: tokens["m1"]!)
         let directCursor = try head(client, token: tokens["d2"]!)
         for index in 0..<1_000 {
-            try send("m0", "big", .group, "cg\(index)")
-            try send("d1", "d2", .user, "cd\(index)")
+            try send("m0", guid, .group, "cg\(size)-\(index)")
+            try send("d1", "d2", .user, "cd\(size)-\(index)")
         }
         let groupCatchUp = try median(5) { try catchUp(client, from: groupCursor, token: tokens["m1"]!) }
         let directCatchUp = try median(5) { try catchUp(client, from: directCursor, token: tokens["d2"]!) }

@@ -15,6 +15,7 @@ import Synchronization
 // usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N (chatd's HTTP threads; its default)]
 //                    [--database URL (a fresh PostgreSQL database of its own; SQLite otherwise)]
 //        chatd-bench PATH-TO-CHATD --groups 1000,10000,100000 [--group-budget SECONDS] [--group-sends N]
+//                    [--front URL --database URL (a running cluster: scripts/bench-groups-cluster.sh)]
 //                    (what a group's size costs: GroupBench.swift)
 //        chatd-bench PATH-TO-CHATD --fanout 10000 [--fanout-sends N]
 //                    (one group message to every connected member: FanOutBench.swift)
@@ -24,6 +25,7 @@ let arguments = CommandLine.arguments
 let usage = """
     usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]
            chatd-bench PATH-TO-CHATD --groups 1000,10000,100000 [--group-budget SECONDS] [--group-sends N]
+                       [--front URL --database URL]
            chatd-bench PATH-TO-CHATD --fanout 10000 [--fanout-sends N]
     """
 /// Says what is wrong on standard error and ends with status 2.
@@ -48,8 +50,15 @@ func option(_ name: String, _ fallback: Int) -> Int { option(name).flatMap { Int
 /// PostgreSQL at this URL instead of SQLite in a temporary directory.
 if let sizes = option("--groups") {
     do {
+        // --front URL --database URL: a running cluster's HAProxy front and its PostgreSQL.
+        let deployment: GroupBench.Deployment =
+            if let front = option("--front").flatMap({ URL(string: $0)?.port }), let database = option("--database") {
+                .cluster(front: front, database: database)
+            } else {
+                .sqlite(chatd: URL(fileURLWithPath: arguments[1]))
+            }
         try GroupBench.run(
-            chatd: URL(fileURLWithPath: arguments[1]), sizes: sizes.split(separator: ",").compactMap { Int($0) },
+            deployment, sizes: sizes.split(separator: ",").compactMap { Int($0) },
             budget: Double(option("--group-budget", 120)), sends: option("--group-sends", 200))
     } catch {
         refuse("chatd-bench --groups: \(error)")

@@ -31,7 +31,7 @@ case .help:
     say(ChatdArguments.usage)
 case .version:
     say("chatd \(Endpoints.version)")
-case .addUser, .token, .addGroup, .addGroupMember, .migrate, .export, .importFile, .newEpoch:
+case .addUser, .token, .addGroup, .addGroupMember, .importGroupMembers, .migrate, .export, .importFile, .newEpoch:
     do {
         let text = try ChatdArguments.runAdmin(command, configuration: configuration)
         if !text.isEmpty { say(text) }

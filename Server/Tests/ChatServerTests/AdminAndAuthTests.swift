@@ -4,6 +4,8 @@ import OfflineChatSQLite
 import OfflineChatServerProcess
 import Testing
 
+@testable import ChatServer
+
 /// The status tables run on chatd's router in the test process (`InProcessServer`); restarts,
 /// expiry on the server's clock and the offline admin commands need the real process.
 @Suite struct AdminAndAuthTests {
@@ -169,6 +171,30 @@ import Testing
         #expect(added == 0 && memberText == "added dave to team as moderator", "\(memberText)")
         #expect(try chatd(["group", "member", "add", "team", "dave"]).1 == "dave is already in team")
         #expect(try chatd(["group", "member", "add", "nowhere", "dave"]).0 != 0)
+
+        // An import: 2,500 users (three calls of at most 1,000), one with a scope of its own,
+        // dave again (already a member), a comment and a blank line.
+        do {
+            let (_, configuration) = try ChatdArguments.parse(try LiveServer.storeArguments(directory))
+            let store = try Store.open(configuration, clock: SystemClock(), connections: 1)
+            defer { try? store.close() }
+            for index in 0..<2_500 { _ = try store.createUser(CreateUserRequest(uid: "i\(index)")) }
+        }
+        let list = directory.appendingPathComponent("members.txt")
+        try (["# the team", "", "dave", "i0,admin"] + (1..<2_500).map { "i\($0)" }).joined(separator: "\n")
+            .write(to: list, atomically: true, encoding: .utf8)
+        let (imported, importText) = try chatd(["group", "member", "import", "team", list.path])
+        #expect(imported == 0 && importText == "added 2500 to team (1 already members)", "\(importText)")
+        // A bad line: nothing is added, the line is named.
+        try "ghost\nbad uid!\nother,owner\n".write(to: list, atomically: true, encoding: .utf8)
+        let (refused, refusal) = try chatd(["group", "member", "import", "team", list.path])
+        #expect(refused != 0 && refusal.contains("nothing added") && refusal.contains("line 2"), "\(refusal)")
+        #expect(refusal.contains("line 3"), "an owner is never imported: \(refusal)")
+        // Unknown users are listed; the others are added.
+        try "ghost\ni0\n".write(to: list, atomically: true, encoding: .utf8)
+        let (partial, partialText) = try chatd(["group", "member", "import", "team", list.path])
+        #expect(partial != 0 && partialText.contains("added 0 to team (1 already members); 1 not added"))
+        #expect(partialText.contains("ghost (not_found"), "\(partialText)")
         #expect(try chatd(["group", "add", "x"]).1.contains("--owner"))
         #expect(
             try chatd(["group", "add", "x", "--owner", "carol", "--type", "password"]).1.contains("public or private"))
@@ -177,7 +203,10 @@ import Testing
         let me = try await server.request("GET", Endpoints.me, token: token)
         #expect(try me.decode(UserPayload.self).name == "Carol")
         let group = try await server.request("GET", "\(Endpoints.groups)/team", token: token).decode(GroupPayload.self)
-        #expect(group.type == .private && group.membersCount == 2)
+        #expect(group.type == .private && group.membersCount == 2_502)
+        let admins = try await server.request("GET", "\(Endpoints.groups)/team/members?limit=100", token: token)
+            .decode(Page<GroupMemberPayload>.self).items.filter { $0.scope == .admin }.map(\.user.uid)
+        #expect(admins == ["i0"])
     }
 
     @Test func aGeneratedAdminKeyIsStoredPrivately() throws {
