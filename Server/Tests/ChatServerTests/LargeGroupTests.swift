@@ -46,6 +46,40 @@ import Testing
         #expect(actions == ["alice added erin", "alice added bob", "alice added carol", "alice added dave"])
     }
 
+    /// 10,000 members in ten requests: each is added once, with one change in the group's log
+    /// and the bound in their own log (no other member's inbox gets a row), the last one added
+    /// reads the group from their add on, and a message then adds no inbox row at all.
+    @Test func tenThousandMembersAreAddedInTenRequests() async throws {
+        let server = try InProcessServer()
+        let alice = try await server.user("alice")
+        let store = server.server.store
+        for index in 0..<10_000 { _ = try store.createUser(CreateUserRequest(uid: "u\(index)")) }
+        try await server.group("big", by: alice)
+        func count(_ sql: String) throws -> Int64 { try store.read { try $0.scalar(sql, as: Int64.self) ?? 0 } }
+        let headBefore = try count("SELECT pts FROM group_heads WHERE conversation_id = 'group_big'")
+        let inboxBefore = try count("SELECT count(*) FROM inbox")
+        for start in stride(from: 0, to: 10_000, by: AddMembersRequest.maxCount) {
+            let reply = try await add(
+                (start..<(start + AddMembersRequest.maxCount)).map { AddMemberRequest(uid: "u\($0)") }, to: "big",
+                by: alice, on: server)
+            #expect(reply.status == 200)
+            #expect(try reply.decode(AddMembersResponse.self).members.allSatisfy { $0.status == .added })
+        }
+        let group = try await server.request("GET", "\(Endpoints.groups)/big", token: alice).decode(GroupPayload.self)
+        #expect(group.membersCount == 10_001)
+        #expect(try count("SELECT pts FROM group_heads WHERE conversation_id = 'group_big'") == headBefore + 10_000)
+        #expect(try count("SELECT count(*) FROM inbox") == inboxBefore + 10_000, "each member's bound, no copies")
+
+        let last = try await server.token("u9999")
+        let inboxAtSend = try count("SELECT count(*) FROM inbox")
+        _ = try await server.sendToGroup("to all", from: alice, to: "big")
+        #expect(try count("SELECT count(*) FROM inbox") == inboxAtSend, "a message to 10,001 members: no inbox row")
+        let page = try await server.request(
+            "POST", Endpoints.changes, token: last, json: ChangesRequest(cursor: try await server.beginning(last))
+        ).decode(ChangelogPage.self)
+        #expect(page.changes.compactMap { $0.message?.text } == ["alice added u9999", "to all"])
+    }
+
     @Test func theAddersScopeBoundsEveryEntryAndBadRequestsChangeNothing() async throws {
         let server = try InProcessServer()
         let alice = try await server.user("alice")
@@ -208,6 +242,33 @@ extension GroupReceiptTests {
             ).map { try $0.get(0) as String }
         }
         #expect(!kinds.contains { $0.contains("receipt") || $0.contains("direct") }, "\(kinds)")
+    }
+}
+
+extension GroupLogTests {
+    /// A member action's change keeps its message once: the change's row refers to the kept
+    /// text (`message_bodies`) instead of holding a copy, and a page gives the message whole.
+    @Test func aMemberActionsMessageIsKeptOnce() async throws {
+        let server = try InProcessServer()
+        let alice = try await server.user("alice")
+        let bob = try await server.user("bob")
+        try await server.group("team", by: alice)
+        try await server.addMember("bob", to: "team", by: alice)
+        _ = try await server.sendToGroup("hello", from: alice, to: "team")
+        let rows = try server.server.store.read { db in
+            try db.query("SELECT payload, message_id FROM changes ORDER BY id").map {
+                (try $0.get(0) as String, try $0.get(1) as Int64?)
+            }
+        }
+        let added = try #require(rows.first { $0.1 != nil }, "the add's change refers to its message")
+        #expect(added.0.contains(#""message":null"#) && !added.0.contains("alice added bob"), "\(added.0)")
+        #expect(rows.contains { $0.1 == nil && $0.0.contains("hello") }, "a text message's change keeps its copy")
+        let page = try await server.request(
+            "POST", Endpoints.changes, token: bob, json: ChangesRequest(cursor: try await server.beginning(bob))
+        ).decode(ChangelogPage.self)
+        let texts = page.changes.compactMap { $0.message?.text }
+        #expect(texts == ["alice added bob", "hello"], "\(texts)")
+        #expect(page.changes.first?.message?.action?.target == "bob")
     }
 }
 

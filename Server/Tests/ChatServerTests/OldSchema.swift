@@ -19,6 +19,7 @@ enum OldSchema {
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {
+            case 15: try db.execute(undoMessageByReference)
             case 14, 13: break  // a new epoch; spans added for every membership (the undo of 11 drops them)
             case 12: try db.execute(undoGroupTime)
             case 11: try db.execute(undoGroupSpans)
@@ -31,6 +32,14 @@ enum OldSchema {
             try db.run("DELETE FROM schema_migrations WHERE version = ?", [step])
         }
     }
+
+    /// SQLite's 26 and PostgreSQL's 15: a member action's change kept its message's copy.
+    private static let undoMessageByReference = """
+        UPDATE changes SET payload = replace(payload, '"message":null', '"message":' || (
+            SELECT b.body FROM message_bodies b WHERE b.conversation_id = changes.conversation_id AND b.id = changes.message_id))
+        WHERE message_id IS NOT NULL;
+        ALTER TABLE changes DROP COLUMN message_id;
+        """
 
     /// SQLite's 23 and PostgreSQL's 12: a group's members kept copies of its time and counts.
     private static let undoGroupTime = """
@@ -67,6 +76,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 26:
+            try db.execute(undoMessageByReference)
         case 25, 24:
             break  // a new epoch; spans added for every membership (the undo of 22 drops them)
         case 23:

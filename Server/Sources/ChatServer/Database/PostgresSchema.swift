@@ -230,7 +230,8 @@ enum PostgresSchema {
             -- cursor that read the inboxes.
             UPDATE meta SET value = floor(random() * 4611686018427387903)::bigint + 1 WHERE key = 'epoch';
             """
-        )
+        ),
+        (15, "a member action's message kept once", Schema.messageByReference)
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

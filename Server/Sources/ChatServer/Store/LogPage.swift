@@ -68,14 +68,16 @@ struct LogPage {
 
     /// The user's log rows after a position, each with its group position when it is a group's.
     static let userLogQuery = """
-        SELECT i.pts, c.payload, g.conversation_id, g.pts FROM inbox i JOIN changes c ON c.id = i.change
+        SELECT i.pts, \(StoredChange.payload), g.conversation_id, g.pts
+        FROM inbox i JOIN changes c ON c.id = i.change \(StoredChange.messageJoin)
         LEFT JOIN group_log g ON g.change = i.change
         WHERE i.uid = ?1 AND i.pts > ?2 ORDER BY i.pts LIMIT ?3
         """
 
     /// A group's changes in (`?2`, `?3`], at most `?4`.
     static let groupLogQuery = """
-        SELECT g.pts, c.payload FROM group_log g JOIN changes c ON c.id = g.change
+        SELECT g.pts, \(StoredChange.payload) FROM group_log g JOIN changes c ON c.id = g.change
+        \(StoredChange.messageJoin)
         WHERE g.conversation_id = ?1 AND g.pts > ?2 AND g.pts <= ?3 ORDER BY g.pts LIMIT ?4
         """
 

@@ -61,6 +61,13 @@ enum Schema {
             SELECT 1 FROM group_spans s WHERE s.conversation_id = m.conversation_id AND s.uid = m.uid AND s.to_pts IS NULL);
         """
 
+    /// A member action's change keeps its message by reference (`StoredChange.byReference`):
+    /// its payload holds `"message":null` and this column the message's id in its conversation.
+    /// Changes written before keep their copy (the column stays NULL).
+    static let messageByReference = """
+        ALTER TABLE changes ADD COLUMN message_id BIGINT;
+        """
+
     static func joinAttemptsTable(keyType: String) -> String {
         """
         CREATE TABLE join_attempts(
@@ -400,6 +407,7 @@ enum Schema {
                 -- cursor answers cursor_expired once and it rebuilds from the head (a c3 cursor).
                 UPDATE meta SET value = abs(random() >> 1) WHERE key = 'epoch';
                 """)
+        migrator.register(26, "a member action's message kept once", sql: messageByReference)
         return migrator
     }()
 }

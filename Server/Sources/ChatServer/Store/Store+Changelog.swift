@@ -37,6 +37,22 @@ enum StoredChange {
         return "{" + String(decoding: json[opening.count..<(json.count - 1)], as: UTF8.self)
     }
 
+    /// Whether a change of `kind` is stored with its message by reference: a group member's
+    /// action (joined, added, kicked…), whose message never changes (action messages can be
+    /// neither edited nor deleted) and comes once a member, so a large group's members are not
+    /// each kept three times over (the message's row, its kept text, the change).
+    static func byReference(_ kind: ChangeKind) -> Bool { kind == .groupMember }
+
+    /// A stored change's text as read: the row's payload, with the kept text of the message it
+    /// refers to in place of its `"message":null` (a message no longer kept reads as null).
+    /// Goes with `messageJoin`, on a query whose `changes` row is `c`.
+    static let payload = """
+        CASE WHEN c.message_id IS NULL THEN c.payload
+        ELSE replace(c.payload, '"message":null', '"message":' || COALESCE(b.body, 'null')) END
+        """
+    static let messageJoin =
+        "LEFT JOIN message_bodies b ON c.message_id IS NOT NULL AND b.conversation_id = c.conversation_id AND b.id = c.message_id"
+
     /// The change as `uid` sees it at `position`.
     static func json(body: String, position: Int64) -> String { body + ending(position) }
 
@@ -79,7 +95,8 @@ extension Store {
         changes.append(
             PublishedChange(
                 id: 0, change: change, body: body, audience: Array(Set(audience)).sorted(),
-                groupLog: groupLog ? conversationId : nil, span: span))
+                groupLog: groupLog ? conversationId : nil, span: span,
+                referencedMessage: StoredChange.byReference(kind) ? message?.id : nil))
         return change
     }
 
@@ -97,8 +114,16 @@ extension Store {
         for change in changes { if let group = change.groupLog { groupCounts[group, default: 0] += 1 } }
         let groups = groupCounts.keys.sorted()
         let inserts = MultiRowInsert.statements(
-            "INSERT INTO changes(conversation_id, payload, at)",
-            changes.map { [$0.change.conversationId, $0.body, $0.change.at] }, "RETURNING id, at")
+            "INSERT INTO changes(conversation_id, payload, message_id, at)",
+            try changes.map { change -> [any SQLValueConvertible] in
+                // A member action's message is kept once, in `message_bodies`: its row holds
+                // `"message":null` and the message's id, and a read puts the message back.
+                guard let id = change.referencedMessage else {
+                    return [change.change.conversationId, change.body, nil as Int64?, change.change.at]
+                }
+                let stored = try StoredChange.body(of: change.change, messageJSON: Array("null".utf8))
+                return [change.change.conversationId, stored, id, change.change.at]
+            }, "RETURNING id, at")
         let groupHeads = MultiRowInsert.statements(
             "INSERT INTO group_heads(conversation_id, pts)", groups.map { [$0, groupCounts[$0]!] },
             "ON CONFLICT(conversation_id) DO UPDATE SET pts = group_heads.pts + excluded.pts RETURNING conversation_id, pts"
@@ -233,11 +258,12 @@ extension Store {
         try read { db in
             let rows = try db.query(
                 """
-                SELECT i.pts, c.payload, g.conversation_id, g.pts,
+                SELECT i.pts, \(StoredChange.payload), g.conversation_id, g.pts,
                        (SELECT CASE WHEN s.to_pts = g.pts THEN 2 ELSE 1 END FROM group_spans s
                         WHERE s.conversation_id = g.conversation_id AND s.uid = i.uid
                           AND (s.from_pts = g.pts - 1 OR s.to_pts = g.pts) LIMIT 1)
-                FROM inbox i JOIN changes c ON c.id = i.change LEFT JOIN group_log g ON g.change = i.change
+                FROM inbox i JOIN changes c ON c.id = i.change \(StoredChange.messageJoin)
+                LEFT JOIN group_log g ON g.change = i.change
                 WHERE i.uid = ?1 AND i.pts > ?2 ORDER BY i.pts LIMIT ?3
                 """, [uid, position, limit + 1])
             let changes = try rows.prefix(limit).map { row in

@@ -24,6 +24,9 @@ public struct PublishedChange: Sendable {
     public var groupPosition: Int64?
     /// What it does to a membership span of the group (`group_spans`), if anything.
     public var span: SpanChange?
+    /// The message whose kept text (`message_bodies`) its stored row refers to instead of
+    /// holding a copy (`StoredChange.byReference`), if any.
+    var referencedMessage: Int64?
 }
 
 /// A change's place in its group's log, and what it does to memberships: a reader of group
