@@ -43,8 +43,11 @@ Server/.build/release/chatd-bench Server/.build/release/chatd --groups 1000,1000
 # 1c. one group message to 10,000 connected members: delivery latency and chatd's memory a socket.
 Server/.build/release/chatd-bench Server/.build/release/chatd --fanout 10000 --fanout-sends 50
 echo
-# 1d. the same group sizes on the three-node PostgreSQL cluster behind HAProxy.
+# 1d. the same group sizes on the three-node PostgreSQL cluster behind HAProxy, and
+# 1e. the fan-out to 10,000 members' sockets spread over its three nodes.
 scripts/bench-groups-cluster.sh
+echo
+scripts/bench-fanout-cluster.sh
 echo
 Tools/.build/release/cache-bench
 echo

@@ -108,7 +108,8 @@ wrk_latency() {  # wrk_latency FILE: "p50 …, p99 …" from wrk's --latency rep
 
 start_bench_cluster() {  # start_bench_cluster: the benches' cluster; sets $front, $node_urls, $node_pids and exports CHATD_DATABASE
     # A throwaway PostgreSQL (start_bench_postgres), nats-server, three chatd nodes (no write
-    # rate limit) and HAProxy (round robin) in front, all on this machine's cores.
+    # rate limit; $bench_node_args, an array, adds to their options) and HAProxy (round robin)
+    # in front, all on this machine's cores.
     local node node_port proxy_port servers=()
     start_bench_postgres
     start_nats
@@ -117,7 +118,8 @@ start_bench_cluster() {  # start_bench_cluster: the benches' cluster; sets $fron
     for node in one two three; do
         node_port=$(free_port)
         "$chatd" --listen "127.0.0.1:$node_port" "${nats_args[@]}" --node-id "$node" --write-rate 0 \
-            --data "$dir/node-$node" --media "$dir/media" > "$dir/$node.log" 2>&1 &
+            --data "$dir/node-$node" --media "$dir/media" ${bench_node_args[@]+"${bench_node_args[@]}"} \
+            > "$dir/$node.log" 2>&1 &
         pids+=($!)
         node_pids+=($!)
         wait_for 20 curl -sf "http://127.0.0.1:$node_port/v1/health" ||

@@ -6,7 +6,8 @@ import Testing
 
 /// A member sees a group's messages from their join to their leave, never before or after,
 /// through the SDK's public listeners, whether they arrive live or in a catch-up: bob is added,
-/// kicked, added again and banned while alice writes before, during and between his stays.
+/// kicked, added again, leaves, is added again and is banned while alice writes before, during
+/// and between his stays.
 extension SyncLiveTests {
     /// The group's texts alice sent, by when: bob must see exactly the `stays`.
     struct Visibility {
@@ -31,6 +32,11 @@ extension SyncLiveTests {
         #expect(
             try await server.request("POST", members, token: alice, json: AddMemberRequest(uid: "bob")).status == 201)
         seen.stays.append(try await send("bob's second stay"))
+        #expect(try await server.request("POST", "\(Endpoints.groups)/g/leave", token: world.bobToken).status < 300)
+        seen.outside.append(try await send("after bob left"))
+        #expect(
+            try await server.request("POST", members, token: alice, json: AddMemberRequest(uid: "bob")).status == 201)
+        seen.stays.append(try await send("bob's third stay"))
         #expect(try await server.request("PUT", "\(Endpoints.groups)/g/bans/bob", token: alice).status == 200)
         seen.outside.append(try await send("while bob was banned"))
         return seen
@@ -55,10 +61,10 @@ extension SyncLiveTests {
         #expect(outcomes.last?.hasSuffix("caughtUp") == true, "\(outcomes)")
         let swept = world.log.swept
         #expect(groupTexts(swept) == seen.stays, "his stays' messages, in order, nothing from outside them")
-        // His adds come as messages; a kick or a ban takes the conversation away from him (its
-        // history is no longer his to keep: `ChangePayload.removesConversation`).
+        // His adds come as messages; a kick, a leave or a ban takes the conversation away from
+        // him (its history is no longer his to keep: `ChangePayload.removesConversation`).
         let actions = swept.compactMap { $0 as? ActionMessage }.filter { $0.conversationId == "group_g" }
-        #expect(actions.map { $0.action?.action } == [.added, .added], "each add of him, once")
+        #expect(actions.map { $0.action?.action } == [.added, .added, .added], "each add of him, once")
         #expect(swept.contains { $0.conversationId == "alice~bob" && ($0 as? TextMessage)?.text == "after it all" })
     }
 

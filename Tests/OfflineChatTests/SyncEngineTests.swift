@@ -299,4 +299,20 @@ final class SyncLog: SyncListener, ConversationListener, MessageListener, @unche
         rig.engine.liveChangeStored(cursor: "c1.4")
         #expect(try rig.cache.syncPoint().cursor == "c1.2")
     }
+
+    /// The same for a page that resets a conversation past its log's retention: the reset
+    /// drops the conversation's cached messages, among them any the live stream stored after
+    /// the page was read; the point stops following, so the next replay brings them back.
+    @Test func aPageThatResetsAConversationStopsThePointFollowing() async throws {
+        let rig = try rig()
+        try rig.cache.recordSyncHead(cursor: "c1.1", serverTime: 1)
+        rig.engine.connected(hello: "c1.1")
+        rig.transport.answer(
+            Endpoints.changes,
+            page([ChangePayload(seq: 0, kind: .conversationReset, conversationId: "group_g", at: 6)], cursor: "c1.2"))
+        rig.engine.request(.reconnect)
+        #expect(await rig.log.sweep().contains("messages 0 caughtUp"))
+        rig.engine.liveChangeStored(cursor: "c1.4")
+        #expect(try rig.cache.syncPoint().cursor == "c1.2", "not past what the reset may have dropped")
+    }
 }

@@ -39,7 +39,17 @@ enum FanOutBench {
         var other = 0
     }
 
-    static func run(chatd: URL, members: Int, sends: Int) throws {
+    /// Where the group is built and served.
+    enum Deployment {
+        /// A release chatd the bench starts on a fresh SQLite data directory.
+        case sqlite(chatd: URL)
+        /// A cluster the caller started (`scripts/bench-fanout-cluster.sh`): its nodes' ports
+        /// (the sockets go to them in turn, as a balancer would spread them), their process ids
+        /// (for their memory), and their PostgreSQL database.
+        case cluster(nodes: [Int], pids: [Int32], database: String)
+    }
+
+    static func run(_ deployment: Deployment, members: Int, sends: Int) throws {
         // This process holds a descriptor per socket (chatd raises its own limit likewise).
         let files = MicroHTTPServer.raiseFileLimit(for: members)
         guard files > members + 64 else {
@@ -48,24 +58,34 @@ enum FanOutBench {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
         print("fan-out to \(members) sockets: building the group …")
-        let tokens = try build(data, members: members)
-        let (process, output, port) = try ServerProcess.startChatd(
-            chatd,
-            [
-                "--data", data.path, "--port", "0", "--admin-key", benchAdminKey, "--write-rate", "0",
-                "--max-connections", String(members + 100)
-            ])
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-            _ = output
+        let ports: [Int]
+        let pids: [Int32]
+        var chatdProcess: (process: Process, output: Pipe)?
+        let tokens: (members: [String], owner: String, outsider: String)
+        switch deployment {
+        case .sqlite(let chatd):
+            tokens = try build(try Store(directory: data, clock: SystemClock(), readers: 1), members: members)
+            let (process, output, port) = try ServerProcess.startChatd(
+                chatd,
+                [
+                    "--data", data.path, "--port", "0", "--admin-key", benchAdminKey, "--write-rate", "0",
+                    "--max-connections", String(members + 100)
+                ])
+            (ports, pids, chatdProcess) = ([port], [process.processIdentifier], (process, output))
+        case .cluster(let nodes, let nodePids, let database):
+            tokens = try build(try Store(postgres: database, clock: SystemClock(), connections: 8), members: members)
+            (ports, pids) = (nodes, nodePids)
         }
-        let pid = process.processIdentifier
-        let idle = residentBytes(pid)
+        defer {
+            chatdProcess?.process.terminate()
+            chatdProcess?.process.waitUntilExit()
+        }
+        let idle = pids.reduce(0) { $0 + residentBytes($1) }
 
         let began = now()
         var sockets: [Member] = []
-        for token in tokens.members {
+        for (index, token) in tokens.members.enumerated() {
+            let port = ports[index % ports.count]
             let stream = PlainStream(fd: try Socket.connect(host: "127.0.0.1", port: port))
             let parser = try WebSocketClient.handshake(
                 on: stream, path: URL(string: "ws://127.0.0.1/v1/realtime?groupLogs=true&cursorFrames=true")!,
@@ -80,9 +100,9 @@ enum FanOutBench {
         reader.start()
         try wait("every hello", seconds: 120) { tally.withLock { $0.hellos } >= members }
         let connectSeconds = Double(now() - began) / 1e9
-        let connected = residentBytes(pid)
+        let connected = pids.reduce(0) { $0 + residentBytes($1) }
 
-        let client = try BenchHTTPClient(port: port)
+        let client = try BenchHTTPClient(port: ports[0])
         for index in 0..<sends {
             try client.send(
                 SendMessageRequest(muid: "g\(index)", receiver: "big", receiverType: .group, text: "\(now()) g"),
@@ -96,19 +116,24 @@ enum FanOutBench {
                 SendMessageRequest(muid: "d\(index)", receiver: "m1", text: "\(now()) d"), token: tokens.outsider)
             try wait("direct \(index)", seconds: 60) { tally.withLock { $0.direct.samples.count } > index }
         }
-        let delivered = residentBytes(pid)
+        let delivered = pids.reduce(0) { $0 + residentBytes($1) }
         stop.withLock { $0 = true }
         let result = tally.withLock { $0 }
         let lastOfEach = Latencies(
             samples: stride(from: 0, to: result.group.samples.count, by: members).map {
                 result.group.samples[$0..<min($0 + members, result.group.samples.count)].max() ?? 0
             })
+        let setting =
+            ports.count == 1
+            ? "release chatd on SQLite"
+            : "\(ports.count) chatd nodes on PostgreSQL + NATS, the sockets spread over them, the sends through the first"
+        let nodesSuffix = ports.count == 1 ? "" : "'s nodes"
         print(
             """
 
-            fan-out (release chatd on SQLite, loopback; \(members) members of one group, one socket each)
+            fan-out (\(setting), loopback; \(members) members of one group, one socket each)
               sockets             \(members) connected and greeted in \(format(connectSeconds, 1)) s
-              memory              chatd \(idle / 1024) KiB idle, \(connected / 1024) KiB with the sockets = \
+              memory              chatd\(nodesSuffix) \(idle / 1024) KiB idle, \(connected / 1024) KiB with the sockets = \
             \(format(Double(connected - idle) / Double(members) / 1024, 1)) KiB a socket \
             (\(delivered / 1024) KiB after the sends)
               group send → every  p50 \(format(result.group.percentile(0.5), 1)) ms, p99 \
@@ -123,15 +148,20 @@ enum FanOutBench {
         reader.cancel()
     }
 
-    /// The members' tokens, the group's owner's (m0) and an outsider's, on a fresh store.
-    static func build(_ data: URL, members: Int) throws -> (members: [String], owner: String, outsider: String) {
-        let store = try Store(directory: data, clock: SystemClock(), readers: 1)
+    /// The members' tokens, the group's owner's (m0) and an outsider's, on a fresh store (the
+    /// users by eight writers: PostgreSQL flushes each commit, and concurrent ones share it).
+    static func build(_ store: Store, members: Int) throws -> (members: [String], owner: String, outsider: String) {
         defer { try? store.close() }
-        var tokens: [String] = []
-        for index in 0..<members {
-            _ = try store.createUser(CreateUserRequest(uid: "m\(index)"))
-            tokens.append(try store.issueToken(for: "m\(index)", ttlSeconds: 86_400).authToken)
+        let issued = Locked([String](repeating: "", count: members))
+        _ = parallel(8) { worker in
+            for index in stride(from: worker, to: members, by: 8) {
+                _ = try store.createUser(CreateUserRequest(uid: "m\(index)"))
+                let token = try store.issueToken(for: "m\(index)", ttlSeconds: 86_400).authToken
+                issued.withLock { $0[index] = token }
+            }
         }
+        let tokens = issued.withLock { $0 }
+        guard !tokens.contains("") else { throw ConnectionError("fan-out: some users were not created") }
         _ = try store.createUser(CreateUserRequest(uid: "outsider"))
         let outsider = try store.issueToken(for: "outsider", ttlSeconds: 86_400).authToken
         _ = try store.createGroup(CreateGroupRequest(guid: "big", name: "big"), by: "m0", passwordHash: nil)

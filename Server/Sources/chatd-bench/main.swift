@@ -18,6 +18,7 @@ import Synchronization
 //                    [--front URL --database URL (a running cluster: scripts/bench-groups-cluster.sh)]
 //                    (what a group's size costs: GroupBench.swift)
 //        chatd-bench PATH-TO-CHATD --fanout 10000 [--fanout-sends N]
+//                    [--nodes PORT,… --pids PID,… --database URL (a running cluster)]
 //                    (one group message to every connected member: FanOutBench.swift)
 //        chatd-bench --help (this usage)
 
@@ -26,7 +27,7 @@ let usage = """
     usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]
            chatd-bench PATH-TO-CHATD --groups 1000,10000,100000 [--group-budget SECONDS] [--group-sends N]
                        [--front URL --database URL]
-           chatd-bench PATH-TO-CHATD --fanout 10000 [--fanout-sends N]
+           chatd-bench PATH-TO-CHATD --fanout 10000 [--fanout-sends N] [--nodes PORT,… --pids PID,… --database URL]
     """
 /// Says what is wrong on standard error and ends with status 2.
 func refuse(_ message: String) -> Never {
@@ -67,8 +68,16 @@ if let sizes = option("--groups") {
 }
 if let members = option("--fanout").flatMap({ Int($0) }) {
     do {
-        try FanOutBench.run(
-            chatd: URL(fileURLWithPath: arguments[1]), members: members, sends: option("--fanout-sends", 20))
+        // --nodes PORT,PORT… --pids PID,PID… --database URL: a running cluster's nodes.
+        let deployment: FanOutBench.Deployment =
+            if let nodes = option("--nodes"), let database = option("--database") {
+                .cluster(
+                    nodes: nodes.split(separator: ",").compactMap { Int($0) },
+                    pids: (option("--pids") ?? "").split(separator: ",").compactMap { Int32($0) }, database: database)
+            } else {
+                .sqlite(chatd: URL(fileURLWithPath: arguments[1]))
+            }
+        try FanOutBench.run(deployment, members: members, sends: option("--fanout-sends", 20))
     } catch {
         refuse("chatd-bench --fanout: \(error)")
     }

@@ -353,10 +353,12 @@ final class SyncEngine: Sendable {
             let page = try read.get()
             guard !Task.isCancelled else { return Self.sessionEnded }
             listeners.conversations.notify { $0.onSyncServerProgress(60) }
-            // Dropping a conversation may wipe what the live stream stored after this page was
-            // read (the user added back, say): the point stops following, so the next replay
-            // brings that back.
-            if page.changes.contains(where: { $0.removesConversation(for: me) }) { lostTrack() }
+            // Dropping a conversation, or resetting one past its log's retention, may wipe what
+            // the live stream stored after this page was read (the user added back, a message
+            // just sent): the point stops following, so the next replay brings that back.
+            if page.changes.contains(where: { $0.removesConversation(for: me) || $0.kind == .conversationReset }) {
+                lostTrack()
+            }
             // A last page read on the connection the sweep started on: the stream brings the rest.
             let reachesLive = !page.hasMore && locked.current.live.generation == generation ? liveEpoch : nil
             let merge = try cache.applySyncPage(
