@@ -30,6 +30,8 @@ public enum Endpoints {
     public static let adminUsers = "/v1/admin/users"
     /// Admin: `POST /v1/admin/tokens/revoke` revokes a token.
     public static let adminTokens = "/v1/admin/tokens"
+    /// Admin: `GET` pages the audit trail (`AuditEntry`), newest first.
+    public static let adminAudit = "/v1/admin/audit"
     /// The admin API key travels in this header.
     public static let adminKeyHeader = "X-Admin-Key"
 

@@ -92,6 +92,25 @@ public struct TokenResponse: Codable, Sendable {
     }
 }
 
+/// One admin action chatd performed (`GET /v1/admin/audit`): what, on what, when. Every
+/// admin request that changes something writes one; a secret (a token) is never in it.
+public struct AuditEntry: Codable, Sendable, Equatable {
+    /// Its place in the trail (later actions have larger ids).
+    public var id: Int64
+    /// Epoch milliseconds.
+    public var at: Int64
+    /// `user.create`, `token.issue`, `token.revoke`, `clock.advance`; from chatd's admin
+    /// commands on the data directory also `group.create`, `group.member.add`,
+    /// `group.member.import` (its target `GUID: N added`).
+    public var action: String
+    /// What it acted on: a uid, a token's hash, the seconds the clock moved.
+    public var target: String
+    /// Creates an entry with every field.
+    public init(id: Int64, at: Int64, action: String, target: String) {
+        (self.id, self.at, self.action, self.target) = (id, at, action, target)
+    }
+}
+
 /// A page of a list endpoint: the items and the opaque cursor of the next page (nil at the end).
 public struct Page<Item: Codable & Sendable>: Codable, Sendable {
     /// This page's items.

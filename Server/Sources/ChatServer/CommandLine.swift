@@ -349,14 +349,18 @@ public enum ChatdArguments {
             let request = CreateUserRequest(uid: uid, name: name)
             try Validate.user(request)
             let user = try store.createUser(request)
+            try store.audit("user.create", target: user.uid)
             return "created user \(user.uid) (\(user.name))"
         case .token(let uid, let ttl):
-            return try store.issueToken(for: uid, ttlSeconds: ttl).authToken
+            let issued = try store.issueToken(for: uid, ttlSeconds: ttl)
+            try store.audit("token.issue", target: issued.uid)
+            return issued.authToken
         case .addGroup(let guid, let name, let owner, let type):
             let request = CreateGroupRequest(guid: guid, name: name ?? guid, type: type)
             try Validate.uid(guid, field: "guid")
             try Validate.group(name: request.name, icon: nil, description: nil, metadata: nil, tags: nil, password: nil)
             let group = try store.createGroup(request, by: owner, passwordHash: nil)
+            try store.audit("group.create", target: group.guid)
             return "created group \(group.guid) (\(group.name)), owner \(group.owner)"
         case .migrate:
             return "chatd's \(store.engineName) schema is up to date"
@@ -397,6 +401,7 @@ public enum ChatdArguments {
         case .addGroupMember(let guid, let uid, let scope):
             let owner = try store.groupOwner(guid)
             let (member, added) = try store.addMember(guid, uid, scope: scope, by: owner)
+            if added { try store.audit("group.member.add", target: "\(guid): \(uid)") }
             return added
                 ? "added \(member.user.uid) to \(guid) as \(member.scope.rawValue)"
                 : "\(member.user.uid) is already in \(guid)"

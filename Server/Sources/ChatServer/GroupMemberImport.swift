@@ -56,6 +56,7 @@ enum GroupMemberImport {
             }
         }
         let summary = "added \(added) to \(guid) (\(already) already members)"
+        if added > 0 { try store.audit("group.member.import", target: "\(guid): \(added) added") }
         guard failed.isEmpty else {
             let more = failed.count > 20 ? "\n  … and \(failed.count - 20) more" : ""
             throw UsageError(

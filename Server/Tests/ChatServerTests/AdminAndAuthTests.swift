@@ -207,6 +207,13 @@ import Testing
         let admins = try await server.request("GET", "\(Endpoints.groups)/team/members?limit=100", token: token)
             .decode(Page<GroupMemberPayload>.self).items.filter { $0.scope == .admin }.map(\.user.uid)
         #expect(admins == ["i0"])
+        let trail = try await server.request("GET", Endpoints.adminAudit + "?limit=100", admin: true)
+            .decode(Page<AuditEntry>.self).items.reversed().map { "\($0.action) \($0.target)" }
+        #expect(
+            trail == [
+                "user.create carol", "token.issue carol", "user.create dave", "group.create team",
+                "group.member.add team: dave", "group.member.import team: 2500 added"
+            ], "the commands that changed something, in order")
     }
 
     @Test func aGeneratedAdminKeyIsStoredPrivately() throws {
@@ -221,5 +228,37 @@ import Testing
         let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         #expect(status == 0)
+    }
+}
+
+extension AdminAndAuthTests {
+    /// Every admin action that changed something is in the audit trail, newest first, paged; a
+    /// refused one (no key, a conflict) is not, and no secret is: a revoked token appears as
+    /// its hash.
+    @Test func adminActionsAreAudited() async throws {
+        let server = try InProcessServer()
+        let token = try await server.user("alice")  // user.create, token.issue
+        #expect(try await server.request("POST", Endpoints.adminUsers, json: CreateUserRequest(uid: "x")).status == 401)
+        #expect(
+            try await server.request("POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: "alice"))
+                .status == 409)
+        #expect(
+            try await server.request(
+                "POST", Endpoints.adminTokens + "/revoke", admin: true, json: RevokeTokenRequest(token: token)
+            ).status == 204)
+        try await server.advanceClock(seconds: 5)
+        func trail(_ query: String = "") async throws -> Page<AuditEntry> {
+            try await server.request("GET", Endpoints.adminAudit + query, admin: true).decode(Page<AuditEntry>.self)
+        }
+        let all = try await trail()
+        #expect(all.items.map(\.action) == ["clock.advance", "token.revoke", "token.issue", "user.create"])
+        #expect(all.items.map(\.target) == ["5 s", Store.tokenHash(token), "alice", "alice"])
+        #expect(all.items.map(\.id) == all.items.map(\.id).sorted(by: >) && all.next == nil)
+        #expect(!all.items.contains { $0.target.contains(token) }, "the token itself is never kept")
+        let first = try await trail("?limit=3")
+        let rest = try await trail("?limit=3&cursor=\(try #require(first.next))")
+        #expect(first.items + rest.items == all.items && rest.next == nil)
+        #expect(try await server.request("GET", Endpoints.adminAudit).status == 401)
+        #expect(try await server.request("GET", Endpoints.adminAudit + "?cursor=x", admin: true).status == 400)
     }
 }

@@ -19,6 +19,7 @@ enum OldSchema {
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {
+            case 16: try db.execute("DROP TABLE admin_audit")
             case 15: try db.execute(undoMessageByReference)
             case 14, 13: break  // a new epoch; spans added for every membership (the undo of 11 drops them)
             case 12: try db.execute(undoGroupTime)
@@ -76,6 +77,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 27:
+            try db.execute("DROP TABLE admin_audit")
         case 26:
             try db.execute(undoMessageByReference)
         case 25, 24:

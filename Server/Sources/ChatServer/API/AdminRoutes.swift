@@ -1,7 +1,9 @@
 import Foundation
 import OfflineChatProtocol
 
-/// `/v1/admin`: users, tokens and the test clock, behind the admin key; and `GET /metrics`.
+/// `/v1/admin`: users, tokens, the audit trail and the test clock, behind the admin key; and
+/// `GET /metrics`. Each admin action that changes something is recorded once it succeeded
+/// (`GET /v1/admin/audit`).
 extension Routes {
     /// 401 unless the request carries the admin key (`X-Admin-Key`), compared in constant time.
     func requireAdmin(_ context: RouteContext) throws {
@@ -60,7 +62,9 @@ extension Routes {
             try requireAdmin(context)
             let request = try context.decode(CreateUserRequest.self)
             try Validate.user(request)
-            return .json(try store.createUser(request), status: 201)
+            let created = try store.createUser(request)
+            try store.audit("user.create", target: created.uid)
+            return .json(created, status: 201)
         }
         router.add("POST", Endpoints.adminUsers + "/{uid}/tokens") { context in
             try requireAdmin(context)
@@ -69,8 +73,9 @@ extension Routes {
             if let ttl = request.ttlSeconds, !(1...(10 * 365 * 24 * 3600)).contains(ttl) {
                 throw HTTPError.validation("`ttlSeconds` must be between 1 and 315360000")
             }
-            return .json(
-                try store.issueToken(for: context.parameter("uid"), ttlSeconds: request.ttlSeconds), status: 201)
+            let issued = try store.issueToken(for: context.parameter("uid"), ttlSeconds: request.ttlSeconds)
+            try store.audit("token.issue", target: issued.uid)
+            return .json(issued, status: 201)
         }
         // By the token or its hash in the body: never in the path, where proxies log it.
         router.add("POST", Endpoints.adminTokens + "/revoke") { context in
@@ -83,6 +88,7 @@ extension Routes {
             }
             guard try store.revoke(tokenHash: hash) else { throw HTTPError.notFound("no such token") }
             realtime.revoke(tokenHash: hash)
+            try store.audit("token.revoke", target: hash)
             return .noContent
         }
         router.add("POST", "/v1/admin/clock") { context in
@@ -93,7 +99,17 @@ extension Routes {
                 throw HTTPError.validation("`advanceSeconds` must be between 0 and 315360000")
             }
             clock.advance(by: request.advanceSeconds * 1000)
+            try store.audit("clock.advance", target: "\(request.advanceSeconds) s")
             return .json(["now": clock.now()])
+        }
+        router.add("GET", Endpoints.adminAudit) { context in
+            try requireAdmin(context)
+            let limit = try limit(context)
+            let before = try context.request.query["cursor"].map { raw in
+                guard let id = Int64(raw), id > 0 else { throw HTTPError.badParameter("`cursor` is not one of ours") }
+                return id
+            }
+            return .json(Self.page(try store.auditTrail(before: before, limit: limit + 1), limit: limit) { "\($0.id)" })
         }
     }
 }

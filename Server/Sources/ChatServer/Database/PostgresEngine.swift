@@ -100,7 +100,7 @@ final class PostgresEngine: StoreEngine {
     }
 
     func importFinished(_ db: any SQLDatabase) throws {
-        for table in ["messages", "changes", "reactions", "notifications"] {
+        for table in ["messages", "changes", "reactions", "notifications", "admin_audit"] {
             try db.run(
                 "SELECT setval(pg_get_serial_sequence('\(table)', 'id'), greatest((SELECT max(id) FROM \(table)), 1))")
         }

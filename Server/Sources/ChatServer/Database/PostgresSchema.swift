@@ -231,7 +231,8 @@ enum PostgresSchema {
             UPDATE meta SET value = floor(random() * 4611686018427387903)::bigint + 1 WHERE key = 'epoch';
             """
         ),
-        (15, "a member action's message kept once", Schema.messageByReference)
+        (15, "a member action's message kept once", Schema.messageByReference),
+        (16, "the admin audit trail", Schema.auditTable(id: "bigserial PRIMARY KEY"))
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

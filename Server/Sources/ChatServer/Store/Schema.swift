@@ -68,6 +68,13 @@ enum Schema {
         ALTER TABLE changes ADD COLUMN message_id BIGINT;
         """
 
+    /// Every admin action, newest last (`Store.audit`).
+    static func auditTable(id: String) -> String {
+        """
+        CREATE TABLE admin_audit(id \(id), at BIGINT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL);
+        """
+    }
+
     static func joinAttemptsTable(keyType: String) -> String {
         """
         CREATE TABLE join_attempts(
@@ -408,6 +415,7 @@ enum Schema {
                 UPDATE meta SET value = abs(random() >> 1) WHERE key = 'epoch';
                 """)
         migrator.register(26, "a member action's message kept once", sql: messageByReference)
+        migrator.register(27, "the admin audit trail", sql: auditTable(id: "INTEGER PRIMARY KEY AUTOINCREMENT"))
         return migrator
     }()
 }

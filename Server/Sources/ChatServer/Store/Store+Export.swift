@@ -20,7 +20,7 @@ enum DeploymentExport {
         ("notifications", "id"), ("blocks", "blocker, blocked"), ("group_bans", "guid, uid"), ("uploads", "id"),
         ("upload_refs", "upload_id, message_id"), ("changes", "id"), ("user_heads", "uid"), ("inbox", "uid, pts"),
         ("group_heads", "conversation_id"), ("group_log", "conversation_id, pts"),
-        ("group_spans", "conversation_id, uid, from_pts"),
+        ("group_spans", "conversation_id, uid, from_pts"), ("admin_audit", "id"),
         ("meta", "key")
     ]
     static let rowsPerPage = 2_000
