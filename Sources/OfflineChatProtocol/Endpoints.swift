@@ -26,7 +26,9 @@ public enum Endpoints {
     public static let media = "/v1/media"
     /// The realtime WebSocket (`RealtimeEnvelope` frames).
     public static let realtime = "/v1/realtime"
-    /// Admin: `POST` creates a user; `POST /v1/admin/users/{uid}/tokens` issues a token.
+    /// Admin: `POST` creates a user; `POST /v1/admin/users/{uid}/tokens` issues a token;
+    /// `PUT`/`DELETE /v1/admin/users/{uid}/suspension` suspends a user (every token revoked, no
+    /// new one issued) or lifts it.
     public static let adminUsers = "/v1/admin/users"
     /// Admin: `POST /v1/admin/tokens/revoke` revokes a token.
     public static let adminTokens = "/v1/admin/tokens"

@@ -2,6 +2,7 @@ import Foundation
 import OfflineChatProtocol
 import OfflineChatSQLite
 import OfflineChatServerProcess
+import OfflineChatWebSocket
 import Testing
 
 @testable import ChatServer
@@ -260,5 +261,47 @@ extension AdminAndAuthTests {
         #expect(first.items + rest.items == all.items && rest.next == nil)
         #expect(try await server.request("GET", Endpoints.adminAudit).status == 401)
         #expect(try await server.request("GET", Endpoints.adminAudit + "?cursor=x", admin: true).status == 400)
+    }
+}
+
+extension AdminAndAuthTests {
+    /// Suspending a user revokes every token of theirs (their socket closes, their requests
+    /// answer 401 `token_revoked`) and refuses new ones (403) until the suspension is lifted;
+    /// a repeat changes nothing; both moves are audited.
+    @Test func aSuspendedUserCannotSignIn() async throws {
+        let server = try LiveServer()
+        let alice = try await server.user("alice")
+        let laptop = try await server.token("alice")
+        let bob = try await server.user("bob")
+        let (socket, _) = try server.realtime(alice)
+        let suspension = "\(Endpoints.adminUsers)/alice/suspension"
+        let reply = try await server.request("PUT", suspension, admin: true)
+        #expect(reply.status == 200)
+        let first = try reply.decode(SuspensionResponse.self)
+        #expect(first.uid == "alice" && first.revokedTokens == 2)
+        var closed: Message?
+        while closed == nil {
+            if case .close(let code, let reason) = try socket.receive() { closed = .close(code, reason) }
+        }
+        #expect(closed == .close(.policyViolation, "token revoked"), "her socket closes")
+        for token in [alice, laptop] {
+            #expect(try await server.request("GET", Endpoints.me, token: token).error?.code == .tokenRevoked)
+        }
+        #expect(try await server.request("GET", Endpoints.me, token: bob).status == 200, "others are not touched")
+        let refused = try await server.request("POST", "\(Endpoints.adminUsers)/alice/tokens", admin: true)
+        #expect(refused.status == 403 && refused.error?.code == .forbidden)
+        let again = try await server.request("PUT", suspension, admin: true).decode(SuspensionResponse.self)
+        #expect(again.revokedTokens == 0 && again.suspendedAt == first.suspendedAt)
+        #expect(try await server.request("PUT", "\(Endpoints.adminUsers)/ghost/suspension", admin: true).status == 404)
+        #expect(try await server.request("DELETE", suspension).status == 401)
+
+        #expect(try await server.request("DELETE", suspension, admin: true).status == 204)
+        let back = try await server.token("alice")
+        #expect(try await server.request("GET", Endpoints.me, token: back).status == 200)
+        #expect(try await server.request("GET", Endpoints.me, token: alice).status == 401, "old tokens stay revoked")
+        let trail = try await server.request("GET", Endpoints.adminAudit, admin: true).decode(Page<AuditEntry>.self)
+        #expect(
+            trail.items.prefix(4).map { "\($0.action) \($0.target)" }
+                == ["token.issue alice", "user.unsuspend alice", "user.suspend alice", "user.suspend alice"])
     }
 }

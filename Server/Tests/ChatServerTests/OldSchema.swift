@@ -19,6 +19,7 @@ enum OldSchema {
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {
+            case 17: try db.execute("ALTER TABLE users DROP COLUMN suspended_at")
             case 16: try db.execute("DROP TABLE admin_audit")
             case 15: try db.execute(undoMessageByReference)
             case 14, 13: break  // a new epoch; spans added for every membership (the undo of 11 drops them)
@@ -77,6 +78,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 28:
+            try db.execute("ALTER TABLE users DROP COLUMN suspended_at")
         case 27:
             try db.execute("DROP TABLE admin_audit")
         case 26:

@@ -77,6 +77,21 @@ extension Routes {
             try store.audit("token.issue", target: issued.uid)
             return .json(issued, status: 201)
         }
+        router.add("PUT", Endpoints.adminUsers + "/{uid}/suspension") { context in
+            try requireAdmin(context)
+            let uid = context.parameter("uid")
+            let (since, revoked) = try store.suspend(uid)
+            for hash in revoked { realtime.revoke(tokenHash: hash) }
+            try store.audit("user.suspend", target: uid)
+            return .json(SuspensionResponse(uid: uid, suspendedAt: since, revokedTokens: revoked.count))
+        }
+        router.add("DELETE", Endpoints.adminUsers + "/{uid}/suspension") { context in
+            try requireAdmin(context)
+            let uid = context.parameter("uid")
+            try store.unsuspend(uid)
+            try store.audit("user.unsuspend", target: uid)
+            return .noContent
+        }
         // By the token or its hash in the body: never in the path, where proxies log it.
         router.add("POST", Endpoints.adminTokens + "/revoke") { context in
             try requireAdmin(context)

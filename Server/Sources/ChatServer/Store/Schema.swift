@@ -68,6 +68,9 @@ enum Schema {
         ALTER TABLE changes ADD COLUMN message_id BIGINT;
         """
 
+    /// A suspended user gets no token until the suspension is lifted (`Store.suspend`).
+    static let suspendedUsers = "ALTER TABLE users ADD COLUMN suspended_at BIGINT;"
+
     /// Every admin action, newest last (`Store.audit`).
     static func auditTable(id: String) -> String {
         """
@@ -416,6 +419,7 @@ enum Schema {
                 """)
         migrator.register(26, "a member action's message kept once", sql: messageByReference)
         migrator.register(27, "the admin audit trail", sql: auditTable(id: "INTEGER PRIMARY KEY AUTOINCREMENT"))
+        migrator.register(28, "suspended users", sql: suspendedUsers)
         return migrator
     }()
 }

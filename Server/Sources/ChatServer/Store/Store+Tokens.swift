@@ -11,8 +11,11 @@ extension Store {
         let expiresAt = now / 1000 + (ttlSeconds ?? Self.defaultTokenLifetime)
         let token = Self.randomHex(bytes: 32)
         return try write { db, _ in
-            guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [uid], as: Int.self) != nil else {
+            guard let suspended = try db.queryFirst("SELECT suspended_at FROM users WHERE uid = ?", [uid]) else {
                 throw StoreError.notFound("no user \(uid)")
+            }
+            if try suspended.get(0, as: Int64?.self) != nil {
+                throw StoreError(.forbidden, "\(uid) is suspended: lift the suspension before issuing a token")
             }
             // Only the hash is stored: the database alone opens no session.
             let hash = Self.tokenHash(token)
@@ -88,6 +91,37 @@ extension Store {
         return try write { db, _ in
             try db.run("UPDATE tokens SET revoked_at = ? WHERE token = ? AND revoked_at IS NULL", [now, hash])
             return try db.scalar("SELECT 1 FROM tokens WHERE token = ?", [hash], as: Int.self) != nil
+        }
+    }
+
+    /// Suspends `uid`: every token of theirs is revoked and no new one is issued until the
+    /// suspension is lifted. Answers the hashes it revoked (their sockets close) and when the
+    /// suspension began (the first one's time, when suspended already).
+    public func suspend(_ uid: String) throws -> (since: Int64, revoked: [String]) {
+        let now = clock.now()
+        let result = try write { db, _ -> (Int64, [String]) in
+            guard let row = try db.queryFirst("SELECT suspended_at FROM users WHERE uid = ?", [uid]) else {
+                throw StoreError.notFound("no user \(uid)")
+            }
+            let since = try row.get(0, as: Int64?.self) ?? now
+            try db.run("UPDATE users SET suspended_at = ? WHERE uid = ?", [since, uid])
+            let hashes = try db.query("SELECT token FROM tokens WHERE uid = ? AND revoked_at IS NULL", [uid]).map {
+                try $0.get(0, as: String.self)
+            }
+            try db.run("UPDATE tokens SET revoked_at = ? WHERE uid = ? AND revoked_at IS NULL", [now, uid])
+            return (since, hashes)
+        }
+        for hash in result.1 { sessions.forget(hash) }
+        return result
+    }
+
+    /// Lifts `uid`'s suspension: tokens can be issued again (the revoked ones stay revoked).
+    public func unsuspend(_ uid: String) throws {
+        try write { db, _ in
+            guard try db.scalar("SELECT 1 FROM users WHERE uid = ?", [uid], as: Int.self) != nil else {
+                throw StoreError.notFound("no user \(uid)")
+            }
+            try db.run("UPDATE users SET suspended_at = NULL WHERE uid = ?", [uid])
         }
     }
 
