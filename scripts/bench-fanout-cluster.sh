@@ -16,4 +16,4 @@ bench_node_args=(--max-connections 4000)
 start_bench_cluster
 ports=$(printf '%s\n' "${node_urls[@]}" | sed 's/.*://' | paste -sd,)
 Server/.build/release/chatd-bench "$chatd" --fanout "$members" --fanout-sends 50 \
-    --nodes "$ports" --pids "$(IFS=,; echo "${node_pids[*]}")" --database "$CHATD_DATABASE"
+    --cluster "$ports" --pids "$(IFS=,; echo "${node_pids[*]}")" --database "$CHATD_DATABASE"

@@ -13,4 +13,4 @@ bench_start chatd-bench-groups-cluster
 (cd Server && swift build -c release --product chatd-bench 2>&1 | tail -1)
 start_bench_cluster
 Server/.build/release/chatd-bench "$chatd" --groups "$sizes" --group-budget 120 \
-    --front "$front" --database "$CHATD_DATABASE"
+    --cluster "${front##*:}" --database "$CHATD_DATABASE"

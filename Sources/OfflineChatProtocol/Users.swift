@@ -115,9 +115,8 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     /// Epoch milliseconds.
     public var at: Int64
     /// `user.create`, `token.issue`, `token.revoke`, `user.suspend`, `user.unsuspend`,
-    /// `clock.advance`; from chatd's admin
-    /// commands on the data directory also `group.create`, `group.member.add`,
-    /// `group.member.import` (its target `GUID: N added`).
+    /// `clock.advance`; from chatd's admin commands on the data directory also `group.create`,
+    /// `group.member.add`, `group.member.import` (its target `GUID: N added`).
     public var action: String
     /// What it acted on: a uid, a token's hash, the seconds the clock moved.
     public var target: String

@@ -39,17 +39,7 @@ enum FanOutBench {
         var other = 0
     }
 
-    /// Where the group is built and served.
-    enum Deployment {
-        /// A release chatd the bench starts on a fresh SQLite data directory.
-        case sqlite(chatd: URL)
-        /// A cluster the caller started (`scripts/bench-fanout-cluster.sh`): its nodes' ports
-        /// (the sockets go to them in turn, as a balancer would spread them), their process ids
-        /// (for their memory), and their PostgreSQL database.
-        case cluster(nodes: [Int], pids: [Int32], database: String)
-    }
-
-    static func run(_ deployment: Deployment, members: Int, sends: Int) throws {
+    static func run(_ deployment: BenchDeployment, members: Int, sends: Int) throws {
         // This process holds a descriptor per socket (chatd raises its own limit likewise).
         let files = MicroHTTPServer.raiseFileLimit(for: members)
         guard files > members + 64 else {
@@ -58,28 +48,10 @@ enum FanOutBench {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
         print("fan-out to \(members) sockets: building the group …")
-        let ports: [Int]
-        let pids: [Int32]
-        var chatdProcess: (process: Process, output: Pipe)?
-        let tokens: (members: [String], owner: String, outsider: String)
-        switch deployment {
-        case .sqlite(let chatd):
-            tokens = try build(try Store(directory: data, clock: SystemClock(), readers: 1), members: members)
-            let (process, output, port) = try ServerProcess.startChatd(
-                chatd,
-                [
-                    "--data", data.path, "--port", "0", "--admin-key", benchAdminKey, "--write-rate", "0",
-                    "--max-connections", String(members + 100)
-                ])
-            (ports, pids, chatdProcess) = ([port], [process.processIdentifier], (process, output))
-        case .cluster(let nodes, let nodePids, let database):
-            tokens = try build(try Store(postgres: database, clock: SystemClock(), connections: 8), members: members)
-            (ports, pids) = (nodes, nodePids)
-        }
-        defer {
-            chatdProcess?.process.terminate()
-            chatdProcess?.process.waitUntilExit()
-        }
+        let tokens = try build(try deployment.store(data), members: members)
+        let served = try deployment.serve(data, ["--max-connections", String(members + 100)])
+        defer { served.stop() }
+        let (ports, pids) = (served.ports, served.pids)
         let idle = pids.reduce(0) { $0 + residentBytes($1) }
 
         let began = now()
@@ -124,10 +96,10 @@ enum FanOutBench {
                 result.group.samples[$0..<min($0 + members, result.group.samples.count)].max() ?? 0
             })
         let setting =
-            ports.count == 1
+            !deployment.isCluster
             ? "release chatd on SQLite"
             : "\(ports.count) chatd nodes on PostgreSQL + NATS, the sockets spread over them, the sends through the first"
-        let nodesSuffix = ports.count == 1 ? "" : "'s nodes"
+        let nodesSuffix = deployment.isCluster ? "'s nodes" : ""
         print(
             """
 

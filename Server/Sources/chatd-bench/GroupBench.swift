@@ -31,30 +31,18 @@ enum GroupBench {
         var directCatchUp: Double
     }
 
-    /// Where the groups are built and served.
-    enum Deployment {
-        /// A release chatd the bench starts on a fresh SQLite data directory for each size.
-        case sqlite(chatd: URL)
-        /// A cluster the caller started (`scripts/bench-groups-cluster.sh`): its front's port
-        /// and its PostgreSQL database, which the sizes share, each under names of its own.
-        case cluster(front: Int, database: String)
-    }
-
-    static func run(_ deployment: Deployment, sizes: [Int], budget: Double, sends: Int) throws {
+    static func run(_ deployment: BenchDeployment, sizes: [Int], budget: Double, sends: Int) throws {
         var results: [Result] = []
         for size in sizes {
             print("group of \(size): building …")
             results.append(try measure(deployment, size: size, budget: budget, sends: sends))
         }
-        switch deployment {
-        case .sqlite:
-            print(
-                "\ngroups by size (release chatd on SQLite, loopback; ratios against one-to-one sends in the same run)")
-        case .cluster:
-            print(
-                "\ngroups by size (three chatd nodes on PostgreSQL + NATS behind HAProxy; ratios against one-to-one"
-                    + " sends through the same front in the same run)")
-        }
+        print(
+            deployment.isCluster
+                ? "\ngroups by size (three chatd nodes on PostgreSQL + NATS behind HAProxy; ratios against one-to-one"
+                    + " sends through the same front in the same run)"
+                : "\ngroups by size (release chatd on SQLite, loopback; ratios against one-to-one sends in the same run)"
+        )
         for result in results { print(report(result)) }
     }
 
@@ -69,31 +57,13 @@ enum GroupBench {
             """
     }
 
-    /// A store for the build: a fresh SQLite directory's, or the cluster's database.
-    static func open(_ deployment: Deployment, _ data: URL) throws -> Store {
-        switch deployment {
-        case .sqlite: try Store(directory: data, clock: SystemClock(), readers: 1)
-        case .cluster(_, let database): try Store(postgres: database, clock: SystemClock(), connections: 8)
-        }
-    }
-
-    /// The bytes the database takes now: SQLite's files once its store closed (its last close
-    /// checkpoints), PostgreSQL's database size.
-    static func bytes(_ deployment: Deployment, _ store: inout Store, _ data: URL) throws -> Int {
-        guard case .sqlite = deployment else { return try store.databaseBytes() }
-        try store.close()
-        defer { store = (try? open(deployment, data)) ?? store }
-        return try Self.bytes(data)
-    }
-
-    static func measure(_ deployment: Deployment, size: Int, budget: Double, sends: Int) throws -> Result {
+    static func measure(_ deployment: BenchDeployment, size: Int, budget: Double, sends: Int) throws -> Result {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("group-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
-        var store = try open(deployment, data)
+        let store = try deployment.store(data)
         // The group, its owner m0 who sends, m1 a member who catches up, d1 and d2 who talk one
         // to one; each size's names of its own on the cluster (its sizes share a database).
-        let shared = { if case .cluster = deployment { true } else { false } }()
-        let (guid, prefix) = shared ? ("big\(size)", "s\(size)-") : ("big", "")
+        let (guid, prefix) = deployment.isCluster ? ("big\(size)", "s\(size)-") : ("big", "")
         @Sendable func uid(_ name: String) -> String { prefix + name }
         var tokens: [String: String] = [:]
         for name in ["m0", "m1", "d1", "d2"] {
@@ -103,13 +73,13 @@ enum GroupBench {
         _ = try store.createGroup(CreateGroupRequest(guid: guid, name: guid), by: uid("m0"), passwordHash: nil)
         _ = try store.addMember(guid, uid("m1"), scope: .participant, by: uid("m0"))
         // PostgreSQL commits each user with a flush: eight writers share them (group commit).
-        let (creator, writers) = (store, { if case .sqlite = deployment { 1 } else { 8 } }())
+        let writers = deployment.isCluster ? 8 : 1
         _ = parallel(writers) { worker in
             for index in stride(from: 2 + worker, to: size, by: writers) {
-                _ = try creator.createUser(CreateUserRequest(uid: uid("m\(index)")))
+                _ = try store.createUser(CreateUserRequest(uid: uid("m\(index)")))
             }
         }
-        let usersBytes = try bytes(deployment, &store, data)
+        let usersBytes = try store.databaseBytes()
         let began = now()
         var members = 2
         var joins: [UInt64] = []
@@ -129,22 +99,12 @@ enum GroupBench {
         }
         let buildSeconds = Double(now() - began) / 1e9
         let lastJoinMs = joins.isEmpty ? 0 : Double(joins.reduce(0, +)) / Double(joins.count) / 1e6
-        let bytes = try bytes(deployment, &store, data) - usersBytes
+        let bytes = try store.databaseBytes() - usersBytes
         try store.close()
 
-        let port: Int
-        var chatdProcess: (process: Process, output: Pipe)?
-        switch deployment {
-        case .sqlite(let chatd):
-            let (process, output, served) = try ServerProcess.startChatd(
-                chatd, ["--data", data.path, "--port", "0", "--admin-key", benchAdminKey, "--write-rate", "0"])
-            (port, chatdProcess) = (served, (process, output))
-        case .cluster(let front, _): port = front
-        }
-        defer {
-            chatdProcess?.process.terminate()
-            chatdProcess?.process.waitUntilExit()
-        }
+        let served = try deployment.serve(data)
+        defer { served.stop() }
+        let port = served.ports[0]
         var client = try BenchHTTPClient(port: port)
         func send(_ from: String, _ receiver: String, _ type: ReceiverType, _ muid: String) throws {
             try client.send(
@@ -196,12 +156,6 @@ enum GroupBench {
             bytesPerMember: Double(bytes) / Double(max(1, members - 2)), group: group, direct: direct,
             groupRate: groupRate,
             directRate: directRate, groupCatchUp: groupCatchUp, directCatchUp: directCatchUp)
-    }
-
-    /// The bytes of a data directory's files.
-    static func bytes(_ directory: URL) throws -> Int {
-        try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: [.fileSizeKey])
-            .reduce(0) { $0 + ((try? $1.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
     }
 
     /// The head cursor of the token's user (a changelog read with an empty cursor).

@@ -15,10 +15,10 @@ import Synchronization
 // usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N (chatd's HTTP threads; its default)]
 //                    [--database URL (a fresh PostgreSQL database of its own; SQLite otherwise)]
 //        chatd-bench PATH-TO-CHATD --groups 1000,10000,100000 [--group-budget SECONDS] [--group-sends N]
-//                    [--front URL --database URL (a running cluster: scripts/bench-groups-cluster.sh)]
+//                    [--cluster PORT --database URL (a running cluster's front: scripts/bench-groups-cluster.sh)]
 //                    (what a group's size costs: GroupBench.swift)
 //        chatd-bench PATH-TO-CHATD --fanout 10000 [--fanout-sends N]
-//                    [--nodes PORT,… --pids PID,… --database URL (a running cluster)]
+//                    [--cluster PORT,… --pids PID,… --database URL (a running cluster's nodes)]
 //                    (one group message to every connected member: FanOutBench.swift)
 //        chatd-bench --help (this usage)
 
@@ -26,8 +26,8 @@ let arguments = CommandLine.arguments
 let usage = """
     usage: chatd-bench PATH-TO-CHATD [--sends N] [--backlog N] [--threads N] [--database URL]
            chatd-bench PATH-TO-CHATD --groups 1000,10000,100000 [--group-budget SECONDS] [--group-sends N]
-                       [--front URL --database URL]
-           chatd-bench PATH-TO-CHATD --fanout 10000 [--fanout-sends N] [--nodes PORT,… --pids PID,… --database URL]
+                       [--cluster PORT --database URL]
+           chatd-bench PATH-TO-CHATD --fanout 10000 [--fanout-sends N] [--cluster PORT,… --pids PID,… --database URL]
     """
 /// Says what is wrong on standard error and ends with status 2.
 func refuse(_ message: String) -> Never {
@@ -49,17 +49,14 @@ func option(_ name: String) -> String? {
 }
 func option(_ name: String, _ fallback: Int) -> Int { option(name).flatMap { Int($0) } ?? fallback }
 /// PostgreSQL at this URL instead of SQLite in a temporary directory.
+/// `--cluster PORT,… [--pids PID,…] --database URL`: a running cluster (`--groups`, `--fanout`).
+let clusterOrSQLite = BenchDeployment(
+    chatd: URL(fileURLWithPath: arguments[1]), cluster: option("--cluster"), pids: option("--pids"),
+    database: option("--database"))
 if let sizes = option("--groups") {
     do {
-        // --front URL --database URL: a running cluster's HAProxy front and its PostgreSQL.
-        let deployment: GroupBench.Deployment =
-            if let front = option("--front").flatMap({ URL(string: $0)?.port }), let database = option("--database") {
-                .cluster(front: front, database: database)
-            } else {
-                .sqlite(chatd: URL(fileURLWithPath: arguments[1]))
-            }
         try GroupBench.run(
-            deployment, sizes: sizes.split(separator: ",").compactMap { Int($0) },
+            clusterOrSQLite, sizes: sizes.split(separator: ",").compactMap { Int($0) },
             budget: Double(option("--group-budget", 120)), sends: option("--group-sends", 200))
     } catch {
         refuse("chatd-bench --groups: \(error)")
@@ -68,16 +65,7 @@ if let sizes = option("--groups") {
 }
 if let members = option("--fanout").flatMap({ Int($0) }) {
     do {
-        // --nodes PORT,PORT… --pids PID,PID… --database URL: a running cluster's nodes.
-        let deployment: FanOutBench.Deployment =
-            if let nodes = option("--nodes"), let database = option("--database") {
-                .cluster(
-                    nodes: nodes.split(separator: ",").compactMap { Int($0) },
-                    pids: (option("--pids") ?? "").split(separator: ",").compactMap { Int32($0) }, database: database)
-            } else {
-                .sqlite(chatd: URL(fileURLWithPath: arguments[1]))
-            }
-        try FanOutBench.run(deployment, members: members, sends: option("--fanout-sends", 20))
+        try FanOutBench.run(clusterOrSQLite, members: members, sends: option("--fanout-sends", 20))
     } catch {
         refuse("chatd-bench --fanout: \(error)")
     }

@@ -177,43 +177,17 @@ import Testing
 /// read from any frame's cursor gives exactly the changes after that frame.
 @Suite(.serialized) struct GroupLogRealtimeTests {
     @Test func everyFramesCursorResumesExactlyAfterIt() async throws {
-        let server = try LiveServer()
-        let alice = try await server.user("alice")
-        let bob = try await server.user("bob")
-        let carol = try await server.user("carol")
-        try await server.group("g", by: alice)
-        try await server.addMember("bob", to: "g", by: alice)
-        let socket = try WebSocketClient.connect(
-            to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)?groupLogs=true")!,
-            headers: ["Authorization": "Bearer \(bob)"])
+        let story = try await Self.tell(on: try LiveServer(), query: "groupLogs=true")
+        let (socket, start) = (story.socket, story.start)
         defer { socket.close() }
-        let hello = try socket.nextEnvelope()
-        let start = try #require(hello.cursor)
         #expect(start.hasPrefix("c3.") && start.hasSuffix(".g:2"), "\(start)")
-
-        for index in 0..<4 { #expect(try await server.sendToGroup("g\(index)", from: alice, to: "g").status == 201) }
-        try await server.send("direct", from: carol, to: "bob")
-        #expect(
-            (200...204).contains(
-                try await server.request("DELETE", "\(Endpoints.groups)/g/members/bob", token: alice).status))
-        #expect(try await server.sendToGroup("while out", from: alice, to: "g").status == 201)
-        try await server.addMember("bob", to: "g", by: alice)
-        #expect(try await server.sendToGroup("back", from: alice, to: "g").status == 201)
-
-        func place(_ change: ChangePayload) -> String {
-            "\(change.conversationId) \(change.seq) \(change.kind.rawValue)"
-        }
-        func page(from cursor: String) async throws -> [String] {
-            try await server.request("POST", Endpoints.changes, token: bob, json: ChangesRequest(cursor: cursor))
-                .decode(ChangelogPage.self).changes.map(place)
-        }
-        let expected = try await page(from: start)
+        let expected = try await story.page(from: start)
         var received: [String] = []
         var cursors: [String] = []
         while received.count < expected.count {
             let envelope = try socket.nextEnvelope()
             guard let change = envelope.change else { continue }
-            received.append(place(change))
+            received.append(Self.place(change))
             cursors.append(try #require(envelope.cursor))
         }
         #expect(Set(received) == Set(expected) && received.count == expected.count)
@@ -221,26 +195,39 @@ import Testing
         #expect(texts == ["3", "4", "5", "6", "7", "9", "10"], "group positions, the change while out skipped")
         #expect(cursors[5].hasSuffix(".g:7"), "the kick's frame keeps the group at the kick: \(cursors[5])")
         for index in cursors.indices {
-            #expect(Set(try await page(from: cursors[index])) == Set(received[(index + 1)...]), "after frame \(index)")
+            #expect(
+                Set(try await story.page(from: cursors[index])) == Set(received[(index + 1)...]), "after frame \(index)"
+            )
         }
     }
 }
 
 extension GroupLogRealtimeTests {
-    /// A socket opened with `cursorFrames=true`: its change frames carry no cursor (a group's is
-    /// the same bytes for every member), and coalesced `cursor` frames (at most one in
-    /// `--cursor-interval`, the first at once) each resume exactly after every change before it.
-    @Test func cursorFramesCoverEveryChangeBeforeThem() async throws {
-        let server = try LiveServer(arguments: ["--cursor-interval", "3"])
+    /// What bob's socket (opened with `query`) sees: he is in alice's group g; then four group
+    /// messages, a direct one from carol, bob kicked, a message while he is out, bob added back
+    /// and one more message. His hello's cursor, and his pages from any cursor.
+    struct Story {
+        let server: LiveServer
+        let bob: String
+        let socket: WebSocketClient
+        let start: String
+
+        /// bob's page from `cursor`, each change as `place` writes it.
+        func page(from cursor: String) async throws -> [String] {
+            try await server.request("POST", Endpoints.changes, token: bob, json: ChangesRequest(cursor: cursor))
+                .decode(ChangelogPage.self).changes.map(GroupLogRealtimeTests.place)
+        }
+    }
+
+    static func tell(on server: LiveServer, query: String) async throws -> Story {
         let alice = try await server.user("alice")
         let bob = try await server.user("bob")
         let carol = try await server.user("carol")
         try await server.group("g", by: alice)
         try await server.addMember("bob", to: "g", by: alice)
         let socket = try WebSocketClient.connect(
-            to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)?groupLogs=true&cursorFrames=true")!,
+            to: URL(string: "ws://127.0.0.1:\(server.port)\(Endpoints.realtime)?\(query)")!,
             headers: ["Authorization": "Bearer \(bob)"])
-        defer { socket.close() }
         let start = try #require(try socket.nextEnvelope().cursor)
         for index in 0..<4 { #expect(try await server.sendToGroup("g\(index)", from: alice, to: "g").status == 201) }
         try await server.send("direct", from: carol, to: "bob")
@@ -248,22 +235,30 @@ extension GroupLogRealtimeTests {
         #expect(try await server.sendToGroup("while out", from: alice, to: "g").status == 201)
         try await server.addMember("bob", to: "g", by: alice)
         #expect(try await server.sendToGroup("back", from: alice, to: "g").status == 201)
+        return Story(server: server, bob: bob, socket: socket, start: start)
+    }
 
-        func place(_ change: ChangePayload) -> String {
-            "\(change.conversationId) \(change.seq) \(change.kind.rawValue)"
-        }
-        func page(from cursor: String) async throws -> [String] {
-            try await server.request("POST", Endpoints.changes, token: bob, json: ChangesRequest(cursor: cursor))
-                .decode(ChangelogPage.self).changes.map(place)
-        }
-        let expected = try await page(from: start)
+    /// A change as "conversation seq kind".
+    static func place(_ change: ChangePayload) -> String {
+        "\(change.conversationId) \(change.seq) \(change.kind.rawValue)"
+    }
+
+    /// A socket opened with `cursorFrames=true`: its change frames carry no cursor (a group's is
+    /// the same bytes for every member), and coalesced `cursor` frames (at most one in
+    /// `--cursor-interval`, the first at once) each resume exactly after every change before it.
+    @Test func cursorFramesCoverEveryChangeBeforeThem() async throws {
+        let story = try await Self.tell(
+            on: try LiveServer(arguments: ["--cursor-interval", "3"]), query: "groupLogs=true&cursorFrames=true")
+        let (socket, start) = (story.socket, story.start)
+        defer { socket.close() }
+        let expected = try await story.page(from: start)
         var received: [String] = []
         var cursors: [(after: Int, cursor: String)] = []
         while cursors.last?.after != expected.count {
             let envelope = try socket.nextEnvelope()
             switch envelope.type {
             case .change:
-                received.append(place(try #require(envelope.change)))
+                received.append(Self.place(try #require(envelope.change)))
                 #expect(envelope.cursor == nil, "a change frame carries no cursor here")
             case .cursor: cursors.append((received.count, try #require(envelope.cursor)))
             default: continue
@@ -273,7 +268,7 @@ extension GroupLogRealtimeTests {
         #expect(cursors.first?.after == 1, "the first cursor frame follows the first change at once")
         #expect(cursors.count < received.count, "coalesced: \(cursors.map(\.after))")
         for (after, cursor) in cursors {
-            #expect(Set(try await page(from: cursor)) == Set(received[after...]), "after change \(after)")
+            #expect(Set(try await story.page(from: cursor)) == Set(received[after...]), "after change \(after)")
         }
     }
 

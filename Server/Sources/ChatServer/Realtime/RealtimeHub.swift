@@ -241,9 +241,8 @@ public final class RealtimeHub: Sendable {
     /// `{"change": …, "cursor": …, "type": "change"}` around the stored change with the
     /// reader's position (keys sorted); the cursor resumes the changelog right after it. In
     /// three parts: the header and `{"change":`, the stored change's bytes (`body`, shared by
-    /// every reader's frame: only the position and cursor differ), then the reader's tail.
-    /// A change's frame: its stored bytes between a head and a tail with its `seq` and, unless
-    /// nil (a socket that reads `cursor` frames), the cursor after it.
+    /// every reader's frame: only the position and cursor differ), then the reader's tail. A
+    /// nil `cursor` (a socket that reads `cursor` frames) leaves it out.
     func changeFrame(body: [UInt8], seq: Int64, cursor: String?) -> [[UInt8]] {
         let head = Self.changeHead
         let tail = Array(

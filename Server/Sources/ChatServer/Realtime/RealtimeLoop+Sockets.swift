@@ -20,9 +20,9 @@ extension RealtimeLoop {
             return
         }
         for part in parts { client.output.append(part) }
-        queued.value += size
+        work.queued += size
         work.unflushed.insert(client.id)
-        while queued.value > hub.configuration.maxTotalBufferedBytes,
+        while work.queued > hub.configuration.maxTotalBufferedBytes,
             let slowest = clients.values.filter({ !$0.dead }).max(by: { $0.output.count < $1.output.count }),
             !slowest.output.isEmpty
         {
@@ -34,7 +34,7 @@ extension RealtimeLoop {
     func drop(_ client: Client) {
         guard !client.dead else { return }
         client.dead = true
-        queued.value -= client.output.count
+        work.queued -= client.output.count
         client.output = OutputQueue()
     }
 
@@ -42,7 +42,7 @@ extension RealtimeLoop {
         guard !client.dead else { return }
         let before = client.output.count
         let healthy = client.output.send(to: client.socket.fd, through: &work.scratch)
-        queued.value -= before - client.output.count
+        work.queued -= before - client.output.count
         if !healthy { drop(client) }
     }
 

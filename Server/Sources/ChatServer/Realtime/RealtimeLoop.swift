@@ -83,8 +83,6 @@ struct RealtimeLoop {
     var lastHousekeeping: UInt64 = 0
     /// Each group's sockets here, so a group's change costs its followers, not every socket.
     let followers: Followers
-    /// Unsent bytes over all sockets (each counts what it queued, shared frames included).
-    let queued = ByteCount()
     var running = true
     /// When the last periodic catch-up ran (monotonic nanoseconds).
     var lastCatchUp: UInt64 = 0
@@ -152,10 +150,7 @@ struct RealtimeLoop {
             if now - lastHousekeeping >= UInt64(period) * 1_000_000 {
                 lastHousekeeping = now
                 let nowSeconds = hub.store.clock.now() / 1000
-                for client in clients.values {
-                    checkHeartbeat(client, now: now, nowSeconds: nowSeconds)
-                    if client.closing && client.output.isEmpty { client.dead = true }
-                }
+                for client in clients.values { checkHeartbeat(client, now: now, nowSeconds: nowSeconds) }
             }
             sendOwedCursors(now: now)
             flushUnflushed()
@@ -492,7 +487,7 @@ struct RealtimeLoop {
             greeting[id] = nil
             byUser[client.uid]?.removeAll { $0 === client }
             if byUser[client.uid]?.isEmpty == true { byUser[client.uid] = nil }
-            queued.value -= client.output.count  // what it never sent (none after `drop`)
+            work.queued -= client.output.count  // what it never sent (none after `drop`)
             poller.forget(client.socket.fd)
             client.socket.close()
             hub.connectionCount.subtract(1, ordering: .relaxed)
@@ -528,14 +523,12 @@ final class Followers {
     func of(_ group: String) -> [RealtimeLoop.Client] { byGroup[group].map { Array($0.values) } ?? [] }
 }
 
-/// A count the loop's non-mutating helpers update (the loop's thread only).
-final class ByteCount {
-    var value = 0
-}
-
-/// The sockets a pass of the loop must come back to (the loop's thread only): those given
-/// output since their last flush, those that ended, and those holding changes for a gap.
+/// What the loop's non-mutating helpers keep (the loop's thread only): the sockets a pass must
+/// come back to (given output since their last flush, ended, holding changes for a gap, owed a
+/// cursor frame) and the bytes all sockets have queued.
 final class LoopWork {
+    /// Unsent bytes over all sockets (each counts what it queued, shared frames included).
+    var queued = 0
     var unflushed: Set<Int> = []
     var ended: [Int] = []
     var holding: Set<Int> = []

@@ -2,7 +2,7 @@ import Foundation
 import OfflineChatProtocol
 
 /// The admin audit trail: one row per admin action that changed something, written after the
-/// action succeeded (`Routes.audited`), read newest first.
+/// action succeeded (by the admin routes and `chatd`'s admin commands), read newest first.
 extension Store {
     /// Records that the admin did `action` to `target` now.
     func audit(_ action: String, target: String) throws {
