@@ -3,7 +3,7 @@ SWIFT ?= swift
 STRICT = -Xswiftc -warnings-as-errors
 SYSTEM_SQLITE = --disable-default-traits --traits SystemSQLite --scratch-path .build/system-sqlite
 
-.PHONY: deps build server format lint docs test test-sdk test-sdk-system test-tools test-cluster test-server test-server-postgres test-fuzz fuzz demo demo-cluster bench clean
+.PHONY: deps build server format lint docs test test-sdk test-sdk-system test-tools test-console test-cluster test-server test-server-postgres test-fuzz fuzz demo demo-cluster console bench clean
 
 deps:
 	@scripts/install-deps.sh
@@ -51,10 +51,11 @@ docs:
 		--fallback-display-name OfflineChat --fallback-bundle-identifier dev.offlinechat.OfflineChat \
 		--transform-for-static-hosting --warnings-as-errors --output-path $(DOCS)/site
 
-## Every test: the SDK packages on both SQLite flavours, the CLI and crash probes (Tools/), SDK clients against a chatd cluster that
+## Every test: the SDK packages on both SQLite flavours, the CLI and crash probes (Tools/), the
+## operator console in a real browser, SDK clients against a chatd cluster that
 ## loses nodes, then chatd (unit, live-server, interop, schemathesis)
 ## on SQLite and again on PostgreSQL, then a short run of each fuzz target (a crash fails the run).
-test: deps lint docs server test-sdk test-sdk-system test-tools test-cluster test-server test-server-postgres test-fuzz
+test: deps lint docs server test-sdk test-sdk-system test-tools test-console test-cluster test-server test-server-postgres test-fuzz
 
 # A hung test fails the run (after 15 minutes, $$TEST_TIME_LIMIT seconds) and names the tests
 # that never finished, instead of stalling CI; a hung run is run once more (never a failed one).
@@ -73,6 +74,10 @@ test-sdk-system: server
 ## The `chat` CLI and the crash probes (Tools/, a package of its own) as separate processes.
 test-tools: server
 	cd Tools && $(SWIFT_TEST) $(STRICT)
+
+## The operator console (/admin) in headless chromium through Selenium, against a real chatd.
+test-console: server
+	SWIFT=$(SWIFT) scripts/console-test.sh
 
 ## SDK clients through HAProxy while chatd nodes (PostgreSQL + NATS) are killed at random moments.
 test-cluster: server
@@ -99,6 +104,10 @@ demo: deps
 ## Three chatd nodes on PostgreSQL with NATS and HAProxy on loopback; one node is killed mid-way.
 demo-cluster: deps
 	@scripts/demo-cluster.sh
+
+## chatd with demo data and a light load, and the operator console's address and admin key (until Ctrl-C).
+console: deps
+	@scripts/console.sh
 
 bench: deps
 	@scripts/bench.sh

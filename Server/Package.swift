@@ -39,6 +39,7 @@ let package = Package(
                 "CEpoll",
                 internals,
             ],
+            resources: [.copy("Console")],
             swiftSettings: swiftSettings),
         .executableTarget(name: "chatd", dependencies: ["ChatServer"], swiftSettings: swiftSettings),
         .executableTarget(

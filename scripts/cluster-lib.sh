@@ -3,6 +3,13 @@
 # chatd on an ephemeral port, nats-server, HAProxy in front of chatd nodes (the configuration
 # docs/DEPLOY.md describes), and the benches' release chatd and users.
 
+release_chatd_and_chat() {  # builds chatd and the chat client (release); sets $chatd and $chat
+    (cd Server && swift build -c release --product chatd 2>&1 | tail -1)
+    swift build --package-path Tools -c release --product chat 2>&1 | tail -1
+    chatd=$PWD/Server/.build/release/chatd
+    chat=$PWD/Tools/.build/release/chat
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 wait_for() {  # wait_for SECONDS COMMAND...: retries COMMAND every 0.1 s

@@ -13,10 +13,7 @@ run() { printf '$ %s\n' "chat ${*}" | sed -e 's/--server [^ ]* //' -e 's/--data 
 source scripts/cluster-lib.sh
 
 say "building chatd and the chat client (release)"
-(cd Server && swift build -c release --product chatd 2>&1 | tail -1)
-swift build --package-path Tools -c release --product chat 2>&1 | tail -1
-chatd=$PWD/Server/.build/release/chatd
-chat=$PWD/Tools/.build/release/chat
+release_chatd_and_chat
 
 scratch chatd-cluster
 

@@ -10,13 +10,9 @@ export PATH="/opt/swift/usr/bin:$PATH"
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "chat ${*}" | sed -e 's/--server [^ ]* //' -e 's/--data [^ ]* //'; "$chat" "$@"; }
 
-say "building chatd and the chat client (release)"
-(cd Server && swift build -c release --product chatd 2>&1 | tail -1)
-swift build --package-path Tools -c release --product chat 2>&1 | tail -1
-chatd=Server/.build/release/chatd
-chat=Tools/.build/release/chat
-
 source scripts/cluster-lib.sh
+say "building chatd and the chat client (release)"
+release_chatd_and_chat
 scratch chatd-demo
 
 say "creating users and tokens with chatd's offline admin commands"

@@ -6,10 +6,11 @@
 # between chatd nodes: libnats to link, nats-server for the cluster tests), HAProxy (in front
 # of the nodes in the cluster demo and tests), wrk (a load generator for benchmarks), valgrind
 # (callgrind counts a request's instructions for scripts/bench-instructions.sh) and Python test
-# tools from PyPI (prometheus-client's parser reads chatd's /metrics in the tests).
+# tools from PyPI (prometheus-client's parser reads chatd's /metrics in the tests), and Debian's
+# chromium with its driver and PyPI's selenium for the operator console's browser tests.
 set -euo pipefail
 
-debs=(libsqlcipher-dev libsqlite3-dev libmicrohttpd-dev libssl-dev libpq-dev postgresql libnats-dev nats-server haproxy wrk valgrind openssl pkg-config tmux curl sqlcipher sqlite3)
+debs=(libsqlcipher-dev libsqlite3-dev libmicrohttpd-dev libssl-dev libpq-dev postgresql libnats-dev nats-server haproxy wrk valgrind openssl pkg-config tmux curl sqlcipher sqlite3 chromium chromium-driver)
 missing=()
 for deb in "${debs[@]}"; do
     dpkg -s "$deb" >/dev/null 2>&1 || missing+=("$deb")
@@ -21,7 +22,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c 'import websockets, schemathesis, prometheus_client' >/dev/null 2>&1; then
-    echo "installing Python test tools: websockets schemathesis prometheus-client"
-    python3 -m pip install -q --disable-pip-version-check websockets schemathesis prometheus-client
+if ! python3 -c 'import websockets, schemathesis, prometheus_client, selenium' >/dev/null 2>&1; then
+    echo "installing Python test tools: websockets schemathesis prometheus-client selenium"
+    python3 -m pip install -q --disable-pip-version-check websockets schemathesis prometheus-client selenium
 fi

@@ -28,10 +28,20 @@ public enum Endpoints {
     public static let realtime = "/v1/realtime"
     /// Admin: `POST` creates a user; `POST /v1/admin/users/{uid}/tokens` issues a token;
     /// `PUT`/`DELETE /v1/admin/users/{uid}/suspension` suspends a user (every token revoked, no
-    /// new one issued) or lifts it.
+    /// new one issued) or lifts it; `GET` searches users (`AdminUserPayload`), `GET /{uid}` one,
+    /// `GET /{uid}/groups` their groups, `DELETE /{uid}/tokens` revokes every token of theirs.
     public static let adminUsers = "/v1/admin/users"
     /// Admin: `POST /v1/admin/tokens/revoke` revokes a token.
     public static let adminTokens = "/v1/admin/tokens"
+    /// Admin: `GET` pages every group (private ones too), `POST` creates one for an owner
+    /// (`AdminCreateGroupRequest`); under `/{guid}` the group's routes of `/v1/groups/{guid}`
+    /// (members, bans, owner, deletion), done in the owner's name.
+    public static let adminGroups = "/v1/admin/groups"
+    /// Admin: `GET /v1/admin/conversations/{id}/messages` reads a conversation (recorded in the
+    /// audit trail).
+    public static let adminConversations = "/v1/admin/conversations"
+    /// Admin: `DELETE /v1/admin/messages/{id}` deletes a message for everyone.
+    public static let adminMessages = "/v1/admin/messages"
     /// Admin: `GET` pages the audit trail (`AuditEntry`), newest first.
     public static let adminAudit = "/v1/admin/audit"
     /// The admin API key travels in this header.

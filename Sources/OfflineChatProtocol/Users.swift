@@ -92,40 +92,6 @@ public struct TokenResponse: Codable, Sendable {
     }
 }
 
-/// `PUT /v1/admin/users/{uid}/suspension`: the user is suspended (every token of theirs
-/// revoked, their realtime sockets closed, no new token issued until `DELETE` lifts it).
-public struct SuspensionResponse: Codable, Sendable, Equatable {
-    /// The suspended user.
-    public var uid: String
-    /// Epoch milliseconds the suspension began (the first `PUT`'s time).
-    public var suspendedAt: Int64
-    /// Tokens this request revoked.
-    public var revokedTokens: Int
-    /// Creates a response with every field.
-    public init(uid: String, suspendedAt: Int64, revokedTokens: Int) {
-        (self.uid, self.suspendedAt, self.revokedTokens) = (uid, suspendedAt, revokedTokens)
-    }
-}
-
-/// One admin action chatd performed (`GET /v1/admin/audit`): what, on what, when. Every
-/// admin request that changes something writes one; a secret (a token) is never in it.
-public struct AuditEntry: Codable, Sendable, Equatable {
-    /// Its place in the trail (later actions have larger ids).
-    public var id: Int64
-    /// Epoch milliseconds.
-    public var at: Int64
-    /// `user.create`, `token.issue`, `token.revoke`, `user.suspend`, `user.unsuspend`,
-    /// `clock.advance`; from chatd's admin commands on the data directory also `group.create`,
-    /// `group.member.add`, `group.member.import` (its target `GUID: N added`).
-    public var action: String
-    /// What it acted on: a uid, a token's hash, the seconds the clock moved.
-    public var target: String
-    /// Creates an entry with every field.
-    public init(id: Int64, at: Int64, action: String, target: String) {
-        (self.id, self.at, self.action, self.target) = (id, at, action, target)
-    }
-}
-
 /// A page of a list endpoint: the items and the opaque cursor of the next page (nil at the end).
 public struct Page<Item: Codable & Sendable>: Codable, Sendable {
     /// This page's items.

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineChatProtocol
+import Synchronization
 
 /// A running chatd: store, realtime hub and HTTP front end.
 ///
@@ -19,6 +20,12 @@ public final class ChatServer: Sendable {
     let hub: RealtimeHub
     let bus: NatsBus?
     let http: MicroHTTPServer
+    /// The operator's listener (`--admin-listen`), nil when `http` serves everything.
+    let adminHTTP: MicroHTTPServer?
+    /// The port `adminHTTP` is bound to, once started.
+    public let adminPort = Atomic<UInt16>(0)
+    /// Whether the console's files were found (`/admin` answers 404 without them).
+    public let hasConsole: Bool
 
     public init(configuration: ServerConfiguration) throws {
         self.configuration = configuration
@@ -35,7 +42,7 @@ public final class ChatServer: Sendable {
         let media = try MediaStore(directory: configuration.mediaLocation)
         let sweep = MediaSweep(graceSeconds: configuration.mediaGrace)
         sweep.runIfDue(store: store, media: media)
-        let routes = Routes(
+        var routes = Routes(
             store: store, adminKey: adminKey, clock: clock as? AdjustableClock, realtime: hub, metrics: metrics,
             media: media,
             mediaSweep: sweep,
@@ -48,16 +55,30 @@ public final class ChatServer: Sendable {
                 ], clock: clock),
             mediaQuota: configuration.mediaQuota,
             allowHTTPSMedia: configuration.allowHTTPSMedia, allowQueryToken: configuration.allowQueryToken)
+        routes.console = (configuration.consoleDirectory ?? ConsoleFiles.installed()).flatMap(ConsoleFiles.load)
+        hasConsole = routes.console != nil
         let (maxBody, maxMedia) = (configuration.maxBodySize, configuration.maxMediaSize)
         let (store, adminKey) = (store, adminKey)
+        let isKnownClient: @Sendable (String?, String?) -> Bool = { authorization, key in
+            key.map { constantTimeEqual($0, adminKey) } ?? store.isKnownSession(authorization: authorization)
+        }
+        let bodyLimit: @Sendable (String) -> Int = { path in path == Endpoints.media ? maxMedia : maxBody }
+        var router = routes.router()
+        // With an operator's address of its own, the public one serves none of its paths, and
+        // the operator's connections are not among the public ones a flood takes.
+        adminHTTP = configuration.adminListen.map { _ in
+            MicroHTTPServer(
+                router: router, metrics: metrics, maxConnections: Self.adminConnections,
+                limits: configuration.connectionLimits, isKnownClient: isKnownClient, bodyLimit: bodyLimit)
+        }
+        router.servesOperator = configuration.adminListen == nil
         http = MicroHTTPServer(
-            router: routes.router(), metrics: metrics, maxConnections: configuration.maxConnections,
-            limits: configuration.connectionLimits,
-            isKnownClient: { authorization, key in
-                key.map { constantTimeEqual($0, adminKey) } ?? store.isKnownSession(authorization: authorization)
-            },
-            bodyLimit: { path in path == Endpoints.media ? maxMedia : maxBody })
+            router: router, metrics: metrics, maxConnections: configuration.maxConnections,
+            limits: configuration.connectionLimits, isKnownClient: isKnownClient, bodyLimit: bodyLimit)
     }
+
+    /// Connections the operator's listener holds at most.
+    static let adminConnections = 64
 
     /// Starts serving on the configured address (TLS when configured) and returns the bound port.
     public func start() throws -> UInt16 {
@@ -77,8 +98,20 @@ public final class ChatServer: Sendable {
         // HTTP connections and as many realtime sockets, each up to the limit.
         _ = MicroHTTPServer.raiseFileLimit(for: 2 * configuration.maxConnections)
         hub.start()
+        if let adminHTTP, let address = configuration.adminListen {
+            adminPort.store(
+                try adminHTTP.start(host: address.host, port: address.port, threads: 2, tls: tls), ordering: .releasing)
+        }
         return try http.start(
             host: configuration.host, port: configuration.port, threads: configuration.workerThreads, tls: tls)
+    }
+
+    /// The console's address: on the operator's listener when there is one.
+    public func consoleURL(port: UInt16) -> String {
+        guard let address = configuration.adminListen else { return baseURL(port: port) + "/admin/" }
+        let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+        return
+            "\(configuration.tlsKey == nil ? "http" : "https")://\(host):\(adminPort.load(ordering: .acquiring))/admin/"
     }
 
     /// The base URL clients use, e.g. `https://[::1]:8443`.
@@ -92,8 +125,10 @@ public final class ChatServer: Sendable {
     /// the database.
     public func stop() throws {
         http.quiesce()
+        adminHTTP?.quiesce()
         hub.stop()
         http.stop(grace: configuration.shutdownGrace)
+        adminHTTP?.stop(grace: configuration.shutdownGrace)
         bus?.close()
         try store.close()
     }

@@ -66,6 +66,8 @@ public enum ChatdArguments {
           --token-check SECONDS      how often realtime sockets' tokens are checked against the database (default 5)
           --port PORT                TCP port, 0 for any free one (default 8080)
           --listen HOST:PORT         address and port to bind (default 127.0.0.1:8080; [::1]:8080 for IPv6)
+          --admin-listen HOST:PORT   serve the console (/admin), /v1/admin and /metrics only here, not on --listen
+          --console-dir DIR          the console's files (default: those installed beside chatd)
           --tls-cert FILE            PEM certificate (chain): serve HTTPS and WSS (with --tls-key)
           --tls-key FILE             PEM private key of --tls-cert
           --tls-priorities STRING    GnuTLS priorities (default: TLS 1.2 and 1.3, ECDHE, AEAD suites only)
@@ -141,6 +143,15 @@ public enum ChatdArguments {
             }
             return parsed
         }
+        func address(_ flag: String) throws -> (host: String, port: UInt16) {
+            let raw = try value(flag)
+            guard let colon = raw.lastIndex(of: ":"), let port = UInt16(raw[raw.index(after: colon)...]) else {
+                throw UsageError(description: "\(flag) wants HOST:PORT (127.0.0.1:8080, [::1]:8080), not \(raw)")
+            }
+            var host = String(raw[..<colon])
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            return (host == "localhost" ? "127.0.0.1" : host, port)
+        }
         while index < arguments.count {
             let argument = arguments[index]
             switch argument {
@@ -169,15 +180,9 @@ public enum ChatdArguments {
             case "--catch-up": configuration.realtime.catchUpSeconds = try seconds(argument, 0.05...3600)
             case "--token-check": configuration.realtime.tokenCheckSeconds = try seconds(argument, 0.05...3600)
             case "--port": configuration.port = try number(argument, 0...65535)
-            case "--listen":
-                let raw = try value(argument)
-                guard let colon = raw.lastIndex(of: ":"), let port = UInt16(raw[raw.index(after: colon)...]) else {
-                    throw UsageError(description: "--listen wants HOST:PORT (127.0.0.1:8080, [::1]:8080), not \(raw)")
-                }
-                var host = String(raw[..<colon])
-                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-                configuration.host = host == "localhost" ? "127.0.0.1" : host
-                configuration.port = port
+            case "--listen": (configuration.host, configuration.port) = try address(argument)
+            case "--admin-listen": configuration.adminListen = try address(argument)
+            case "--console-dir": configuration.consoleDirectory = URL(fileURLWithPath: try value(argument))
             case "--tls-cert": configuration.tlsCertificate = URL(fileURLWithPath: try value(argument))
             case "--tls-key": configuration.tlsKey = URL(fileURLWithPath: try value(argument))
             case "--tls-priorities": configuration.tlsPriorities = try value(argument)

@@ -19,6 +19,12 @@ public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// 0 picks a free port (printed on start).
     public var port: UInt16 = 8080
+    /// A second address for the operator (`--admin-listen`): the console (`/admin`), the admin
+    /// API (`/v1/admin`) and `/metrics` are served there only, with connections of their own,
+    /// and the public address answers them 404. nil: everything on `host`:`port`.
+    public var adminListen: (host: String, port: UInt16)?
+    /// Where the console's files are; nil: the copy installed beside chatd (`ConsoleFiles`).
+    public var consoleDirectory: URL?
     /// PEM files of the certificate (chain) and its private key: chatd speaks HTTPS and WSS.
     public var tlsCertificate: URL?
     public var tlsKey: URL?

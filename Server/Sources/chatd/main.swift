@@ -57,6 +57,10 @@ case .serve:
         say("admin key (shown once, kept in \(configuration.dataDirectory.path)/admin.key): \(server.adminKey)")
     }
     say("chatd \(Endpoints.version) listening on \(server.baseURL(port: port))")
+    say(
+        server.hasConsole
+            ? "console: \(server.consoleURL(port: port)) (sign in with the admin key)"
+            : "console: not installed (deploy chatd_ChatServer.resources beside chatd, or pass --console-dir DIR)")
     let signal = signals.wait()
     say("chatd: signal \(signal), shutting down")
     do { try server.stop() } catch { fail("stopped, but the database did not close cleanly: \(error)") }

@@ -19,6 +19,7 @@ enum OldSchema {
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {
+            case 18: try db.execute("DROP INDEX tokens_by_user")
             case 17: try db.execute("ALTER TABLE users DROP COLUMN suspended_at")
             case 16: try db.execute("DROP TABLE admin_audit")
             case 15: try db.execute(undoMessageByReference)
@@ -78,6 +79,8 @@ enum OldSchema {
 
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
+        case 29:
+            try db.execute("DROP INDEX tokens_by_user")
         case 28:
             try db.execute("ALTER TABLE users DROP COLUMN suspended_at")
         case 27:

@@ -1,8 +1,40 @@
 import OfflineChatProtocol
 
 /// `/v1/groups`: groups, membership, bans. Passwords are hashed and verified here, before
-/// the store takes its write lock.
+/// the store takes its write lock. The routes of one group (its members, bans, owner) are
+/// also the operator's, under `/v1/admin/groups` (`groupRoute`).
 extension Routes {
+    /// Who acts on a group: a signed-in user, or the operator in the name of the group's owner.
+    struct GroupActor {
+        let uid: String
+        let isOperator: Bool
+    }
+
+    /// Adds `handler` at `/v1/groups/{guid}<suffix>` for a signed-in user, and at
+    /// `/v1/admin/groups/{guid}<suffix>` for the operator (the admin key), who acts as the
+    /// group's owner: the owner outranks every member, so the operator may do anything the
+    /// group's rules allow, and members see it done in the owner's name, as with `chatd group
+    /// member add`. The operator's request is recorded as `audit` once it succeeded (target:
+    /// the guid, and the uid in the path).
+    func groupRoute(
+        _ router: inout Router, _ method: String, _ suffix: String, audit: String? = nil,
+        _ handler: @escaping @Sendable (RouteContext, GroupActor) throws -> HTTPResponse
+    ) {
+        signedIn(&router, method, Endpoints.groups + "/{guid}" + suffix) { context, uid in
+            try handler(context, GroupActor(uid: uid, isOperator: false))
+        }
+        router.add(method, Endpoints.adminGroups + "/{guid}" + suffix) { context in
+            try requireAdmin(context)
+            let guid = context.parameter("guid")
+            let response = try handler(context, GroupActor(uid: try store.groupOwner(guid), isOperator: true))
+            if let audit {
+                let member = suffix.hasSuffix("{uid}") ? " " + context.parameter("uid") : ""
+                try store.audit(audit, target: guid + member)
+            }
+            return response
+        }
+    }
+
     /// `body` (a password hashed) in the caller's hashing budget and one of the process's slots.
     func hashing<T>(_ uid: String, _ body: () throws -> T) throws -> T {
         try limits.admit(uid, .passwordHash)
@@ -28,15 +60,16 @@ extension Routes {
         signedIn(&router, "GET", Endpoints.groups) { context, uid in
             let limit = try limit(context)
             var filter = GroupFilter()
-            filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
+            filter.searchKeyword = keyword(context)
             filter.tags = try Self.list(context.request.query["tags"], name: "tags")
             filter.joinedOnly = try context.boolQuery("joinedOnly")
             let groups = try store.groups(
                 for: uid, filter: filter, after: context.request.query["cursor"], limit: limit + 1)
             return .json(Self.page(groups, limit: limit, key: \.guid))
         }
-        signedIn(&router, "GET", Endpoints.groups + "/{guid}") { context, uid in
-            return .json(try store.group(context.parameter("guid"), for: uid))
+        groupRoute(&router, "GET", "") { context, actor in
+            let guid = context.parameter("guid")
+            return .json(actor.isOperator ? try store.adminGroup(guid) : try store.group(guid, for: actor.uid))
         }
         signedIn(&router, "PATCH", Endpoints.groups + "/{guid}") { context, uid in
             let request = try context.decode(EditGroupRequest.self)
@@ -47,8 +80,8 @@ extension Routes {
             let hash = try request.password.map { password in try hashing(uid) { try PasswordHash.make(password) } }
             return .json(try store.editGroup(context.parameter("guid"), by: uid, request, passwordHash: hash))
         }
-        signedIn(&router, "DELETE", Endpoints.groups + "/{guid}") { context, uid in
-            try store.deleteGroup(context.parameter("guid"), by: uid)
+        groupRoute(&router, "DELETE", "", audit: "group.delete") { context, actor in
+            try store.deleteGroup(context.parameter("guid"), by: actor.uid)
             return .noContent
         }
         signedIn(&router, "POST", Endpoints.groups + "/{guid}/join", bucket: .join) { context, uid in
@@ -74,18 +107,17 @@ extension Routes {
             try store.leave(context.parameter("guid"), uid: uid)
             return .noContent
         }
-        signedIn(&router, "POST", Endpoints.groups + "/{guid}/owner") { context, uid in
+        groupRoute(&router, "POST", "/owner", audit: "group.owner.transfer") { context, actor in
             let request = try context.decode(TransferOwnershipRequest.self)
-            return .json(try store.transferOwnership(context.parameter("guid"), to: request.uid, by: uid))
+            return .json(try store.transferOwnership(context.parameter("guid"), to: request.uid, by: actor.uid))
         }
     }
 
     func addGroupMembers(to router: inout Router) {
-        let members = Endpoints.groups + "/{guid}/members"
-        signedIn(&router, "GET", members) { context, uid in
+        groupRoute(&router, "GET", "/members") { context, actor in
             let limit = try limit(context)
             var filter = MemberFilter()
-            filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
+            filter.searchKeyword = keyword(context)
             filter.scopes = try Self.list(context.request.query["scopes"], name: "scopes").map { raw in
                 guard let scope = GroupScope(rawValue: raw) else {
                     throw HTTPError.badParameter("`scopes` lists owner, admin, moderator or participant")
@@ -93,9 +125,11 @@ extension Routes {
                 return scope
             }
             filter.online = try onlineFilter(context)
-            if filter.online != nil { filter.onlineUids = try onlineUids(as: uid) }
+            if filter.online != nil {
+                filter.onlineUids = actor.isOperator ? realtime.presence.online : try onlineUids(as: actor.uid)
+            }
             let found = try store.members(
-                of: context.parameter("guid"), for: uid, filter: filter,
+                of: context.parameter("guid"), for: actor.uid, filter: filter,
                 after: context.request.query["cursor"], limit: limit + 1)
             return .json(
                 Self.page(
@@ -107,7 +141,7 @@ extension Routes {
         }
         // One user (`AddMemberRequest`: the member, 201 or 200) or many (`AddMembersRequest`:
         // an outcome each, 200).
-        signedIn(&router, "POST", members) { context, uid in
+        groupRoute(&router, "POST", "/members", audit: "group.member.add") { context, actor in
             let body = try context.decode(AddMembersBody.self)
             if let many = body.members {
                 guard body.uid == nil else {
@@ -115,35 +149,36 @@ extension Routes {
                 }
                 for request in many { try Validate.uid(request.uid, field: "members[].uid") }
                 return .json(
-                    AddMembersResponse(members: try store.addMembers(context.parameter("guid"), many, by: uid)))
+                    AddMembersResponse(members: try store.addMembers(context.parameter("guid"), many, by: actor.uid)))
             }
             guard let member = body.uid else { throw HTTPError.validation("`uid` (or `members`) is required") }
             try Validate.uid(member)
             let (added, isNew) = try store.addMember(
-                context.parameter("guid"), member, scope: body.scope ?? .participant, by: uid)
+                context.parameter("guid"), member, scope: body.scope ?? .participant, by: actor.uid)
             return .json(added, status: isNew ? 201 : 200)
         }
-        signedIn(&router, "PATCH", members + "/{uid}") { context, uid in
+        groupRoute(&router, "PATCH", "/members/{uid}", audit: "group.member.scope") { context, actor in
             let request = try context.decode(ChangeScopeRequest.self)
             return .json(
-                try store.changeScope(context.parameter("guid"), context.parameter("uid"), to: request.scope, by: uid))
+                try store.changeScope(
+                    context.parameter("guid"), context.parameter("uid"), to: request.scope, by: actor.uid))
         }
-        signedIn(&router, "DELETE", members + "/{uid}") { context, uid in
-            try store.kick(context.parameter("guid"), context.parameter("uid"), by: uid)
+        groupRoute(&router, "DELETE", "/members/{uid}", audit: "group.member.kick") { context, actor in
+            try store.kick(context.parameter("guid"), context.parameter("uid"), by: actor.uid)
             return .noContent
         }
-        let bans = Endpoints.groups + "/{guid}/bans"
-        signedIn(&router, "GET", bans) { context, uid in
+        groupRoute(&router, "GET", "/bans") { context, actor in
             let limit = try limit(context)
             let found = try store.bans(
-                of: context.parameter("guid"), for: uid, after: context.request.query["cursor"], limit: limit + 1)
+                of: context.parameter("guid"), for: actor.uid, after: context.request.query["cursor"],
+                limit: limit + 1)
             return .json(Self.page(found, limit: limit, key: \.user.uid))
         }
-        signedIn(&router, "PUT", bans + "/{uid}") { context, uid in
-            return .json(try store.ban(context.parameter("guid"), context.parameter("uid"), by: uid))
+        groupRoute(&router, "PUT", "/bans/{uid}", audit: "group.ban") { context, actor in
+            return .json(try store.ban(context.parameter("guid"), context.parameter("uid"), by: actor.uid))
         }
-        signedIn(&router, "DELETE", bans + "/{uid}") { context, uid in
-            try store.unban(context.parameter("guid"), context.parameter("uid"), by: uid)
+        groupRoute(&router, "DELETE", "/bans/{uid}", audit: "group.unban") { context, actor in
+            try store.unban(context.parameter("guid"), context.parameter("uid"), by: actor.uid)
             return .noContent
         }
     }

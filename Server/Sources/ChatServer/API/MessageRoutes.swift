@@ -94,7 +94,7 @@ extension Routes {
         guard !query.updatesOnly || query.updatedAfter != nil else {
             throw HTTPError.badParameter("`updatesOnly` needs `updatedAfter`")
         }
-        query.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
+        query.searchKeyword = keyword(context)
         // `uid` (the `MessagesRequest` builder's name, one sender in a group) or `sender`.
         let senders = Set(["uid", "sender"].compactMap { context.request.query[$0] }.filter { !$0.isEmpty })
         guard senders.count <= 1 else { throw HTTPError.badParameter("`uid` and `sender` name different senders") }

@@ -23,6 +23,8 @@ struct Routes {
     var allowHTTPSMedia = false
     /// The realtime token may come as `?token=` (`--allow-query-token`).
     var allowQueryToken = false
+    /// The operator console's files (`/admin`), nil when they are not installed.
+    var console: ConsoleFiles?
 
     func router() -> Router {
         var router = Router()
@@ -49,10 +51,17 @@ struct Routes {
                 try requireAdmin(context)
             }
             return HTTPResponse(
-                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                status: 200,
+                headers: [
+                    ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                    // Which node answered: the console keeps each node's counters apart behind a proxy.
+                    ("X-Chatd-Node", realtime.configuration.nodeID)
+                ],
                 body: Array(metrics.render(gauges: gauges()).utf8))
         }
         addAdmin(to: &router)
+        addAdminDirectory(to: &router)
+        addConsole(to: &router)
         addUsers(to: &router)
         addMessages(to: &router)
         addConversations(to: &router)

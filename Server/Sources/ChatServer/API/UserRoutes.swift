@@ -49,7 +49,7 @@ extension Routes {
         signedIn(&router, "GET", Endpoints.users) { context, uid in
             let limit = try limit(context)
             var filter = UserFilter()
-            filter.searchKeyword = context.request.query["searchKeyword"].flatMap { $0.isEmpty ? nil : $0 }
+            filter.searchKeyword = keyword(context)
             filter.tags = try Self.list(context.request.query["tags"], name: "tags")
             filter.roles = try Self.list(context.request.query["roles"], name: "roles")
             filter.online = try onlineFilter(context)

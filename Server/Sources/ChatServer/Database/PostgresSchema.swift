@@ -233,7 +233,8 @@ enum PostgresSchema {
         ),
         (15, "a member action's message kept once", Schema.messageByReference),
         (16, "the admin audit trail", Schema.auditTable(id: "bigserial PRIMARY KEY")),
-        (17, "suspended users", Schema.suspendedUsers)
+        (17, "suspended users", Schema.suspendedUsers),
+        (18, "tokens by user", Schema.tokensByUser)
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -118,6 +118,17 @@ public typealias RouteHandler = @Sendable (RouteContext) throws -> HTTPResponse
 /// Unknown paths answer 404, known paths with another method 405, thrown `HTTPError`s and
 /// `StoreError`s their status. The first route added that matches wins.
 public struct Router: Sendable {
+    /// false: the operator's paths (`isOperator`) answer 404 as if there were no such routes
+    /// (the public listener, when `--admin-listen` serves them elsewhere).
+    var servesOperator = true
+
+    /// The console (`/admin`), the admin API (`/v1/admin`) and `/metrics`.
+    static func isOperator(_ path: PathSegments) -> Bool {
+        guard path.count > 0 else { return false }
+        let first = path.text(0)
+        return first == "admin" || first == "metrics" || (first == "v1" && path.count > 1 && path.text(1) == "admin")
+    }
+
     struct Route: Sendable {
         enum Segment: Sendable {
             /// Its UTF-8, compared byte for byte (a Kelvin sign is not a K).
@@ -223,6 +234,9 @@ public struct Router: Sendable {
     /// metrics count by.
     func routed(_ request: HTTPRequest) -> (response: HTTPResponse, route: String) {
         let segments = PathSegments(request.path)
+        if !servesOperator, Self.isOperator(segments) {
+            return (.error(.notFound("no endpoint at \(request.path)")), "unmatched")
+        }
         var pathMatched: Route?
         for (_, route) in candidates(segments) where route.matches(segments) {
             pathMatched = route

@@ -71,6 +71,10 @@ enum Schema {
     /// A suspended user gets no token until the suspension is lifted (`Store.suspend`).
     static let suspendedUsers = "ALTER TABLE users ADD COLUMN suspended_at BIGINT;"
 
+    /// A user's tokens found without reading every token (suspending a user, revoking their
+    /// tokens, the operator's count of each user's live ones).
+    static let tokensByUser = "CREATE INDEX tokens_by_user ON tokens(uid);"
+
     /// Every admin action, newest last (`Store.audit`).
     static func auditTable(id: String) -> String {
         """
@@ -420,6 +424,7 @@ enum Schema {
         migrator.register(26, "a member action's message kept once", sql: messageByReference)
         migrator.register(27, "the admin audit trail", sql: auditTable(id: "INTEGER PRIMARY KEY AUTOINCREMENT"))
         migrator.register(28, "suspended users", sql: suspendedUsers)
+        migrator.register(29, "tokens by user", sql: tokensByUser)
         return migrator
     }()
 }

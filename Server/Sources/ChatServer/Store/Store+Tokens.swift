@@ -105,11 +105,7 @@ extension Store {
             }
             let since = try row.get(0, as: Int64?.self) ?? now
             try db.run("UPDATE users SET suspended_at = ? WHERE uid = ?", [since, uid])
-            let hashes = try db.query("SELECT token FROM tokens WHERE uid = ? AND revoked_at IS NULL", [uid]).map {
-                try $0.get(0, as: String.self)
-            }
-            try db.run("UPDATE tokens SET revoked_at = ? WHERE uid = ? AND revoked_at IS NULL", [now, uid])
-            return (since, hashes)
+            return (since, try Self.revokeTokens(db, of: uid, at: now))
         }
         for hash in result.1 { sessions.forget(hash) }
         return result
