@@ -4,7 +4,9 @@ against a real chatd on a loopback port, with the `chat` CLI as the SDK client t
 what the operator does: its socket closing when its tokens are revoked, a message deleted for
 everyone. A screenshot of each screen goes to SCREENSHOTS (not committed).
 
-    console_test.py CHATD CHAT SCREENSHOTS
+    console_test.py CHATD CHAT SCREENSHOTS           # starts chatd (embedded SQLite)
+    console_test.py URL CHAT SCREENSHOTS NODES       # a cluster of NODES behind a proxy at URL,
+                                                      # its admin key in CHATD_ADMIN_KEY
 """
 import json
 import os
@@ -28,7 +30,8 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 CHATD, CHAT, SCREENSHOTS = sys.argv[1:4] if len(sys.argv) >= 4 else (None, None, None)
-ADMIN_KEY = "console-test-admin-key-of-at-least-32-bytes"
+CLUSTER_NODES = int(sys.argv[4]) if len(sys.argv) >= 5 else 0
+ADMIN_KEY = os.environ.get("CHATD_ADMIN_KEY", "console-test-admin-key-of-at-least-32-bytes")
 HOSTILE = '<img src=x onerror="window.pwned=1">'
 WAIT = 20
 
@@ -37,6 +40,10 @@ class Chatd:
     """chatd on a free loopback port with a throwaway data directory."""
 
     def __init__(self):
+        self.process = None
+        if CLUSTER_NODES:
+            self.url = CHATD
+            return
         self.directory = tempfile.mkdtemp(prefix="console-test-")
         self.process = subprocess.Popen(
             [CHATD, "--data", os.path.join(self.directory, "data"), "--port", "0", "--admin-key", ADMIN_KEY,
@@ -62,9 +69,9 @@ class Chatd:
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
                 raw = response.read()
-                return response.status, dict(response.headers), json.loads(raw) if raw.startswith(b"{") or raw.startswith(b"[") else raw
+                return response.status, response.headers, json.loads(raw) if raw.startswith(b"{") or raw.startswith(b"[") else raw
         except urllib.error.HTTPError as error:
-            return error.code, dict(error.headers), json.loads(error.read() or b"{}")
+            return error.code, error.headers, json.loads(error.read() or b"{}")
 
     def user(self, uid, name=None):
         status, _, _ = self.request("POST", "/v1/admin/users", {"uid": uid, "name": name or uid})
@@ -83,9 +90,10 @@ class Chatd:
         return body
 
     def stop(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if self.process:
+            self.process.stdin.close()
+            self.process.wait(timeout=30)
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 class Listener:
@@ -144,7 +152,8 @@ class ConsoleTests(unittest.TestCase):
     # Helpers
 
     def screenshot(self, name):
-        self.browser.save_screenshot(os.path.join(SCREENSHOTS, f"{name}.png"))
+        prefix = "cluster-" if CLUSTER_NODES else ""
+        self.browser.save_screenshot(os.path.join(SCREENSHOTS, f"{prefix}{name}.png"))
 
     def find(self, selector):
         return self.wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, selector)))
@@ -242,6 +251,14 @@ class ConsoleTests(unittest.TestCase):
         finally:
             listener.stop()
         self.assertEqual(self.chatd.request("GET", "/v1/me", token=token, admin=False)[0], 401)
+        self.click("#suspend-user")
+        self.accept()
+        self.toast("Suspended dora")
+        self.wait.until(EC.text_to_be_present_in_element((By.ID, "user-facts"), "since"))
+        self.assertEqual(self.chatd.request("POST", "/v1/admin/users/dora/tokens", {})[0], 403)
+        self.click("#unsuspend-user")
+        self.toast("Lifted the suspension of dora")
+        self.assertEqual(self.chatd.request("POST", "/v1/admin/users/dora/tokens", {})[0], 201)
 
     def test_5_a_group_is_created_filled_in_bulk_and_members_are_kicked_and_banned(self):
         uids = [f"member{n:03}" for n in range(500)]
@@ -273,6 +290,32 @@ class ConsoleTests(unittest.TestCase):
         self.assertEqual(members, 499)
         self.screenshot("5-group-kick-and-ban")
 
+    def test_5b_scopes_unbans_ownership_and_deletion(self):
+        Select(self.find("select[aria-label='Scope of member002']")).select_by_value("moderator")
+        self.toast("member002 is moderator now")
+        self.click("button[aria-label='Unban member001']")
+        self.toast("Unbanned member001")
+        self.wait.until(EC.text_to_be_present_in_element((By.ID, "ban-list"), "No one is banned"))
+        self.type("#transfer-uid", "member002")
+        self.click("#transfer-form button")
+        self.toast("member002 owns crew now")
+        self.wait.until(EC.text_to_be_present_in_element((By.ID, "group-facts"), "member002"))
+        members = self.chatd.request("GET", "/v1/admin/groups/crew/members?limit=100")[2]["items"]
+        scopes = {member["user"]["uid"]: member["scope"] for member in members}
+        self.assertEqual((scopes["member002"], scopes["dora"]), ("owner", "admin"))
+        self.assertEqual(self.chatd.request("GET", "/v1/admin/groups/crew/bans")[2]["items"], [])
+
+        created = self.chatd.request(
+            "POST", "/v1/admin/groups", {"owner": "dora", "group": {"guid": "doomed", "name": "Doomed", "type": "public"}})
+        self.assertEqual(created[0], 201)
+        self.type("#group-search", "doomed" + Keys.ENTER)
+        self.click("button[aria-label='Open group doomed']")
+        self.wait.until(EC.text_to_be_present_in_element((By.ID, "group-detail-title"), "Doomed (doomed)"))
+        self.click("#delete-group")
+        self.accept()
+        self.toast("Deleted doomed")
+        self.assertEqual(self.chatd.request("GET", "/v1/admin/groups/doomed")[0], 404)
+
     def test_6_a_message_deleted_for_everyone_reaches_the_sdk(self):
         erin = self.chatd.user("erin")
         finn = self.chatd.user("finn")
@@ -298,7 +341,17 @@ class ConsoleTests(unittest.TestCase):
 
     def test_7_the_charts_show_sends_rising_while_a_load_runs(self):
         self.go("health")
-        self.wait.until(EC.text_to_be_present_in_element((By.ID, "node-table"), "sqlite"))
+        engine = "postgresql" if CLUSTER_NODES else "sqlite"
+        self.wait.until(EC.text_to_be_present_in_element((By.ID, "node-table"), engine))
+        if CLUSTER_NODES:  # each poll may reach another node: every one shows up, its bus up
+            rows = "#node-table tbody tr"
+            WebDriverWait(self.browser, 60).until(
+                lambda _: len(self.browser.find_elements(By.CSS_SELECTOR, rows)) == CLUSTER_NODES)
+            names = set()
+            for row in self.browser.find_elements(By.CSS_SELECTOR, rows):
+                self.assertRegex(row.text, r"^\S+ ok postgresql ok ok ")
+                names.add(row.text.split()[0])
+            self.assertEqual(len(names), CLUSTER_NODES, "each node once")
         erin, stop = self.chatd.token("erin"), threading.Event()
 
         def sends():
@@ -325,11 +378,38 @@ class ConsoleTests(unittest.TestCase):
         latency = json.loads(self.find("#chart-latency").get_attribute("data-latest"))
         self.assertTrue(all(value is not None and value > 0 for value in latency), latency)
 
+    def test_7b_rates_and_latencies_come_from_two_scrapes(self):
+        histogram = 'chatd_http_request_duration_seconds_bucket{method="POST",route="/v1/messages",le="%s"} %d'
+        before = "\n".join([
+            'chatd_changes_committed_total{kind="message.created"} 10',
+            'chatd_changes_committed_total{kind="message.updated"} 4',
+            'chatd_http_requests_total{method="POST",route="/v1/messages",status="201"} 10',
+            histogram % ("0.001", 5), histogram % ("0.005", 10), histogram % ("2.5", 10), histogram % ("+Inf", 10)])
+        after = "\n".join([
+            '# HELP chatd_changes_committed_total Changes committed.',
+            'chatd_changes_committed_total{kind="message.created"} 30',
+            'chatd_changes_committed_total{kind="message.updated"} 9',
+            'chatd_http_requests_total{method="POST",route="/v1/messages",status="201"} 30',
+            'chatd_http_requests_total{method="POST",route="/v1/messages",status="500"} 2',
+            'chatd_http_requests_total{method="GET",route="unmatched",status="404"} 4',
+            histogram % ("0.001", 10), histogram % ("0.005", 28), histogram % ("2.5", 29), histogram % ("+Inf", 32),
+            "chatd_realtime_sockets 7"])
+        found = self.browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            import('/admin/metrics.js').then(({ parse, rates }) =>
+                done(rates(parse(arguments[0]), parse(arguments[1]), 2)));""", before, after)
+        self.assertEqual(
+            {key: found[key] for key in ["sends", "requests2xx", "requests4xx", "requests5xx", "p50", "p99", "sockets"]},
+            {"sends": 10, "requests2xx": 10, "requests4xx": 2, "requests5xx": 1, "p50": 0.005, "p99": 2.5,
+             "sockets": 7})
+        self.assertIsNone(found["busLag"])
+
     def test_8_the_audit_trail_lists_what_the_console_did(self):
         self.go("audit")
         self.wait.until(EC.text_to_be_present_in_element((By.ID, "audit-table"), "message.delete"))
-        actions = ["messages.read", "group.ban", "group.member.kick", "group.member.add", "group.create",
-                   "token.revoke.all", "token.issue", "user.create"]
+        actions = ["messages.read", "message.delete", "group.delete", "group.owner.transfer", "group.unban",
+                   "group.member.scope", "group.ban", "group.member.kick", "group.member.add", "group.create",
+                   "user.unsuspend", "user.suspend", "token.revoke.all", "token.issue", "user.create"]
         for _ in range(20):  # 50 entries a page: the console's first actions are a few pages back
             text = self.find("#audit-table").text
             if all(action in text for action in actions) or not self.find("#audit-more").is_displayed():

@@ -10,7 +10,8 @@ export const pollSeconds = 2;
 /** A node not heard from in this many polls no longer counts. */
 const staleAfter = 5;
 
-const nodes = new Map(); // node → { samples, at, rates, health }
+const nodes = new Map(); // the node that answered /metrics → { samples, at, rates }
+const healths = new Map(); // the node that answered /v1/health → { health, at }
 let charts = null;
 let timer = null;
 
@@ -35,8 +36,12 @@ async function poll() {
     const samples = parse(text);
     const entry = nodes.get(node) ?? {};
     if (entry.samples) entry.rates = rates(entry.samples, samples, Math.max(0.001, (now - entry.at) / 1000));
-    Object.assign(entry, { samples, at: now, health: { ...health, node: health.node ?? node } });
+    Object.assign(entry, { samples, at: now });
     nodes.set(node, entry);
+    // Behind a proxy the two requests may reach two nodes: each answer is kept under its own.
+    // One node without a bus names none in its health: it is the one that answered /metrics.
+    const name = health.node ?? node;
+    healths.set(name, { health: { ...health, node: name }, at: now });
 
     const live = [...nodes.values()].filter((n) => now - n.at < staleAfter * pollSeconds * 1000 && n.rates);
     const pick = (key) => live.map((n) => n.rates[key]);
@@ -46,12 +51,14 @@ async function poll() {
     charts.latency.push([ms(highest(pick("p50"))), ms(highest(pick("p99")))]);
     charts.sockets.push([total(pick("sockets"))]);
     charts.pool.push([total(pick("poolBusy")), total(pick("poolMax"))]);
+    charts.bus.absent = pick("busConnected").some(Boolean) ? "no traffic between nodes lately" : "no bus (one node)";
     charts.bus.push([ms(highest(pick("busLag")))]);
     showNodes();
 }
 
 function showNodes() {
-    fill($("#node-table tbody"), [...nodes.values()].map(({ health, at }) => el("tr", {},
+    const names = [...healths.keys()].sort();
+    fill($("#node-table tbody"), names.map((name) => healths.get(name)).map(({ health, at }) => el("tr", {},
         el("td", {}, health.node),
         el("td", {}, health.status),
         el("td", {}, health.engine ?? "—"),

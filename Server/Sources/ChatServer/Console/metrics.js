@@ -35,16 +35,20 @@ function buckets(samples, name) {
     return byBound;
 }
 
-/** The `q` quantile of what a histogram counted between two scrapes (its upper bucket bound), null if nothing. */
-function quantile(q, before, after, name) {
+/**
+ * The `q` quantile of what a histogram counted between two scrapes: the upper bound of the
+ * bucket it falls in (the largest finite bound when it is past them all), null if nothing.
+ */
+export function quantile(q, before, after, name) {
     const early = buckets(before, name);
     const late = [...buckets(after, name)].sort((a, b) => a[0] - b[0]);
     const total = late.length === 0 ? 0 : late[late.length - 1][1] - (early.get(Infinity) ?? 0);
     if (total <= 0) return null;
-    for (const [bound, count] of late) {
-        if (count - (early.get(bound) ?? 0) >= q * total) return Number.isFinite(bound) ? bound : null;
+    const finite = late.filter(([bound]) => Number.isFinite(bound));
+    for (const [bound, count] of finite) {
+        if (count - (early.get(bound) ?? 0) >= q * total) return bound;
     }
-    return null;
+    return finite.length ? finite[finite.length - 1][0] : null;
 }
 
 /** What the console plots, from a node's two scrapes `seconds` apart. */
@@ -63,7 +67,7 @@ export function rates(before, after, seconds) {
         sockets: gauge(after, "chatd_realtime_sockets") ?? 0,
         poolBusy: busy,
         poolMax: gauge(after, "chatd_db_connections_max"),
-        busLag: gauge(after, "chatd_bus_connected") === null
-            ? null : quantile(0.99, before, after, "chatd_bus_lag_seconds"),
+        busConnected: gauge(after, "chatd_bus_connected") === 1,
+        busLag: quantile(0.99, before, after, "chatd_bus_lag_seconds"),
     };
 }
