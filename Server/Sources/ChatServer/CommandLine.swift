@@ -302,11 +302,16 @@ public enum ChatdArguments {
                 "--database holds a password visible to every local account (ps); prefer CHATD_DATABASE, "
                     + "or libpq's ~/.pgpass or PGPASSFILE (see docs/DEPLOY.md)")
         }
-        let loopback = ["127.0.0.1", "::1"].contains(configuration.host) || configuration.host.hasPrefix("127.")
-        if !loopback && configuration.tlsCertificate == nil {
+        func isLoopback(_ host: String) -> Bool { ["127.0.0.1", "::1"].contains(host) || host.hasPrefix("127.") }
+        if !isLoopback(configuration.host) && configuration.tlsCertificate == nil {
             warnings.append(
                 "--listen \(configuration.host) without --tls-cert: tokens cross the network in the clear unless a "
                     + "TLS proxy is the only way in (docs/DEPLOY.md)")
+        }
+        if let admin = configuration.adminListen, !isLoopback(admin.host), configuration.tlsCertificate == nil {
+            warnings.append(
+                "--admin-listen \(admin.host) without --tls-cert: the admin key crosses the network in the clear;"
+                    + " keep it on loopback (an SSH tunnel) or a private network (docs/DEPLOY.md)")
         }
         return warnings
     }

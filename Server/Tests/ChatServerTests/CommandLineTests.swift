@@ -97,5 +97,14 @@ import Testing
         #expect(ChatdArguments.warnings(open, try ChatdArguments.parse(open).1).first?.contains("in the clear") == true)
         let tls = open + ["--tls-cert", "c.pem", "--tls-key", "k.pem"]
         #expect(ChatdArguments.warnings(tls, try ChatdArguments.parse(tls).1).isEmpty)
+        let openConsole = ["--admin-listen", "10.0.0.5:9090"]
+        #expect(
+            ChatdArguments.warnings(openConsole, try ChatdArguments.parse(openConsole).1).first?.hasPrefix(
+                "--admin-listen 10.0.0.5 without --tls-cert") == true)
+        let tunnelled = ["--admin-listen", "localhost:9090"]
+        let (_, local) = try ChatdArguments.parse(tunnelled)
+        #expect(ChatdArguments.warnings(tunnelled, local).isEmpty)
+        #expect(local.adminListen?.host == "127.0.0.1" && local.adminListen?.port == 9090)
+        #expect(throws: UsageError.self) { try ChatdArguments.parse(["--admin-listen", "9090"]) }
     }
 }

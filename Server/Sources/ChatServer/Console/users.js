@@ -66,7 +66,10 @@ export function startUsers() {
         say(`Issued a token for ${current}; it is shown only here`);
     }));
     $("#copy-token").addEventListener("click", () => attempt(async () => {
-        await navigator.clipboard.writeText($("#issued-token").value);
+        const field = $("#issued-token");
+        // The Clipboard API needs a secure page (https or localhost); elsewhere, the selection.
+        if (navigator.clipboard) await navigator.clipboard.writeText(field.value);
+        else if (!(field.select(), document.execCommand("copy"))) throw new Error("Copy it by hand: it is selected");
         say("Copied");
     }));
     $("#revoke-tokens").addEventListener("click", () => attempt(async () => {
