@@ -102,8 +102,13 @@ public final class ChatServer: Sendable {
             adminPort.store(
                 try adminHTTP.start(host: address.host, port: address.port, threads: 2, tls: tls), ordering: .releasing)
         }
-        return try http.start(
-            host: configuration.host, port: configuration.port, threads: configuration.workerThreads, tls: tls)
+        do {
+            return try http.start(
+                host: configuration.host, port: configuration.port, threads: configuration.workerThreads, tls: tls)
+        } catch {
+            adminHTTP?.stop(grace: 0)
+            throw error
+        }
     }
 
     /// The console's address: on the operator's listener when there is one.

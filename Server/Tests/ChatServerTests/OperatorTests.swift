@@ -34,6 +34,11 @@ import FoundationNetworking
             .decode(AdminUserPayload.self)
         #expect(bob.suspendedAt != nil && bob.activeTokens == 0)
         #expect(try await server.request("GET", "\(Endpoints.adminUsers)/ghost", admin: true).status == 404)
+        for dots in [".", ".."] {  // a path segment that browsers and proxies resolve away
+            let refused = try await server.request(
+                "POST", Endpoints.adminUsers, admin: true, json: CreateUserRequest(uid: dots))
+            #expect(refused.status == 422, "uid \(dots)")
+        }
 
         var seen: [String] = []
         var cursor = ""
@@ -113,8 +118,9 @@ import FoundationNetworking
         #expect(try await server.request("GET", admin, admin: true).status == 404)
         #expect(
             try await Self.trail(server, 8) == [
-                "group.delete secret", "group.owner.transfer secret", "group.unban secret m3", "group.ban secret m3",
-                "group.member.kick secret m2", "group.member.scope secret m1", "group.member.add secret",
+                "group.delete secret", "group.owner.transfer secret to m1", "group.unban secret m3",
+                "group.ban secret m3", "group.member.kick secret m2", "group.member.scope secret m1",
+                "group.member.add secret (4 listed)",
                 "group.create secret"
             ])
     }

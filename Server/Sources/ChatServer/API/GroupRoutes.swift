@@ -15,9 +15,10 @@ extension Routes {
     /// group's owner: the owner outranks every member, so the operator may do anything the
     /// group's rules allow, and members see it done in the owner's name, as with `chatd group
     /// member add`. The operator's request is recorded as `audit` once it succeeded (target:
-    /// the guid, and the uid in the path).
+    /// the guid, the uid in the path, and what `detail` reads in the request).
     func groupRoute(
         _ router: inout Router, _ method: String, _ suffix: String, audit: String? = nil,
+        detail: (@Sendable (RouteContext) -> String?)? = nil,
         _ handler: @escaping @Sendable (RouteContext, GroupActor) throws -> HTTPResponse
     ) {
         signedIn(&router, method, Endpoints.groups + "/{guid}" + suffix) { context, uid in
@@ -29,7 +30,8 @@ extension Routes {
             let response = try handler(context, GroupActor(uid: try store.groupOwner(guid), isOperator: true))
             if let audit {
                 let member = suffix.hasSuffix("{uid}") ? " " + context.parameter("uid") : ""
-                try store.audit(audit, target: guid + member)
+                let more = detail?(context).map { " " + $0 } ?? ""
+                try store.audit(audit, target: guid + member + more)
             }
             return response
         }
@@ -107,7 +109,7 @@ extension Routes {
             try store.leave(context.parameter("guid"), uid: uid)
             return .noContent
         }
-        groupRoute(&router, "POST", "/owner", audit: "group.owner.transfer") { context, actor in
+        groupRoute(&router, "POST", "/owner", audit: "group.owner.transfer", detail: Self.newOwner) { context, actor in
             let request = try context.decode(TransferOwnershipRequest.self)
             return .json(try store.transferOwnership(context.parameter("guid"), to: request.uid, by: actor.uid))
         }
@@ -141,7 +143,8 @@ extension Routes {
         }
         // One user (`AddMemberRequest`: the member, 201 or 200) or many (`AddMembersRequest`:
         // an outcome each, 200).
-        groupRoute(&router, "POST", "/members", audit: "group.member.add") { context, actor in
+        groupRoute(&router, "POST", "/members", audit: "group.member.add", detail: Self.membersListed) {
+            context, actor in
             let body = try context.decode(AddMembersBody.self)
             if let many = body.members {
                 guard body.uid == nil else {
@@ -180,6 +183,20 @@ extension Routes {
         groupRoute(&router, "DELETE", "/bans/{uid}", audit: "group.unban") { context, actor in
             try store.unban(context.parameter("guid"), context.parameter("uid"), by: actor.uid)
             return .noContent
+        }
+    }
+}
+
+extension Routes {
+    /// The audit detail of an ownership transfer: the new owner.
+    static func newOwner(_ context: RouteContext) -> String? {
+        (try? context.decode(TransferOwnershipRequest.self)).map { "to \($0.uid)" }
+    }
+
+    /// The audit detail of an add: the one uid, or how many were listed.
+    static func membersListed(_ context: RouteContext) -> String? {
+        (try? context.decode(AddMembersBody.self)).map { body in
+            body.members.map { "(\($0.count) listed)" } ?? body.uid ?? ""
         }
     }
 }

@@ -33,16 +33,21 @@ struct Routes {
             // version, engine, database, bus and node to the operator only.
             let reachable = health.isReachable(store)
             let status = reachable ? 200 : 503
+            let node = ("X-Chatd-Node", realtime.configuration.nodeID)
             guard let key = context.request.header(Endpoints.adminKeyHeader), constantTimeEqual(key, adminKey) else {
-                return .json(HealthResponse(status: reachable ? "ok" : "unavailable"), status: status)
+                var answer = HTTPResponse.json(HealthResponse(status: reachable ? "ok" : "unavailable"), status: status)
+                answer.headers.append(node)
+                return answer
             }
-            return .json(
+            var answer = HTTPResponse.json(
                 HealthResponse(
                     status: reachable ? "ok" : "unavailable", version: Endpoints.version,
                     engine: store.engineName, database: reachable ? "ok" : "unreachable",
                     bus: realtime.bus.map { $0.isConnected ? "ok" : "unreachable" },
                     node: realtime.bus.map { _ in realtime.configuration.nodeID }),
                 status: status)
+            answer.headers.append(node)  // also on a 503: the console files each answer under its node
+            return answer
         }
         router.add("GET", "/metrics") { context in
             // Prometheus sends the admin key as `Authorization: Bearer` (`authorization` in its scrape config).

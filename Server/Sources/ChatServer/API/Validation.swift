@@ -10,6 +10,8 @@ enum Validate {
         guard (1...100).contains(uid.count), uid.allSatisfy(uidCharacters.contains) else {
             throw HTTPError.validation("`\(field)` must be 1–100 characters of letters, digits, _ - . @")
         }
+        // A path segment of its own in every url naming it, where `.` and `..` mean something else.
+        guard uid != ".", uid != ".." else { throw HTTPError.validation("`\(field)` must not be . or ..") }
     }
 
     static func text(_ value: String?, field: String, max: Int, required: Bool = false) throws {

@@ -73,8 +73,24 @@ export async function scrape() {
     return { node: response.headers.get("X-Chatd-Node") ?? "chatd", text: await response.text() };
 }
 
-/** Path segments escaped for a URL (`path("/v1/admin/users", uid, "groups")`). */
-export const path = (base, ...segments) => [base, ...segments.map(encodeURIComponent)].join("/");
+/** `GET /v1/health` (200 or 503, the same shape), with the node that answered. */
+export async function health() {
+    const response = await send("GET", "/v1/health");
+    const node = response.headers.get("X-Chatd-Node");
+    if (response.status !== 200 && response.status !== 503) throw await failure(response);
+    return { node, body: await response.json() };
+}
+
+/**
+ * Path segments escaped for a URL (`path("/v1/admin/users", uid, "groups")`). A segment `.` or
+ * `..` is refused: the browser would resolve it away and the request would name another path.
+ */
+export function path(base, ...segments) {
+    for (const segment of segments) {
+        if (segment === "." || segment === ".." || segment === "") throw new Error(`"${segment}" cannot be named in a URL`);
+    }
+    return [base, ...segments.map(encodeURIComponent)].join("/");
+}
 
 /** A query string of the non-empty values. */
 export function query(values) {

@@ -19,7 +19,7 @@ let signedIn = false;
 
 function show() {
     if (!signedIn) return;
-    const name = location.hash.slice(1) in screens ? location.hash.slice(1) : "users";
+    const name = Object.hasOwn(screens, location.hash.slice(1)) ? location.hash.slice(1) : "users";
     for (const screen of Object.keys(screens)) $(`#${screen}`).hidden = screen !== name;
     for (const link of document.querySelectorAll("#nav a")) {
         if (link.getAttribute("href") === `#${name}`) link.setAttribute("aria-current", "page");
@@ -59,6 +59,12 @@ function signOut(message = "") {
     stopHealth();
     for (const screen of Object.keys(screens)) $(`#${screen}`).hidden = true;
     $("#nav").hidden = true;
+    // Nothing read with the key stays in the page.
+    for (const body of document.querySelectorAll("tbody, #user-groups, #ban-list, #message-list")) body.replaceChildren();
+    for (const detail of document.querySelectorAll("article")) detail.hidden = true;
+    for (const form of document.querySelectorAll("form")) form.reset();
+    $("#issued-token").value = "";
+    fill($("#conversation-title"));
     $("#sign-in").hidden = false;
     fill($("#sign-in-error"), message);
     $("#admin-key").value = "";

@@ -61,12 +61,20 @@ export const time = (milliseconds) => (milliseconds ? new Date(milliseconds).toL
  */
 export function pager(body, more, load, row) {
     let next = null;
+    let generation = 0; // a reload makes the answers of earlier loads stale
     async function page(cursor) {
-        const answer = await load(cursor);
-        if (!cursor) body.replaceChildren();
-        for (const item of answer.items) body.append(row(item));
-        next = answer.next ?? null;
-        more.hidden = next === null;
+        const mine = cursor ? generation : ++generation;
+        more.disabled = true;
+        try {
+            const answer = await load(cursor);
+            if (mine !== generation) return;
+            if (!cursor) body.replaceChildren();
+            for (const item of answer.items) body.append(row(item));
+            next = answer.next ?? null;
+            more.hidden = next === null;
+        } finally {
+            if (mine === generation) more.disabled = false;
+        }
     }
     more.addEventListener("click", () => attempt(() => page(next)));
     return { reload: () => attempt(() => page(null)) };

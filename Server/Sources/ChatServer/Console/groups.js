@@ -33,10 +33,14 @@ function memberRow(member) {
     }
     const scope = el("select", {
         "aria-label": `Scope of ${uid}`,
-        onchange: () => attempt(async () => {
-            await api("PATCH", path(groups, current, "members", uid), { scope: scope.value });
-            say(`${uid} is ${scope.value} now`);
-        }),
+        onchange: async () => {
+            const changed = await attempt(async () => {
+                await api("PATCH", path(groups, current, "members", uid), { scope: scope.value });
+                say(`${uid} is ${scope.value} now`);
+            });
+            if (!changed) scope.value = member.scope; // refused: show the scope chatd kept
+            else member.scope = scope.value;
+        },
     }, scopes.map((name) => el("option", { value: name, selected: name === member.scope }, name)));
     return el("tr", {}, ...cells, el("td", {}, scope), el("td", {}, el("div", { class: "row" },
         el("button", {

@@ -1,7 +1,7 @@
 // Health at a glance: every node's /v1/health, and charts of /metrics polled every few
 // seconds. Behind a proxy each poll may reach another node: counters are compared per node
 // (`X-Chatd-Node`) and the rates of the nodes seen lately are added up.
-import { api, scrape } from "./api.js";
+import { health as checkHealth, scrape } from "./api.js";
 import { Chart } from "./chart.js";
 import { $, el, attempt, fill, time } from "./dom.js";
 import { parse, rates } from "./metrics.js";
@@ -32,16 +32,15 @@ const highest = (values) => (values.every((value) => value === null) ? null : Ma
 
 async function poll() {
     const now = Date.now();
-    const [{ node, text }, health] = await Promise.all([scrape(), api("GET", "/v1/health").catch((error) => ({ status: error.message }))]);
+    const [{ node, text }, checked] = await Promise.all([scrape(), checkHealth()]);
     const samples = parse(text);
     const entry = nodes.get(node) ?? {};
     if (entry.samples) entry.rates = rates(entry.samples, samples, Math.max(0.001, (now - entry.at) / 1000));
     Object.assign(entry, { samples, at: now });
     nodes.set(node, entry);
     // Behind a proxy the two requests may reach two nodes: each answer is kept under its own.
-    // One node without a bus names none in its health: it is the one that answered /metrics.
-    const name = health.node ?? node;
-    healths.set(name, { health: { ...health, node: name }, at: now });
+    const name = checked.node ?? node;
+    healths.set(name, { health: { ...checked.body, node: name }, at: now });
 
     const live = [...nodes.values()].filter((n) => now - n.at < staleAfter * pollSeconds * 1000 && n.rates);
     const pick = (key) => live.map((n) => n.rates[key]);

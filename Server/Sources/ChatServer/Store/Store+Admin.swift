@@ -54,12 +54,14 @@ extension Store {
         return hashes
     }
 
-    /// Revokes `uid`'s live tokens in this transaction and answers their hashes.
+    /// Revokes `uid`'s live tokens (neither revoked nor expired: what `activeTokens` counts) in
+    /// this transaction and answers their hashes. `now` is epoch milliseconds.
     static func revokeTokens(_ db: any SQLDatabase, of uid: String, at now: Int64) throws -> [String] {
-        let hashes = try db.query("SELECT token FROM tokens WHERE uid = ? AND revoked_at IS NULL", [uid]).map {
+        let live = "uid = ? AND revoked_at IS NULL AND expires_at > ?"
+        let hashes = try db.query("SELECT token FROM tokens WHERE \(live)", [uid, now / 1000]).map {
             try $0.get(0, as: String.self)
         }
-        try db.run("UPDATE tokens SET revoked_at = ? WHERE uid = ? AND revoked_at IS NULL", [now, uid])
+        try db.run("UPDATE tokens SET revoked_at = ? WHERE \(live)", [now, uid, now / 1000])
         return hashes
     }
 
@@ -89,8 +91,12 @@ extension Store {
     /// Whom the operator reads a conversation as: a group's owner (who sees all of it), or a
     /// member of a direct conversation. 404 when the conversation has no one.
     public func reader(of conversationId: String) throws -> String {
+        let groupPrefix = ConversationPayload.groupID("")
         if Self.isGroup(conversationId) {
-            return try groupOwner(String(conversationId.dropFirst(ConversationPayload.groupID("").count)))
+            guard conversationId.hasPrefix(groupPrefix) else {
+                throw StoreError.notFound("no conversation \(conversationId)")
+            }
+            return try groupOwner(String(conversationId.dropFirst(groupPrefix.count)))
         }
         let members = try read { db in try Self.members(db, of: conversationId) }
         guard let reader = members.sorted().first else {
