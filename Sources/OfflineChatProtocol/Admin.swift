@@ -62,11 +62,15 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     public var id: Int64
     /// Epoch milliseconds.
     public var at: Int64
-    /// `user.create`, `token.issue`, `token.revoke`, `user.suspend`, `user.unsuspend`,
-    /// `clock.advance`; from chatd's admin commands on the data directory also `group.create`,
-    /// `group.member.add`, `group.member.import` (its target `GUID: N added`).
+    /// `user.create`, `token.issue`, `token.revoke`, `token.revoke.all`, `user.suspend`,
+    /// `user.unsuspend`, `clock.advance`, `group.create`, `group.delete`, `group.owner.transfer`,
+    /// `group.member.add`, `group.member.scope`, `group.member.kick`, `group.ban`, `group.unban`,
+    /// `messages.read` (a conversation the operator opened), `message.delete`; from chatd's admin
+    /// commands on the data directory also `group.member.import` (its target `GUID: N added`).
     public var action: String
-    /// What it acted on: a uid, a token's hash, the seconds the clock moved.
+    /// What it acted on: a uid, a token's hash, a guid (with the member's uid, a transfer's new
+    /// owner, or how many members an add listed), a conversation, a message id, the seconds the
+    /// clock moved.
     public var target: String
     /// Creates an entry with every field.
     public init(id: Int64, at: Int64, action: String, target: String) {

@@ -190,6 +190,10 @@ import FoundationNetworking
             #expect(try await status(operatorPort, path) == 200, "\(path) is on the operator's")
         }
         #expect(try await status(port, Endpoints.health) == 200)
+        var health = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(Endpoints.health)")!)
+        health.setValue(LiveServer.adminKey, forHTTPHeaderField: Endpoints.adminKeyHeader)
+        let (body, _) = try await URLSession.shared.data(for: health)
+        #expect(try JSONDecoder().decode(HealthResponse.self, from: body).engine == nil, "no details on the public one")
         #expect(server.server.consoleURL(port: port) == "http://127.0.0.1:\(operatorPort)/admin/")
     }
 

@@ -118,8 +118,9 @@ public typealias RouteHandler = @Sendable (RouteContext) throws -> HTTPResponse
 /// Unknown paths answer 404, known paths with another method 405, thrown `HTTPError`s and
 /// `StoreError`s their status. The first route added that matches wins.
 public struct Router: Sendable {
-    /// false: the operator's paths (`isOperator`) answer 404 as if there were no such routes
-    /// (the public listener, when `--admin-listen` serves them elsewhere).
+    /// false: the operator's paths (`isOperator`) answer 404 as if there were no such routes,
+    /// and the admin key is ignored on the others (the public listener, when `--admin-listen`
+    /// serves the operator elsewhere).
     var servesOperator = true
 
     /// The console (`/admin`), the admin API (`/v1/admin`) and `/metrics`.
@@ -234,8 +235,11 @@ public struct Router: Sendable {
     /// metrics count by.
     func routed(_ request: HTTPRequest) -> (response: HTTPResponse, route: String) {
         let segments = PathSegments(request.path)
-        if !servesOperator, Self.isOperator(segments) {
-            return (.error(.notFound("no endpoint at \(request.path)")), "unmatched")
+        var request = request
+        if !servesOperator {
+            if Self.isOperator(segments) { return (.error(.notFound("no endpoint at \(request.path)")), "unmatched") }
+            // The key means nothing here (`/v1/health` tells its details only on the operator's listener).
+            request.headers[Endpoints.adminKeyHeader.lowercased()] = nil
         }
         var pathMatched: Route?
         for (_, route) in candidates(segments) where route.matches(segments) {
