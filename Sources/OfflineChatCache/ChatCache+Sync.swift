@@ -366,4 +366,10 @@ extension ChangePayload {
         guard ChatCache.carriesMessage(kind), let action = message?.action else { return false }
         return action.target == uid && action.action.removesTarget
     }
+
+    /// Whether applying this change wipes what `uid`'s cache holds of its conversation: it drops
+    /// the conversation (`removesConversation`) or resets it past its log's retention.
+    public func wipesConversation(for uid: String) -> Bool {
+        kind == .conversationReset || removesConversation(for: uid)
+    }
 }

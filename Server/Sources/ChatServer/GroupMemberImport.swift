@@ -30,9 +30,7 @@ enum GroupMemberImport {
             }
         }
         guard problems.isEmpty else {
-            let shown = problems.prefix(20).joined(separator: "\n  ")
-            let more = problems.count > 20 ? "\n  … and \(problems.count - 20) more" : ""
-            throw UsageError(description: "nothing added; fix these lines first:\n  \(shown)\(more)")
+            throw UsageError(description: "nothing added; fix these lines first:" + listing(problems))
         }
         return members
     }
@@ -58,11 +56,14 @@ enum GroupMemberImport {
         let summary = "added \(added) to \(guid) (\(already) already members)"
         if added > 0 { try store.audit("group.member.import", target: "\(guid): \(added) added") }
         guard failed.isEmpty else {
-            let more = failed.count > 20 ? "\n  … and \(failed.count - 20) more" : ""
-            throw UsageError(
-                description: "\(summary); \(failed.count) not added:\n  "
-                    + failed.prefix(20).joined(separator: "\n  ") + more)
+            throw UsageError(description: "\(summary); \(failed.count) not added:" + listing(failed))
         }
         return summary
+    }
+
+    /// The first 20 of `items`, a line each, and how many more there are.
+    static func listing(_ items: [String]) -> String {
+        let more = items.count > 20 ? "\n  … and \(items.count - 20) more" : ""
+        return "\n  " + items.prefix(20).joined(separator: "\n  ") + more
     }
 }

@@ -19,9 +19,9 @@ enum OldSchema {
     static func rewindPostgres(_ db: any SQLDatabase, to version: Int) throws {
         for step in stride(from: PostgresSchema.latestVersion, to: version, by: -1) {
             switch step {
-            case 18: try db.execute("DROP INDEX tokens_by_user")
-            case 17: try db.execute("ALTER TABLE users DROP COLUMN suspended_at")
-            case 16: try db.execute("DROP TABLE admin_audit")
+            case 18: try db.execute(undoTokensByUser)
+            case 17: try db.execute(undoSuspendedUsers)
+            case 16: try db.execute(undoAuditTrail)
             case 15: try db.execute(undoMessageByReference)
             case 14, 13: break  // a new epoch; spans added for every membership (the undo of 11 drops them)
             case 12: try db.execute(undoGroupTime)
@@ -35,6 +35,12 @@ enum OldSchema {
             try db.run("DELETE FROM schema_migrations WHERE version = ?", [step])
         }
     }
+
+    /// SQLite's 29 and PostgreSQL's 18, 28 and 17, 27 and 16: tokens found by user, suspended
+    /// users, the admin audit trail.
+    private static let undoTokensByUser = "DROP INDEX tokens_by_user"
+    private static let undoSuspendedUsers = "ALTER TABLE users DROP COLUMN suspended_at"
+    private static let undoAuditTrail = "DROP TABLE admin_audit"
 
     /// SQLite's 26 and PostgreSQL's 15: a member action's change kept its message's copy.
     private static let undoMessageByReference = """
@@ -80,11 +86,11 @@ enum OldSchema {
     private static func undo(_ migration: Int, _ db: Connection) throws {
         switch migration {
         case 29:
-            try db.execute("DROP INDEX tokens_by_user")
+            try db.execute(undoTokensByUser)
         case 28:
-            try db.execute("ALTER TABLE users DROP COLUMN suspended_at")
+            try db.execute(undoSuspendedUsers)
         case 27:
-            try db.execute("DROP TABLE admin_audit")
+            try db.execute(undoAuditTrail)
         case 26:
             try db.execute(undoMessageByReference)
         case 25, 24:

@@ -356,7 +356,7 @@ final class SyncEngine: Sendable {
             // Dropping a conversation, or resetting one past its log's retention, may wipe what
             // the live stream stored after this page was read (the user added back, a message
             // just sent): the point stops following, so the next replay brings that back.
-            if page.changes.contains(where: { $0.removesConversation(for: me) || $0.kind == .conversationReset }) {
+            if page.changes.contains(where: { $0.wipesConversation(for: me) }) {
                 lostTrack()
             }
             // A last page read on the connection the sweep started on: the stream brings the rest.

@@ -6,19 +6,16 @@ import OfflineChatProtocol
 /// Reads of messages and every change are recorded in the audit trail.
 extension Routes {
     func addAdminDirectory(to router: inout Router) {
-        router.add("GET", Endpoints.adminUsers) { context in
-            try requireAdmin(context)
+        admin(&router, "GET", Endpoints.adminUsers) { context in
             let limit = try limit(context)
             let users = try store.adminUsers(
                 keyword: keyword(context), after: context.request.query["cursor"], limit: limit + 1)
             return .json(Self.page(users.map(withPresence), limit: limit, key: \.user.uid))
         }
-        router.add("GET", Endpoints.adminUsers + "/{uid}") { context in
-            try requireAdmin(context)
+        admin(&router, "GET", Endpoints.adminUsers + "/{uid}") { context in
             return .json(withPresence(try store.adminUser(context.parameter("uid"))))
         }
-        router.add("GET", Endpoints.adminUsers + "/{uid}/groups") { context in
-            try requireAdmin(context)
+        admin(&router, "GET", Endpoints.adminUsers + "/{uid}/groups") { context in
             let uid = context.parameter("uid")
             _ = try store.adminUser(uid)
             let limit = try limit(context)
@@ -28,23 +25,20 @@ extension Routes {
                 for: uid, filter: filter, after: context.request.query["cursor"], limit: limit + 1)
             return .json(Self.page(groups, limit: limit, key: \.guid))
         }
-        router.add("DELETE", Endpoints.adminUsers + "/{uid}/tokens") { context in
-            try requireAdmin(context)
+        admin(&router, "DELETE", Endpoints.adminUsers + "/{uid}/tokens") { context in
             let uid = context.parameter("uid")
             let revoked = try store.revokeTokens(of: uid)
             for hash in revoked { realtime.revoke(tokenHash: hash) }
             try store.audit("token.revoke.all", target: uid)
             return .json(RevokedTokensResponse(uid: uid, revokedTokens: revoked.count))
         }
-        router.add("GET", Endpoints.adminGroups) { context in
-            try requireAdmin(context)
+        admin(&router, "GET", Endpoints.adminGroups) { context in
             let limit = try limit(context)
             let groups = try store.adminGroups(
                 keyword: keyword(context), after: context.request.query["cursor"], limit: limit + 1)
             return .json(Self.page(groups, limit: limit, key: \.guid))
         }
-        router.add("POST", Endpoints.adminGroups) { context in
-            try requireAdmin(context)
+        admin(&router, "POST", Endpoints.adminGroups) { context in
             let request = try context.decode(AdminCreateGroupRequest.self)
             let group = request.group
             try Validate.uid(group.guid, field: "group.guid")
@@ -59,16 +53,14 @@ extension Routes {
             try store.audit("group.create", target: group.guid)
             return .json(try store.adminGroup(group.guid), status: 201)
         }
-        router.add("GET", Endpoints.adminConversations + "/{id}/messages") { context in
-            try requireAdmin(context)
+        admin(&router, "GET", Endpoints.adminConversations + "/{id}/messages") { context in
             let id = context.parameter("id")
             let page = try store.messages(
                 try messageQuery(context, scope: .conversation(id)), for: try store.reader(of: id))
             try store.audit("messages.read", target: id)
             return .json(page)
         }
-        router.add("DELETE", Endpoints.adminMessages + "/{id}") { context in
-            try requireAdmin(context)
+        admin(&router, "DELETE", Endpoints.adminMessages + "/{id}") { context in
             let id = try messageID(context)
             let deleted = try store.delete(id, by: try store.deleter(ofMessage: id))
             try store.audit("message.delete", target: "\(id)")

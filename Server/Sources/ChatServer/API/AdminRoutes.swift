@@ -5,13 +5,37 @@ import OfflineChatProtocol
 /// `GET /metrics`. Each admin action that changes something is recorded once it succeeded
 /// (`GET /v1/admin/audit`).
 extension Routes {
-    /// 401 unless the request carries the admin key (`X-Admin-Key`), compared in constant time.
+    /// Whether the request carries the admin key (`X-Admin-Key`), compared in constant time.
+    func isAdmin(_ context: RouteContext) -> Bool {
+        context.request.header(Endpoints.adminKeyHeader).map { constantTimeEqual($0, adminKey) } ?? false
+    }
+
+    /// 401 unless the request carries the admin key.
     func requireAdmin(_ context: RouteContext) throws {
-        guard let key = context.request.header(Endpoints.adminKeyHeader), constantTimeEqual(key, adminKey) else {
+        guard isAdmin(context) else {
             let what = "\(context.request.method) \(context.request.path)"
             adminFailures.note { "warning: \($0) admin requests without the right key lately (the last: \(what))" }
             throw HTTPError(401, .unauthorized, "admin endpoints need the \(Endpoints.adminKeyHeader) header")
         }
+    }
+
+    /// Adds an operator's route: `handler` runs once the request carried the admin key (else 401).
+    func admin(
+        _ router: inout Router, _ method: String, _ pattern: String,
+        _ handler: @escaping @Sendable (RouteContext) throws -> HTTPResponse
+    ) {
+        router.add(method, pattern) { context in
+            try requireAdmin(context)
+            return try handler(context)
+        }
+    }
+
+    /// Names the node that answered (`X-Chatd-Node`): behind a proxy the console keeps each
+    /// node's health and counters apart.
+    func namingTheNode(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers.append(("X-Chatd-Node", realtime.configuration.nodeID))
+        return response
     }
 
     /// The values `GET /metrics` reads when scraped.
@@ -58,16 +82,14 @@ extension Routes {
     }
 
     func addAdmin(to router: inout Router) {
-        router.add("POST", Endpoints.adminUsers) { context in
-            try requireAdmin(context)
+        admin(&router, "POST", Endpoints.adminUsers) { context in
             let request = try context.decode(CreateUserRequest.self)
             try Validate.user(request)
             let created = try store.createUser(request)
             try store.audit("user.create", target: created.uid)
             return .json(created, status: 201)
         }
-        router.add("POST", Endpoints.adminUsers + "/{uid}/tokens") { context in
-            try requireAdmin(context)
+        admin(&router, "POST", Endpoints.adminUsers + "/{uid}/tokens") { context in
             let request =
                 context.request.body.isEmpty ? CreateTokenRequest() : try context.decode(CreateTokenRequest.self)
             if let ttl = request.ttlSeconds, !(1...(10 * 365 * 24 * 3600)).contains(ttl) {
@@ -77,24 +99,21 @@ extension Routes {
             try store.audit("token.issue", target: issued.uid)
             return .json(issued, status: 201)
         }
-        router.add("PUT", Endpoints.adminUsers + "/{uid}/suspension") { context in
-            try requireAdmin(context)
+        admin(&router, "PUT", Endpoints.adminUsers + "/{uid}/suspension") { context in
             let uid = context.parameter("uid")
             let (since, revoked) = try store.suspend(uid)
             for hash in revoked { realtime.revoke(tokenHash: hash) }
             try store.audit("user.suspend", target: uid)
             return .json(SuspensionResponse(uid: uid, suspendedAt: since, revokedTokens: revoked.count))
         }
-        router.add("DELETE", Endpoints.adminUsers + "/{uid}/suspension") { context in
-            try requireAdmin(context)
+        admin(&router, "DELETE", Endpoints.adminUsers + "/{uid}/suspension") { context in
             let uid = context.parameter("uid")
             try store.unsuspend(uid)
             try store.audit("user.unsuspend", target: uid)
             return .noContent
         }
         // By the token or its hash in the body: never in the path, where proxies log it.
-        router.add("POST", Endpoints.adminTokens + "/revoke") { context in
-            try requireAdmin(context)
+        admin(&router, "POST", Endpoints.adminTokens + "/revoke") { context in
             let request = try context.decode(RevokeTokenRequest.self)
             guard let hash = request.tokenHash ?? request.token.map(Store.tokenHash),
                 (request.token == nil) != (request.tokenHash == nil)
@@ -106,8 +125,7 @@ extension Routes {
             try store.audit("token.revoke", target: hash)
             return .noContent
         }
-        router.add("POST", "/v1/admin/clock") { context in
-            try requireAdmin(context)
+        admin(&router, "POST", "/v1/admin/clock") { context in
             guard let clock else { throw HTTPError.notFound("start chatd with --test-clock to move its clock") }
             let request = try context.decode(AdvanceClockRequest.self)
             guard (0...315_360_000).contains(request.advanceSeconds) else {
@@ -117,8 +135,7 @@ extension Routes {
             try store.audit("clock.advance", target: "\(request.advanceSeconds) s")
             return .json(["now": clock.now()])
         }
-        router.add("GET", Endpoints.adminAudit) { context in
-            try requireAdmin(context)
+        admin(&router, "GET", Endpoints.adminAudit) { context in
             let limit = try limit(context)
             let before = try context.request.query["cursor"].map { raw in
                 guard let id = Int64(raw), id > 0 else { throw HTTPError.badParameter("`cursor` is not one of ours") }

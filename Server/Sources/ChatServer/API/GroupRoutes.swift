@@ -24,8 +24,7 @@ extension Routes {
         signedIn(&router, method, Endpoints.groups + "/{guid}" + suffix) { context, uid in
             try handler(context, GroupActor(uid: uid, isOperator: false))
         }
-        router.add(method, Endpoints.adminGroups + "/{guid}" + suffix) { context in
-            try requireAdmin(context)
+        admin(&router, method, Endpoints.adminGroups + "/{guid}" + suffix) { context in
             let guid = context.parameter("guid")
             let response = try handler(context, GroupActor(uid: try store.groupOwner(guid), isOperator: true))
             if let audit {

@@ -33,21 +33,17 @@ struct Routes {
             // version, engine, database, bus and node to the operator only.
             let reachable = health.isReachable(store)
             let status = reachable ? 200 : 503
-            let node = ("X-Chatd-Node", realtime.configuration.nodeID)
-            guard let key = context.request.header(Endpoints.adminKeyHeader), constantTimeEqual(key, adminKey) else {
-                var answer = HTTPResponse.json(HealthResponse(status: reachable ? "ok" : "unavailable"), status: status)
-                answer.headers.append(node)
-                return answer
+            guard isAdmin(context) else {
+                return namingTheNode(.json(HealthResponse(status: reachable ? "ok" : "unavailable"), status: status))
             }
-            var answer = HTTPResponse.json(
-                HealthResponse(
-                    status: reachable ? "ok" : "unavailable", version: Endpoints.version,
-                    engine: store.engineName, database: reachable ? "ok" : "unreachable",
-                    bus: realtime.bus.map { $0.isConnected ? "ok" : "unreachable" },
-                    node: realtime.bus.map { _ in realtime.configuration.nodeID }),
-                status: status)
-            answer.headers.append(node)  // also on a 503: the console files each answer under its node
-            return answer
+            return namingTheNode(
+                .json(
+                    HealthResponse(
+                        status: reachable ? "ok" : "unavailable", version: Endpoints.version,
+                        engine: store.engineName, database: reachable ? "ok" : "unreachable",
+                        bus: realtime.bus.map { $0.isConnected ? "ok" : "unreachable" },
+                        node: realtime.bus.map { _ in realtime.configuration.nodeID }),
+                    status: status))
         }
         router.add("GET", "/metrics") { context in
             // Prometheus sends the admin key as `Authorization: Bearer` (`authorization` in its scrape config).
@@ -55,14 +51,10 @@ struct Routes {
             if context.request.header(Endpoints.adminKeyHeader) != nil || !bearerIsAdminKey {
                 try requireAdmin(context)
             }
-            return HTTPResponse(
-                status: 200,
-                headers: [
-                    ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
-                    // Which node answered: the console keeps each node's counters apart behind a proxy.
-                    ("X-Chatd-Node", realtime.configuration.nodeID)
-                ],
-                body: Array(metrics.render(gauges: gauges()).utf8))
+            return namingTheNode(
+                HTTPResponse(
+                    status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                    body: Array(metrics.render(gauges: gauges()).utf8)))
         }
         addAdmin(to: &router)
         addAdminDirectory(to: &router)

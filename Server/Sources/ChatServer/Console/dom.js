@@ -80,6 +80,11 @@ export function pager(body, more, load, row) {
     return { reload: () => attempt(() => page(null)) };
 }
 
+/** Wires a button's click to `action`, its error said instead of thrown. */
+export function onClick(button, action) {
+    button.addEventListener("click", () => attempt(action));
+}
+
 /** Wires a form's submit to `action` (the page does not reload). */
 export function onSubmit(form, action) {
     form.addEventListener("submit", (event) => {

@@ -1,7 +1,7 @@
 // Groups: search, create, and one group's members, bans, ownership and deletion, all done
 // by chatd in the owner's name.
 import { api, path, query } from "./api.js";
-import { $, el, attempt, facts, fill, onSubmit, pager, say, time } from "./dom.js";
+import { $, el, attempt, facts, fill, onClick, onSubmit, pager, say, time } from "./dom.js";
 
 const groups = "/v1/admin/groups";
 const scopes = ["participant", "moderator", "admin"];
@@ -142,14 +142,14 @@ export function startGroups() {
         $("#transfer-form").reset();
         await open(current);
     });
-    $("#delete-group").addEventListener("click", () => attempt(async () => {
+    onClick($("#delete-group"), async () => {
         if (!confirm(`Delete ${current}? Every member loses it at once; this cannot be undone.`)) return;
         await api("DELETE", path(groups, current));
         say(`Deleted ${current}`);
         current = null;
         $("#group-detail").hidden = true;
         await list.reload();
-    }));
+    });
 }
 
 export const showGroups = () => list.reload();

@@ -1,6 +1,6 @@
 // Users: search, create, and one user's presence, groups, tokens and suspension.
 import { api, path, query } from "./api.js";
-import { $, el, attempt, facts, fill, onSubmit, pager, say, time } from "./dom.js";
+import { $, el, attempt, facts, fill, onClick, onSubmit, pager, say, time } from "./dom.js";
 
 const users = "/v1/admin/users";
 let current = null;
@@ -39,7 +39,7 @@ async function open(uid) {
     fill($("#user-groups"), groups.items.length === 0
         ? el("li", {}, "No groups")
         : groups.items.map((group) => el("li", {}, `${group.name} (${group.guid}) — ${group.scope}`)));
-    detail.focus?.();
+    detail.focus();
 }
 
 async function refresh() {
@@ -58,38 +58,37 @@ export function startUsers() {
         await list.reload();
         await open(uid);
     });
-    $("#issue-token").addEventListener("click", () => attempt(async () => {
+    onClick($("#issue-token"), async () => {
         const issued = await api("POST", path(users, current, "tokens"), {});
         $("#issued-token").value = issued.authToken;
         $("#issued").hidden = false;
         $("#issued-token").focus();
         say(`Issued a token for ${current}; it is shown only here`);
-    }));
-    $("#copy-token").addEventListener("click", () => attempt(async () => {
+    });
+    onClick($("#copy-token"), async () => {
         const field = $("#issued-token");
         // The Clipboard API needs a secure page (https or localhost); elsewhere, the selection.
         if (navigator.clipboard) await navigator.clipboard.writeText(field.value);
         else if (!(field.select(), document.execCommand("copy"))) throw new Error("Copy it by hand: it is selected");
         say("Copied");
-    }));
-    $("#revoke-tokens").addEventListener("click", () => attempt(async () => {
+    });
+    onClick($("#revoke-tokens"), async () => {
         if (!confirm(`Revoke every token of ${current}? Their apps are signed out.`)) return;
         const revoked = await api("DELETE", path(users, current, "tokens"));
         say(`Revoked ${revoked.revokedTokens} token(s) of ${current}`);
         await refresh();
-    }));
-    $("#suspend-user").addEventListener("click", () => attempt(async () => {
+    });
+    onClick($("#suspend-user"), async () => {
         if (!confirm(`Suspend ${current}? Every token is revoked and none issued until lifted.`)) return;
         await api("PUT", path(users, current, "suspension"));
         say(`Suspended ${current}`);
         await refresh();
-    }));
-    $("#unsuspend-user").addEventListener("click", () => attempt(async () => {
+    });
+    onClick($("#unsuspend-user"), async () => {
         await api("DELETE", path(users, current, "suspension"));
         say(`Lifted the suspension of ${current}`);
         await refresh();
-    }));
-    $("#user-detail").setAttribute("tabindex", "-1");
+    });
 }
 
 export const showUsers = () => list.reload();

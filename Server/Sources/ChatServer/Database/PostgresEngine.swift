@@ -106,6 +106,11 @@ final class PostgresEngine: StoreEngine {
         }
     }
 
+    /// The database's size.
+    func databaseBytes(_ db: any SQLDatabase) throws -> Int {
+        Int(try db.scalar("SELECT pg_database_size(current_database())", as: Int64.self) ?? 0)
+    }
+
     var usage: ConnectionUsage? { pool.usage }
 
     func close() throws { pool.close() }

@@ -19,6 +19,8 @@ protocol StoreEngine: Sendable {
     /// After rows were loaded with their own ids (`chatd import`): id generators continue
     /// after them.
     func importFinished(_ db: any SQLDatabase) throws
+    /// The bytes the database's tables and indexes take now (`Store.databaseBytes`).
+    func databaseBytes(_ db: any SQLDatabase) throws -> Int
     /// SQLite answers `RETURNING` from a temporary table it builds and drops for each run; a
     /// statement every send runs reads its row back with a `SELECT` there instead
     /// (`Store.lockConversationStatements`). Only an engine with a single writer may say true:
@@ -91,6 +93,12 @@ final class SQLiteEngine: StoreEngine {
 
     /// SQLite's AUTOINCREMENT already continues after the largest id inserted.
     func importFinished(_ db: any SQLDatabase) throws {}
+
+    /// The pages in the main file (what a checkpoint leaves there).
+    func databaseBytes(_ db: any SQLDatabase) throws -> Int {
+        let pages = try db.scalar("PRAGMA page_count", as: Int64.self) ?? 0
+        return Int(pages * (try db.scalar("PRAGMA page_size", as: Int64.self) ?? 0))
+    }
 
     var usage: ConnectionUsage? { nil }
 

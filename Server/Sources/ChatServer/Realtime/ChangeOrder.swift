@@ -43,7 +43,7 @@ struct ChangeOrder {
         let pts = delivery.pts
         if let position, pts <= position { return [] }
         // The common case, the next position with nothing held: sent as it is.
-        if let position, pts == position + 1, held.isEmpty, disputed.isEmpty {
+        if let position, pts == position + 1, !holds {
             self.position = pts
             return [delivery]
         }

@@ -47,15 +47,14 @@ extension RealtimeLoop {
     }
 
     func receive(_ client: Client, now: UInt64) {
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        let count = buffer.withUnsafeMutableBytes { recv(client.socket.fd, $0.baseAddress, $0.count, 0) }
+        let count = work.received.withUnsafeMutableBytes { recv(client.socket.fd, $0.baseAddress, $0.count, 0) }
         if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             client.dead = true
             return
         }
         guard count > 0 else { return }
         client.lastHeard = now
-        parse(buffer.prefix(count), from: client)
+        parse(work.received.prefix(count), from: client)
     }
 
     /// Feeds bytes to the client's parser and handles each message; nothing after a close.

@@ -22,6 +22,8 @@ struct RealtimeLoop {
         /// Each group it follows, its changes put in the group's order (`order` carries the
         /// user's own log: their own changes and the bounds of their memberships).
         var groupOrders: [String: ChangeOrder] = [:]
+        /// Some change waits in one of its orders (`ChangeOrder.holds`).
+        var holdsAny: Bool { order.holds || groupOrders.values.contains(where: \.holds) }
         /// Group changes that came before the hello (its positions were read after the socket
         /// registered): each goes to its group once the hello says which the socket follows.
         var beforeHello: [Delivery] = []
@@ -171,23 +173,35 @@ struct RealtimeLoop {
             return hub.changeFrame(body: change.bytes, seq: change.pts, cursor: hub.store.cursor(logs))
         }
         work.cursorsOwed.insert(client.id)
+        work.cursorsDue = min(work.cursorsDue, cursorDue(client))
         return change.sharedFrame ?? hub.changeFrame(body: change.bytes, seq: change.pts, cursor: nil)
     }
 
     /// Queues each owed `cursor` frame whose socket had none for `cursorSeconds`: the first
     /// after a quiet spell goes at the end of its pass, and one covers a burst's changes.
     func sendOwedCursors(now: UInt64) {
-        let interval = UInt64(hub.configuration.cursorSeconds * 1e9)
+        guard now >= work.cursorsDue else { return }
+        var due = UInt64.max
         for id in work.cursorsOwed {
             guard let client = clients[id], !client.dead, !client.closing, let logs = client.logs else {
                 work.cursorsOwed.remove(id)
                 continue
             }
-            guard client.lastCursor == 0 || now - client.lastCursor >= interval else { continue }
+            guard now >= cursorDue(client) else {
+                due = min(due, cursorDue(client))
+                continue
+            }
             client.lastCursor = now
             enqueue(hub.cursorFrame(logs), to: client)
             work.cursorsOwed.remove(id)
         }
+        work.cursorsDue = due
+    }
+
+    /// When `client` may have its next cursor frame: at once after its first, else
+    /// `cursorSeconds` after its last.
+    func cursorDue(_ client: Client) -> UInt64 {
+        client.lastCursor == 0 ? 0 : client.lastCursor + UInt64(hub.configuration.cursorSeconds * 1e9)
     }
 
     /// Sends what each socket with new output takes now; one left with output is watched for
@@ -408,7 +422,7 @@ struct RealtimeLoop {
                 work.holding.remove(id)
                 continue
             }
-            guard client.order.holds || client.groupOrders.values.contains(where: \.holds) else {
+            guard client.holdsAny else {
                 work.holding.remove(id)
                 continue
             }
@@ -475,7 +489,7 @@ struct RealtimeLoop {
 
     /// Whether the socket holds changes waiting for a gap: the gap fill looks at it.
     func noteHeld(_ client: Client) {
-        if client.order.holds || client.groupOrders.values.contains(where: \.holds) { work.holding.insert(client.id) }
+        if client.holdsAny { work.holding.insert(client.id) }
     }
 
     mutating func sweep() {
@@ -534,6 +548,11 @@ final class LoopWork {
     var holding: Set<Int> = []
     /// Sockets owed a `cursor` frame (their changes went without one).
     var cursorsOwed: Set<Int> = []
+    /// No owed cursor frame is due before this (monotonic nanoseconds): passes before it do
+    /// not look at `cursorsOwed`.
+    var cursorsDue: UInt64 = 0
     /// The bytes of one system call's send, reused (`OutputQueue.send`).
     var scratch: [UInt8] = []
+    /// What one system call's receive reads into, reused (`receive`).
+    var received = [UInt8](repeating: 0, count: 64 << 10)
 }

@@ -23,11 +23,9 @@ final class SocketPoller {
 
     deinit { Glibc.close(descriptor) }
 
-    /// Starts watching `fd` for reads (and writes when `writes`). False if the kernel refused.
+    /// Starts watching `fd` for reads. False if the kernel refused.
     @discardableResult
-    func watch(_ fd: Int32, key: UInt64, writes: Bool = false) -> Bool {
-        control(EPOLL_CTL_ADD, fd, key: key, writes: writes)
-    }
+    func watch(_ fd: Int32, key: UInt64) -> Bool { control(EPOLL_CTL_ADD, fd, key: key, writes: false) }
 
     /// Watches `fd` for writes as well, or no longer.
     func change(_ fd: Int32, key: UInt64, writes: Bool) { control(EPOLL_CTL_MOD, fd, key: key, writes: writes) }

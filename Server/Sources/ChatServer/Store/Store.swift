@@ -130,13 +130,7 @@ public final class Store: Sendable {
     /// The bytes the database's tables and indexes take now: PostgreSQL's size of the
     /// database; SQLite's pages in its main file (what a checkpoint leaves there).
     public func databaseBytes() throws -> Int {
-        try read { db in
-            if engine.name == "postgresql" {
-                return Int(try db.scalar("SELECT pg_database_size(current_database())", as: Int64.self) ?? 0)
-            }
-            let pages = try db.scalar("PRAGMA page_count", as: Int64.self) ?? 0
-            return Int(pages * (try db.scalar("PRAGMA page_size", as: Int64.self) ?? 0))
-        }
+        try read { db in try engine.databaseBytes(db) }
     }
 
     /// Whether a query reaches the database now.
